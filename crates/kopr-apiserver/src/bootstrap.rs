@@ -1,0 +1,74 @@
+//! Objects every cluster starts with: the system namespaces and a `default`
+//! ServiceAccount in each namespace.
+
+use serde_json::json;
+
+use crate::registry::{Api, Target, WriteOptions};
+use crate::status::ApiError;
+
+/// Field manager of objects the server creates itself.
+pub const SYSTEM_MANAGER: &str = "kopr-apiserver";
+
+fn system_options() -> WriteOptions {
+    WriteOptions {
+        field_manager: SYSTEM_MANAGER.to_string(),
+        ..WriteOptions::default()
+    }
+}
+
+/// Creates the system namespaces and their default ServiceAccounts if missing.
+pub async fn ensure_system_objects(api: &Api) -> Result<(), ApiError> {
+    let Some(ns_rt) = api.catalog.get("", "v1", "namespaces") else {
+        return Ok(());
+    };
+    for ns in crate::builtin::SYSTEM_NAMESPACES {
+        let t = Target {
+            rt: ns_rt.clone(),
+            namespace: None,
+            name: Some(ns.to_string()),
+        };
+        match api.get(&t).await {
+            Ok(_) => {}
+            Err(e) if e.code == 404 => {
+                let obj =
+                    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+                match api.create(&ns_rt, None, obj, &system_options()).await {
+                    Ok(_) => {}
+                    Err(e) if e.code == 409 => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            Err(e) => return Err(e),
+        }
+        ensure_default_service_account(api, ns).await?;
+    }
+    Ok(())
+}
+
+/// Creates the `default` ServiceAccount of a namespace if missing.
+pub async fn ensure_default_service_account(api: &Api, namespace: &str) -> Result<(), ApiError> {
+    let Some(sa_rt) = api.catalog.get("", "v1", "serviceaccounts") else {
+        return Ok(());
+    };
+    let t = Target {
+        rt: sa_rt.clone(),
+        namespace: Some(namespace.to_string()),
+        name: Some("default".into()),
+    };
+    match api.get(&t).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.code == 404 => {
+            let obj = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": namespace}});
+            match api
+                .create(&sa_rt, Some(namespace), obj, &system_options())
+                .await
+            {
+                Ok(_) => Ok(()),
+                // Already there, or the namespace is going away.
+                Err(e) if matches!(e.code, 403 | 404 | 409) => Ok(()),
+                Err(e) => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}

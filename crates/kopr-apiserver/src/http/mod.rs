@@ -1,0 +1,142 @@
+//! The HTTP front end: authentication, body limits, routing of API paths to
+//! the registry, discovery, OpenAPI and health endpoints.
+
+pub mod body;
+mod logs;
+pub mod negotiate;
+pub mod path;
+pub mod query;
+mod resource;
+pub mod response;
+mod scale;
+mod watch;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use http::{StatusCode, header};
+use http_body_util::BodyExt;
+
+use crate::registry::Api;
+use crate::status::ApiError;
+use path::ApiPath;
+
+/// Version reported by `/version`.
+pub const KUBE_VERSION: (&str, &str, &str) = ("1", "32", "v1.32.0-kopr");
+
+/// Shared state of the HTTP server.
+#[derive(Clone)]
+pub struct AppState {
+    /// The registry.
+    pub api: Api,
+    /// The bearer token clients must present.
+    pub token: Arc<str>,
+    /// Requests served, per client, for `/metrics`.
+    pub metrics: Arc<crate::metrics::RequestMetrics>,
+}
+
+/// Builds the router serving the whole API.
+pub fn router(state: AppState) -> Router {
+    Router::new().fallback(handle).with_state(state)
+}
+
+fn authenticated(state: &AppState, req: &Request) -> bool {
+    let Some(value) = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let Some(token) = value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))
+    else {
+        return false;
+    };
+    constant_time_eq(token.trim().as_bytes(), state.token.as_bytes())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn handle(State(state): State<AppState>, req: Request) -> Response {
+    let path = req.uri().path().to_string();
+    if !path::is_public(&path) && !authenticated(&state, &req) {
+        return response::error(&ApiError::unauthorized());
+    }
+    let user_agent = req
+        .headers()
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    state.metrics.record(&user_agent);
+    let (parts, body) = req.into_parts();
+    let body = match read_body(body).await {
+        Ok(b) => b,
+        Err(e) => return response::error(&e),
+    };
+    let result = match path::parse(&path) {
+        ApiPath::Health => Ok(response::bytes_response(
+            StatusCode::OK,
+            "text/plain; charset=utf-8",
+            b"ok".to_vec(),
+        )),
+        ApiPath::Version => Ok(response::json(StatusCode::OK, &version_info())),
+        ApiPath::Metrics => Ok(response::bytes_response(
+            StatusCode::OK,
+            "text/plain; version=0.0.4",
+            state.metrics.render().into_bytes(),
+        )),
+        ApiPath::CoreVersions => Ok(crate::discovery::core_versions(&state.api.catalog, &parts)),
+        ApiPath::Groups => Ok(crate::discovery::groups(&state.api.catalog, &parts)),
+        ApiPath::Group(g) => crate::discovery::group(&state.api.catalog, &g),
+        ApiPath::GroupVersion(g, v) => crate::discovery::group_version(&state.api.catalog, &g, &v),
+        ApiPath::OpenApiV3Root => Ok(crate::openapi::root(&state.api.catalog)),
+        ApiPath::OpenApiV3(g, v) => crate::openapi::group_version(&state.api.catalog, &g, &v),
+        ApiPath::OpenApiV2 => Err(ApiError::path_not_found()),
+        ApiPath::Resource(rp) => resource::handle(&state, &parts, rp, body, &user_agent).await,
+        ApiPath::Unknown => Err(ApiError::path_not_found()),
+    };
+    result.unwrap_or_else(|e| response::error(&e))
+}
+
+async fn read_body(body: Body) -> Result<bytes::Bytes, ApiError> {
+    let limited = http_body_util::Limited::new(body, body::MAX_BODY_BYTES);
+    match limited.collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e)
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            Err(ApiError::too_large(body::MAX_BODY_BYTES))
+        }
+        Err(e) => Err(ApiError::bad_request(format!(
+            "error reading request body: {e}"
+        ))),
+    }
+}
+
+/// The `/version` body.
+pub fn version_info() -> serde_json::Value {
+    let (major, minor, git) = KUBE_VERSION;
+    serde_json::json!({
+        "major": major,
+        "minor": minor,
+        "gitVersion": git,
+        "gitCommit": "0000000000000000000000000000000000000000",
+        "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z",
+        "goVersion": "go1.23.0",
+        "compiler": "gc",
+        "platform": format!("{}/{}", std::env::consts::OS, if cfg!(target_arch = "x86_64") { "amd64" } else { std::env::consts::ARCH }),
+    })
+}

@@ -1,0 +1,125 @@
+//! The `scale` subresource (autoscaling/v1 Scale) of workload kinds.
+
+use axum::response::Response;
+use http::request::Parts;
+use http::{Method, StatusCode, header};
+use serde_json::{Value, json};
+
+use super::query::Query;
+use super::{AppState, body, response};
+use crate::object;
+use crate::registry::{Target, WriteOptions};
+use crate::status::ApiError;
+
+/// The Scale view of a workload object.
+pub fn scale_of(obj: &Value) -> Value {
+    let meta = object::meta(obj).cloned().unwrap_or_default();
+    let mut m = serde_json::Map::new();
+    for k in [
+        "name",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+    ] {
+        if let Some(v) = meta.get(k) {
+            m.insert(k.into(), v.clone());
+        }
+    }
+    let selector = obj
+        .pointer("/spec/selector")
+        .and_then(|s| crate::selectors::LabelSelector::from_label_selector_value(s).ok())
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": m,
+        "spec": {"replicas": obj.pointer("/spec/replicas").cloned().unwrap_or(json!(0))},
+        "status": {
+            "replicas": obj.pointer("/status/replicas").cloned().unwrap_or(json!(0)),
+            "selector": selector,
+        },
+    })
+}
+
+/// Serves GET, PUT and PATCH on `.../scale`.
+pub async fn handle(
+    state: &AppState,
+    parts: &Parts,
+    target: &Target,
+    query: &Query,
+    raw: &[u8],
+    user_agent: &str,
+) -> Result<Response, ApiError> {
+    let api = &state.api;
+    let content_type = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    let opts = WriteOptions {
+        dry_run: query.dry_run,
+        field_validation: query.field_validation.unwrap_or_default(),
+        field_manager: query
+            .field_manager
+            .clone()
+            .unwrap_or_else(|| WriteOptions::manager_from_user_agent(user_agent)),
+        force: query.force,
+    };
+    let replicas = match parts.method {
+        Method::GET => {
+            let obj = api.get(target).await?;
+            return Ok(response::json(StatusCode::OK, &scale_of(&obj)));
+        }
+        Method::PUT => {
+            let scale = body::decode_object(content_type, raw)?;
+            let precondition = object::meta_str(&scale, "resourceVersion").map(str::to_string);
+            let replicas = scale.pointer("/spec/replicas").cloned().unwrap_or(json!(0));
+            (replicas, precondition)
+        }
+        Method::PATCH => {
+            let kind = body::PatchKind::from_content_type(content_type)?;
+            let current = api.get(target).await?;
+            let scale_rt = crate::resources::ResourceType::new(
+                "autoscaling",
+                "v1",
+                "scale",
+                "scale",
+                "Scale",
+                true,
+            );
+            let doc = crate::patch::PatchDocument::decode(kind, raw, false)?;
+            let patched =
+                crate::patch::apply_to(&scale_rt, Some(&scale_of(&current)), &doc, &opts, None)?;
+            (
+                patched
+                    .pointer("/spec/replicas")
+                    .cloned()
+                    .unwrap_or(json!(0)),
+                None,
+            )
+        }
+        _ => return Err(ApiError::method_not_allowed()),
+    };
+    let (replicas, precondition) = replicas;
+    if !replicas.is_i64() || replicas.as_i64().is_some_and(|r| r < 0) {
+        return Err(ApiError::invalid(
+            "autoscaling",
+            "Scale",
+            target.name(),
+            format!(
+                "Scale.autoscaling \"{}\" is invalid: spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0",
+                target.name()
+            ),
+            vec![crate::status::StatusCause {
+                reason: "FieldValueInvalid".into(),
+                message: format!("Invalid value: {replicas}: must be greater than or equal to 0"),
+                field: "spec.replicas".into(),
+            }],
+        ));
+    }
+    let w = api
+        .set_replicas(target, replicas, precondition.as_deref(), &opts)
+        .await?;
+    Ok(response::json(StatusCode::OK, &scale_of(&w.object)))
+}

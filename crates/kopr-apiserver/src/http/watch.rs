@@ -1,0 +1,78 @@
+//! Streaming watch responses: one compact JSON event per line.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::response::Response;
+use http::{HeaderValue, StatusCode, header};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::negotiate::Representation;
+use super::query::Query;
+use crate::registry::{WatchItem, WatchStream, bookmark_object};
+use crate::resources::ResourceType;
+
+#[derive(Serialize)]
+struct EventLine<'a> {
+    #[serde(rename = "type")]
+    event_type: &'a str,
+    object: &'a Value,
+}
+
+fn line(event_type: &str, object: &Value) -> bytes::Bytes {
+    let mut out = serde_json::to_vec(&EventLine { event_type, object }).unwrap_or_default();
+    out.push(b'\n');
+    bytes::Bytes::from(out)
+}
+
+/// Turns a watch stream into a chunked HTTP response.
+pub fn respond(
+    stream: WatchStream,
+    rt: Arc<ResourceType>,
+    repr: Representation,
+    query: &Query,
+) -> Response {
+    let query = query.clone();
+    let state = (stream.items, true);
+    let body = futures::stream::unfold(state, move |(mut items, mut first)| {
+        let rt = rt.clone();
+        let query = query.clone();
+        async move {
+            let item = items.recv().await?;
+            let chunk = match item {
+                WatchItem::Event(t, obj) => {
+                    if repr == Representation::Table {
+                        let rv = crate::object::meta_str(&obj, "resourceVersion")
+                            .unwrap_or("")
+                            .to_string();
+                        let v = super::resource::render_table(
+                            &rt,
+                            &[obj],
+                            &query,
+                            serde_json::json!({"resourceVersion": rv}),
+                            first,
+                        )
+                        .unwrap_or_else(|e| e.to_status());
+                        first = false;
+                        line(t, &v)
+                    } else {
+                        line(t, &obj)
+                    }
+                }
+                WatchItem::Bookmark(rv, initial_end) => {
+                    line("BOOKMARK", &bookmark_object(&rt, rv, initial_end))
+                }
+                WatchItem::Error(status) => line("ERROR", &status),
+            };
+            Some((Ok::<_, std::convert::Infallible>(chunk), (items, first)))
+        }
+    });
+    let mut r = Response::new(Body::from_stream(body));
+    *r.status_mut() = StatusCode::OK;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}

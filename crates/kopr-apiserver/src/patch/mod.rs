@@ -1,0 +1,187 @@
+//! Patches: JSON patch (with kube-apiserver's `test` semantics), merge
+//! patch, strategic merge patch for built-in kinds, and server-side apply.
+
+pub mod apply;
+pub mod schema;
+pub mod strategic;
+
+use serde_json::Value;
+
+use crate::http::body::{PatchKind, decode_json, decode_yaml};
+use crate::registry::WriteOptions;
+use crate::resources::ResourceType;
+use crate::status::{ApiError, StatusCause};
+
+/// A decoded patch body.
+#[derive(Debug, Clone)]
+pub enum PatchDocument {
+    /// RFC 6902 operations.
+    Json(json_patch::Patch),
+    /// RFC 7386 merge patch.
+    Merge(Value),
+    /// Strategic merge patch.
+    Strategic(Value),
+    /// Server-side apply configuration.
+    Apply(Value),
+}
+
+const CUSTOM_PATCH_TYPES: &str =
+    "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml";
+
+impl PatchDocument {
+    /// Decodes a patch body of a kind; strategic merge patch is refused for
+    /// custom resources, as kube-apiserver does.
+    pub fn decode(kind: PatchKind, body: &[u8], custom: bool) -> Result<PatchDocument, ApiError> {
+        match kind {
+            PatchKind::Json => {
+                let v = decode_json(body)?;
+                let ops: json_patch::Patch = serde_json::from_value(v)
+                    .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+                Ok(PatchDocument::Json(ops))
+            }
+            PatchKind::Merge => Ok(PatchDocument::Merge(decode_json(body)?)),
+            PatchKind::Strategic if custom => {
+                Err(ApiError::unsupported_media_type(CUSTOM_PATCH_TYPES))
+            }
+            PatchKind::Strategic => {
+                let v = decode_json(body)?;
+                if !v.is_object() {
+                    return Err(ApiError::bad_request(
+                        "json: cannot unmarshal array into Go value of type map[string]interface {}",
+                    ));
+                }
+                Ok(PatchDocument::Strategic(v))
+            }
+            PatchKind::Apply => {
+                let v = decode_yaml(body)?;
+                if !v.is_object() {
+                    return Err(ApiError::bad_request(
+                        "error decoding YAML: the applied configuration must be an object",
+                    ));
+                }
+                Ok(PatchDocument::Apply(v))
+            }
+        }
+    }
+}
+
+/// Drops `test` operations that check a missing path against `null`:
+/// kube-apiserver treats those as passing.
+fn kube_json_patch(target: &Value, ops: &json_patch::Patch) -> json_patch::Patch {
+    let kept = ops
+        .0
+        .iter()
+        .filter(|op| match op {
+            json_patch::PatchOperation::Test(t) => {
+                !(t.value.is_null() && target.pointer(t.path.as_str()).is_none())
+            }
+            _ => true,
+        })
+        .cloned()
+        .collect();
+    json_patch::Patch(kept)
+}
+
+fn patch_failed(message: String) -> ApiError {
+    let mut e = ApiError::new(422, "Invalid", message.clone());
+    e.causes.push(StatusCause {
+        reason: "FieldValueInvalid".into(),
+        message,
+        field: "patch".into(),
+    });
+    e
+}
+
+/// Paths a write through `subresource` may not own or change.
+pub fn ignored_fields(
+    rt: &ResourceType,
+    subresource: Option<&str>,
+) -> &'static [&'static [&'static str]] {
+    match subresource {
+        Some("status") => &[&["spec"]],
+        _ if rt.status_subresource => &[&["status"]],
+        _ => &[],
+    }
+}
+
+/// Applies a patch to the current object (None: the object doesn't exist,
+/// only valid for apply).
+pub fn apply_to(
+    rt: &ResourceType,
+    current: Option<&Value>,
+    doc: &PatchDocument,
+    opts: &WriteOptions,
+    subresource: Option<&str>,
+) -> Result<Value, ApiError> {
+    let group = rt.group.as_str();
+    let kind = rt.kind.as_str();
+    match (doc, current) {
+        (PatchDocument::Json(ops), Some(cur)) => {
+            let mut target = cur.clone();
+            let ops = kube_json_patch(&target, ops);
+            json_patch::patch(&mut target, &ops).map_err(|e| patch_failed(e.to_string()))?;
+            Ok(target)
+        }
+        (PatchDocument::Merge(p), Some(cur)) => {
+            let mut target = cur.clone();
+            json_patch::merge(&mut target, p);
+            Ok(target)
+        }
+        (PatchDocument::Strategic(p), Some(cur)) => {
+            let Some(merge_schema) = schema::strategic_schema(group, kind) else {
+                return Err(ApiError::unsupported_media_type(CUSTOM_PATCH_TYPES));
+            };
+            strategic::strategic_merge_patch(cur, p, &merge_schema).map_err(|e| {
+                let mut err = ApiError::new(e.status_code(), e.reason(), e.status_message());
+                if e.status_code() == 500 {
+                    err.reason = "";
+                }
+                err
+            })
+        }
+        (PatchDocument::Apply(applied), live) => {
+            if opts.field_manager.is_empty() {
+                return Err(ApiError::from_status(
+                    &apply::field_manager_required_status(),
+                ));
+            }
+            let now = crate::object::now_rfc3339();
+            let api_version = rt.api_version();
+            let req = apply::ApplyRequest {
+                live,
+                applied,
+                manager: &opts.field_manager,
+                force: opts.force,
+                api_version: &api_version,
+                kind,
+                subresource,
+                now: &now,
+                ignored_fields: ignored_fields(rt, subresource),
+            };
+            apply::server_side_apply(req, &schema::apply_schema(group, kind))
+                .map_err(|e| ApiError::from_status(&e.to_status()))
+        }
+        (_, None) => Err(ApiError::not_found(rt.reference(), "")),
+    }
+}
+
+/// Records a non-apply write in `metadata.managedFields`.
+pub fn record_update(
+    rt: &ResourceType,
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    subresource: Option<&str>,
+) {
+    let now = crate::object::now_rfc3339();
+    let api_version = rt.api_version();
+    let req = apply::UpdateRequest {
+        old,
+        manager,
+        subresource,
+        api_version: &api_version,
+        now: &now,
+        ignored_fields: ignored_fields(rt, subresource),
+    };
+    apply::update_managed_fields(req, new, &schema::apply_schema(&rt.group, &rt.kind));
+}

@@ -1,0 +1,91 @@
+//! The generic registry: the verbs on any resource, with kube-apiserver's
+//! semantics, independent of HTTP. Request handlers and the in-process
+//! controllers (garbage collector, namespace lifecycle) both go through it.
+
+pub mod convert;
+mod delete;
+mod read;
+pub mod strategy;
+mod watch;
+mod write;
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub use delete::{DeleteOptions, DeleteOutcome, Propagation};
+pub use read::{ListOptions, ListResult};
+pub use watch::{WatchItem, WatchOptions, WatchStream, bookmark_object};
+pub use write::{PatchRequest, WriteOptions};
+
+use crate::resources::{Catalog, ResourceType};
+use crate::status::ApiError;
+use crate::storage::{StorageError, Store};
+
+/// The registry: the store and the catalog of served resources.
+#[derive(Clone)]
+pub struct Api {
+    /// Object storage.
+    pub store: Store,
+    /// Served resources.
+    pub catalog: Catalog,
+}
+
+/// A list body, serialized without copying its items.
+#[derive(Debug, Serialize)]
+pub struct ListBody {
+    /// `<Kind>List`
+    pub kind: String,
+    /// The list's apiVersion.
+    #[serde(rename = "apiVersion")]
+    pub api_version: String,
+    /// ListMeta.
+    pub metadata: Value,
+    /// The objects.
+    pub items: Vec<Arc<Value>>,
+}
+
+impl From<StorageError> for ApiError {
+    fn from(e: StorageError) -> Self {
+        tracing::error!(error = %e, "storage failure");
+        ApiError::internal(e)
+    }
+}
+
+/// Where a request points: a resource, and optionally a namespace and name.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The resource.
+    pub rt: Arc<ResourceType>,
+    /// Namespace (namespaced resources only).
+    pub namespace: Option<String>,
+    /// Object name.
+    pub name: Option<String>,
+}
+
+impl Target {
+    /// The storage key of the named object.
+    pub fn key(&self) -> Result<String, ApiError> {
+        let name = self
+            .name
+            .as_deref()
+            .ok_or_else(ApiError::method_not_allowed)?;
+        if self.rt.namespaced && self.namespace.is_none() {
+            return Err(ApiError::path_not_found());
+        }
+        Ok(self.rt.key(self.namespace.as_deref(), name))
+    }
+
+    /// The object name, or "".
+    pub fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or("")
+    }
+}
+
+impl Api {
+    /// Creates a registry over a store and catalog.
+    pub fn new(store: Store, catalog: Catalog) -> Api {
+        Api { store, catalog }
+    }
+}

@@ -1,0 +1,306 @@
+//! get and list, with kube-apiserver's resourceVersion, selector and paging
+//! semantics.
+
+use std::sync::Arc;
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+use super::{Api, Target, convert};
+use crate::http::query::{Query, RvMatch, invalid_list_options};
+use crate::resources::ResourceType;
+use crate::selectors::{FieldSelector, LabelSelector, field_value};
+use crate::status::ApiError;
+use crate::storage::{ListPage, ReadAtError};
+
+/// Options of a list (and the filter of a watch).
+#[derive(Debug, Default)]
+pub struct ListOptions {
+    /// Label selector.
+    pub labels: Option<LabelSelector>,
+    /// Field selector.
+    pub fields: Option<FieldSelector>,
+    /// resourceVersion.
+    pub resource_version: Option<i64>,
+    /// Whether resourceVersion was "0" (any).
+    pub any_version: bool,
+    /// resourceVersionMatch.
+    pub rv_match: Option<RvMatch>,
+    /// limit (0 = none).
+    pub limit: usize,
+    /// continue token.
+    pub continue_token: Option<String>,
+}
+
+/// One page of a list, in the addressed version.
+#[derive(Debug)]
+pub struct ListResult {
+    /// The objects.
+    pub items: Vec<Arc<Value>>,
+    /// The list's resourceVersion.
+    pub resource_version: i64,
+    /// Token for the next page.
+    pub continue_token: Option<String>,
+    /// Items left after this page.
+    pub remaining: Option<i64>,
+}
+
+impl ListResult {
+    /// The ListMeta of this page.
+    pub fn list_meta(&self) -> Value {
+        let mut m = json!({"resourceVersion": self.resource_version.to_string()});
+        if let Some(c) = &self.continue_token {
+            m["continue"] = json!(c);
+        }
+        if let Some(r) = self.remaining.filter(|r| *r > 0) {
+            m["remainingItemCount"] = json!(r);
+        }
+        m
+    }
+}
+
+impl ListOptions {
+    /// Builds and checks list options from query parameters.
+    pub fn from_query(rt: &ResourceType, q: &Query) -> Result<ListOptions, ApiError> {
+        let labels = match &q.label_selector {
+            Some(s) => {
+                Some(LabelSelector::parse(s).map_err(|e| ApiError::bad_request(e.to_string()))?)
+            }
+            None => None,
+        };
+        let fields = match &q.field_selector {
+            Some(s) => {
+                let f =
+                    FieldSelector::parse(s).map_err(|e| ApiError::bad_request(e.to_string()))?;
+                for label in f.fields() {
+                    if field_value(&rt.group, &rt.plural, &json!({}), label).is_none() {
+                        return Err(ApiError::bad_request(format!(
+                            "field label not supported: {label}"
+                        )));
+                    }
+                }
+                Some(f)
+            }
+            None => None,
+        };
+        let any_version = q.resource_version.as_deref() == Some("0");
+        let resource_version = q.resource_version_number()?;
+        if q.resource_version_match.is_some()
+            && q.resource_version.as_deref().unwrap_or("").is_empty()
+        {
+            return Err(invalid_list_options(
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ));
+        }
+        if q.continue_token.is_some()
+            && q.resource_version.as_deref().is_some_and(|s| !s.is_empty())
+        {
+            return Err(invalid_list_options(
+                "resourceVersion: Forbidden: specifying resource version is not allowed when using continue",
+            ));
+        }
+        if q.resource_version_match == Some(RvMatch::Exact) && any_version {
+            return Err(invalid_list_options(
+                "resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+        Ok(ListOptions {
+            labels,
+            fields,
+            resource_version,
+            any_version,
+            rv_match: q.resource_version_match,
+            limit: q.limit,
+            continue_token: q.continue_token.clone(),
+        })
+    }
+
+    /// Whether an object (in stored form) passes the selectors.
+    pub fn matches(&self, rt: &ResourceType, obj: &Value) -> bool {
+        if let Some(l) = &self.labels {
+            if !l.matches(crate::object::labels(obj)) {
+                return false;
+            }
+        }
+        if let Some(f) = &self.fields {
+            let get = |label: &str| field_value(&rt.group, &rt.plural, obj, label).flatten();
+            if !f.matches(&get) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Whether any selector is set.
+    pub fn filters(&self) -> bool {
+        self.labels.as_ref().is_some_and(|l| !l.is_everything())
+            || self.fields.as_ref().is_some_and(|f| !f.is_everything())
+    }
+}
+
+const CONTINUE_EXPIRED: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+
+fn encode_continue(revision: i64, start_key_relative: &str) -> String {
+    let token = json!({"v": "meta.k8s.io/v1", "rv": revision, "start": format!("{start_key_relative}\u{0}")});
+    base64::engine::general_purpose::URL_SAFE.encode(token.to_string())
+}
+
+fn decode_continue(token: &str) -> Result<(i64, String), ApiError> {
+    let bad = |why: &str| ApiError::bad_request(format!("continue key is not valid: {why}"));
+    let bytes = base64::engine::general_purpose::URL_SAFE
+        .decode(token)
+        .or_else(|_| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token))
+        .map_err(|e| bad(&e.to_string()))?;
+    let v: Value = serde_json::from_slice(&bytes).map_err(|e| bad(&e.to_string()))?;
+    if v.get("v").and_then(Value::as_str) != Some("meta.k8s.io/v1") {
+        return Err(bad(
+            "incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+        ));
+    }
+    let rv = v
+        .get("rv")
+        .and_then(Value::as_i64)
+        .filter(|r| *r > 0)
+        .ok_or_else(|| bad("incorrect encoded start resourceVersion (version meta.k8s.io/v1)"))?;
+    let start = v
+        .get("start")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad("encoded start key empty"))?;
+    let start = start.strip_suffix('\u{0}').unwrap_or(start);
+    if start.is_empty() || start.contains("..") || start.starts_with('/') {
+        return Err(bad("continue key is not valid: invalid start key"));
+    }
+    Ok((rv, start.to_string()))
+}
+
+/// The 504 kube-apiserver answers for a resourceVersion from the future.
+pub fn too_large_resource_version(requested: i64, current: i64) -> ApiError {
+    let mut e = ApiError::new(
+        504,
+        "Timeout",
+        format!("Too large resource version: {requested}, current: {current}"),
+    );
+    e.causes.push(crate::status::StatusCause {
+        reason: "ResourceVersionTooLarge".into(),
+        message: "Too large resource version".into(),
+        field: String::new(),
+    });
+    e.retry_after_seconds = Some(1);
+    e
+}
+
+impl Api {
+    /// Reads one object.
+    pub async fn get(&self, t: &Target) -> Result<Arc<Value>, ApiError> {
+        let key = t.key()?;
+        match self.store.get(&key).await? {
+            Some(s) => Ok(convert::to_view(&t.rt, &s.object)),
+            None => Err(ApiError::not_found(t.rt.reference(), t.name())),
+        }
+    }
+
+    /// Lists objects of a resource in a namespace (or all namespaces).
+    pub async fn list(
+        &self,
+        rt: &Arc<ResourceType>,
+        namespace: Option<&str>,
+        opts: &ListOptions,
+    ) -> Result<ListResult, ApiError> {
+        let prefix = rt.list_prefix(namespace);
+        let (mut at, mut start) = (None, None);
+        if let Some(token) = &opts.continue_token {
+            let (rv, rel) = decode_continue(token)?;
+            at = Some(rv);
+            start = Some(format!("{prefix}{rel}"));
+        } else if let Some(rv) = opts.resource_version.filter(|_| !opts.any_version) {
+            let current = self.store.current_revision();
+            if rv > current {
+                return Err(too_large_resource_version(rv, current));
+            }
+            if opts.rv_match == Some(RvMatch::Exact) {
+                at = Some(rv);
+            }
+        }
+        let mut items = Vec::new();
+        let mut revision = None;
+        loop {
+            let want = if opts.limit == 0 {
+                0
+            } else {
+                opts.limit - items.len()
+            };
+            let page: ListPage = match at {
+                Some(rv) => match self
+                    .store
+                    .list_at(&prefix, rv, start.as_deref(), want)
+                    .await
+                {
+                    Ok(p) => p,
+                    Err(ReadAtError::Compacted { .. }) if opts.continue_token.is_some() => {
+                        return Err(ApiError::expired(CONTINUE_EXPIRED));
+                    }
+                    Err(ReadAtError::Compacted {
+                        requested,
+                        compacted,
+                    }) => {
+                        return Err(ApiError::expired(format!(
+                            "too old resource version: {requested} ({compacted})"
+                        )));
+                    }
+                    Err(ReadAtError::Storage(e)) => return Err(e.into()),
+                },
+                None => self.store.list(&prefix, start.as_deref(), want).await?,
+            };
+            // Later pages of one list are read at the first page's revision.
+            at.get_or_insert(page.revision);
+            revision.get_or_insert(page.revision);
+            let page_len = page.items.len();
+            for s in page.items {
+                if opts.matches(rt, &s.object) {
+                    items.push(convert::to_view(rt, &s.object));
+                }
+            }
+            match page.continue_key {
+                Some(k) if opts.limit > 0 && items.len() < opts.limit && page_len > 0 => {
+                    start = Some(k)
+                }
+                Some(k) => {
+                    let rel = k.strip_prefix(&prefix).unwrap_or(&k).to_string();
+                    let rv = revision.unwrap_or(page.revision);
+                    return Ok(ListResult {
+                        items,
+                        resource_version: rv,
+                        continue_token: Some(encode_continue(rv, &rel)),
+                        remaining: if opts.filters() { None } else { page.remaining },
+                    });
+                }
+                None => {
+                    return Ok(ListResult {
+                        items,
+                        resource_version: revision.unwrap_or(page.revision),
+                        continue_token: None,
+                        remaining: None,
+                    });
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continue_tokens_round_trip() {
+        let t = encode_continue(42, "default/cm-1");
+        assert_eq!(
+            decode_continue(&t).unwrap(),
+            (42, "default/cm-1".to_string())
+        );
+        assert_eq!(decode_continue("!!!").unwrap_err().code, 400);
+        let bad = base64::engine::general_purpose::URL_SAFE
+            .encode(r#"{"v":"meta.k8s.io/v1","rv":3,"start":"../x"}"#);
+        assert_eq!(decode_continue(&bad).unwrap_err().code, 400);
+    }
+}

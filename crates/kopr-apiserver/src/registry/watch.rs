@@ -1,0 +1,205 @@
+//! watch: initial state, replay from a resourceVersion, live events,
+//! selector transitions, bookmarks and timeouts.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc};
+
+use super::{Api, ListOptions, convert};
+use crate::resources::ResourceType;
+use crate::status::ApiError;
+use crate::storage::{EventType, ReadAtError, WatchEvent};
+
+/// Options of a watch.
+#[derive(Debug)]
+pub struct WatchOptions {
+    /// Selectors (list options' filters).
+    pub list: ListOptions,
+    /// Start after this revision; None = send the current state first.
+    pub resource_version: Option<i64>,
+    /// Send a bookmark marking the end of the initial events.
+    pub send_initial_events: bool,
+    /// Periodic bookmarks.
+    pub allow_bookmarks: bool,
+    /// When the server ends the watch.
+    pub timeout: Duration,
+    /// Interval of periodic bookmarks.
+    pub bookmark_interval: Duration,
+}
+
+/// One item of a watch stream.
+#[derive(Debug, Clone)]
+pub enum WatchItem {
+    /// ADDED, MODIFIED or DELETED.
+    Event(&'static str, Arc<Value>),
+    /// A BOOKMARK at a revision; `initial_end` marks the end of initial events.
+    Bookmark(i64, bool),
+    /// An ERROR event carrying a Status.
+    Error(Value),
+}
+
+/// The receiving end of a watch.
+pub struct WatchStream {
+    /// Items in order; the stream ends when the sender is dropped.
+    pub items: mpsc::Receiver<WatchItem>,
+}
+
+const WATCH_BUFFER: usize = 256;
+
+impl Api {
+    /// Starts a watch; it runs until the timeout, or until the stream is dropped.
+    pub fn watch(
+        &self,
+        rt: Arc<ResourceType>,
+        namespace: Option<String>,
+        opts: WatchOptions,
+    ) -> WatchStream {
+        let (tx, rx) = mpsc::channel(WATCH_BUFFER);
+        let api = self.clone();
+        let live = self.store.subscribe();
+        tokio::spawn(async move {
+            let deadline = tokio::time::sleep(opts.timeout);
+            tokio::pin!(deadline);
+            tokio::select! {
+                _ = run(api, rt, namespace, opts, live, &tx) => {}
+                _ = &mut deadline => {}
+            }
+        });
+        WatchStream { items: rx }
+    }
+}
+
+/// Decides what a changed object means to a filtered watcher.
+fn translate(rt: &ResourceType, opts: &ListOptions, ev: &WatchEvent) -> Option<&'static str> {
+    if !opts.filters() {
+        return Some(ev.event_type.as_str());
+    }
+    let now = opts.matches(rt, &ev.object);
+    let before = ev.previous.as_ref().is_some_and(|p| opts.matches(rt, p));
+    match ev.event_type {
+        EventType::Added => now.then_some("ADDED"),
+        EventType::Deleted => (before || now).then_some("DELETED"),
+        EventType::Modified => match (before, now) {
+            (true, true) => Some("MODIFIED"),
+            (true, false) => Some("DELETED"),
+            (false, true) => Some("ADDED"),
+            (false, false) => None,
+        },
+    }
+}
+
+async fn run(
+    api: Api,
+    rt: Arc<ResourceType>,
+    namespace: Option<String>,
+    opts: WatchOptions,
+    mut live: broadcast::Receiver<Arc<WatchEvent>>,
+    tx: &mpsc::Sender<WatchItem>,
+) -> Option<()> {
+    let prefix = rt.list_prefix(namespace.as_deref());
+    let mut last = match opts.resource_version {
+        None => {
+            let list = ListOptions {
+                labels: opts.list.labels.clone(),
+                fields: opts.list.fields.clone(),
+                ..ListOptions::default()
+            };
+            let page = match api.list(&rt, namespace.as_deref(), &list).await {
+                Ok(p) => p,
+                Err(e) => {
+                    tx.send(WatchItem::Error(e.to_status())).await.ok()?;
+                    return None;
+                }
+            };
+            for item in page.items {
+                tx.send(WatchItem::Event("ADDED", item)).await.ok()?;
+            }
+            if opts.send_initial_events && opts.allow_bookmarks {
+                tx.send(WatchItem::Bookmark(page.resource_version, true))
+                    .await
+                    .ok()?;
+            }
+            page.resource_version
+        }
+        Some(rv) => replay(&api, &rt, &prefix, &opts, rv, tx).await?,
+    };
+    let mut seen = last;
+    let mut bookmarks = tokio::time::interval(opts.bookmark_interval);
+    bookmarks.reset();
+    loop {
+        tokio::select! {
+            received = live.recv() => match received {
+                Ok(ev) => {
+                    seen = seen.max(ev.revision);
+                    if ev.revision <= last || !ev.key.starts_with(&prefix) {
+                        continue;
+                    }
+                    last = ev.revision;
+                    if let Some(kind) = translate(&rt, &opts.list, &ev) {
+                        tx.send(WatchItem::Event(kind, convert::to_view(&rt, &ev.object))).await.ok()?;
+                    }
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    last = replay(&api, &rt, &prefix, &opts, last, tx).await?;
+                    seen = seen.max(last);
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            },
+            _ = bookmarks.tick(), if opts.allow_bookmarks => {
+                tx.send(WatchItem::Bookmark(seen.max(last), false)).await.ok()?;
+            }
+            _ = tx.closed() => return None,
+        }
+    }
+}
+
+/// Sends the stored changes after `after`; returns the last revision sent.
+async fn replay(
+    api: &Api,
+    rt: &ResourceType,
+    prefix: &str,
+    opts: &WatchOptions,
+    after: i64,
+    tx: &mpsc::Sender<WatchItem>,
+) -> Option<i64> {
+    match api.store.history(prefix, after).await {
+        Ok(events) => {
+            let mut last = after;
+            for ev in events {
+                last = ev.revision;
+                if let Some(kind) = translate(rt, &opts.list, &ev) {
+                    tx.send(WatchItem::Event(kind, convert::to_view(rt, &ev.object)))
+                        .await
+                        .ok()?;
+                }
+            }
+            Some(last.max(api.store.current_revision().min(last.max(after))))
+        }
+        Err(ReadAtError::Compacted {
+            requested,
+            compacted,
+        }) => {
+            let e = ApiError::expired(format!(
+                "too old resource version: {requested} ({compacted})"
+            ));
+            tx.send(WatchItem::Error(e.to_status())).await.ok()?;
+            None
+        }
+        Err(ReadAtError::Storage(e)) => {
+            let e: ApiError = e.into();
+            tx.send(WatchItem::Error(e.to_status())).await.ok()?;
+            None
+        }
+    }
+}
+
+/// The object of a BOOKMARK event for a resource.
+pub fn bookmark_object(rt: &ResourceType, revision: i64, initial_end: bool) -> Value {
+    let mut meta = json!({"resourceVersion": revision.to_string(), "creationTimestamp": null});
+    if initial_end {
+        meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    json!({"kind": rt.kind, "apiVersion": rt.api_version(), "metadata": meta})
+}

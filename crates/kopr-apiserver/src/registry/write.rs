@@ -1,0 +1,669 @@
+//! create, update (PUT) and patch, with kube-apiserver's metadata rules,
+//! optimistic concurrency, finalizer rules, dry runs and field managers.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::{Api, Target, convert, strategy};
+use crate::http::body::PatchKind;
+use crate::http::query::FieldValidation;
+use crate::object;
+use crate::resources::ResourceType;
+use crate::status::{ApiError, StatusCause};
+use crate::storage::WriteOutcome;
+
+/// Options shared by create, update and patch.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// `dryRun=All`.
+    pub dry_run: bool,
+    /// `fieldValidation`.
+    pub field_validation: FieldValidation,
+    /// `fieldManager`, or the User-Agent prefix.
+    pub field_manager: String,
+    /// `force` (apply only).
+    pub force: bool,
+}
+
+impl WriteOptions {
+    /// The default field manager for a User-Agent: its part before `/`.
+    pub fn manager_from_user_agent(user_agent: &str) -> String {
+        let prefix = user_agent.split('/').next().unwrap_or("");
+        prefix
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(128)
+            .collect()
+    }
+}
+
+/// A patch to apply to one object.
+#[derive(Debug)]
+pub struct PatchRequest<'a> {
+    /// Patch type.
+    pub kind: PatchKind,
+    /// The patch document.
+    pub body: &'a [u8],
+}
+
+/// The result of a write: the object, whether it was created, and warnings
+/// for the `Warning` header.
+#[derive(Debug)]
+pub struct Written {
+    /// The object as stored (or as it would be, for a dry run).
+    pub object: Arc<Value>,
+    /// Whether the write created the object.
+    pub created: bool,
+    /// Warnings for the client.
+    pub warnings: Vec<String>,
+}
+
+/// Alphabet of generated name suffixes.
+const NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+/// Attempts to find a free generated name.
+const GENERATE_NAME_ATTEMPTS: usize = 8;
+
+fn generate_name(base: &str) -> String {
+    let base: String = base.chars().take(58).collect();
+    let suffix: String = (0..5)
+        .map(|_| NAME_ALPHABET[rand::random_range(0..NAME_ALPHABET.len())] as char)
+        .collect();
+    format!("{base}{suffix}")
+}
+
+fn invalid(rt: &ResourceType, name: &str, errors: &[crate::validation::FieldError]) -> ApiError {
+    let causes = errors
+        .iter()
+        .map(|e| StatusCause {
+            reason: e.kind.cause_type().to_string(),
+            message: e.body(),
+            field: e.field.clone(),
+        })
+        .collect();
+    let kind_label = if rt.group.is_empty() {
+        rt.kind.clone()
+    } else {
+        format!("{}.{}", rt.kind, rt.group)
+    };
+    ApiError::invalid(
+        &rt.group,
+        &rt.kind,
+        name,
+        crate::validation::invalid_message(&kind_label, name, errors),
+        causes,
+    )
+}
+
+/// Makes the body's namespace agree with the request's, as kube-apiserver does.
+fn reconcile_namespace(
+    rt: &ResourceType,
+    obj: &mut Value,
+    namespace: Option<&str>,
+) -> Result<(), ApiError> {
+    let Some(meta) = object::meta_mut(obj) else {
+        return Err(ApiError::bad_request("the object provided is unrecognized"));
+    };
+    match (rt.namespaced, namespace) {
+        (true, Some(ns)) => match meta.get("namespace").and_then(Value::as_str) {
+            None | Some("") => {
+                meta.insert("namespace".into(), json!(ns));
+            }
+            Some(body_ns) if body_ns == ns => {}
+            Some(_) => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+        },
+        _ => {
+            meta.remove("namespace");
+        }
+    }
+    Ok(())
+}
+
+/// Checks the body's apiVersion and kind against the endpoint, filling them in when absent.
+fn reconcile_type(rt: &ResourceType, obj: &mut Value) -> Result<(), ApiError> {
+    let api_version = rt.api_version();
+    let Some(map) = obj.as_object_mut() else {
+        return Err(ApiError::bad_request("the object provided is unrecognized"));
+    };
+    let body_kind = map
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let body_version = map
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if !body_kind.is_empty() && body_kind != rt.kind {
+        let v = body_version.rsplit('/').next().unwrap_or("");
+        return Err(ApiError::bad_request(format!(
+            "{body_kind} in version \"{v}\" cannot be handled as a {}: no kind \"{body_kind}\" is registered for version \"{body_version}\"",
+            rt.kind
+        )));
+    }
+    if !body_version.is_empty() && body_version != api_version {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({body_version}) does not match the expected API version ({api_version})"
+        )));
+    }
+    map.insert("apiVersion".into(), json!(api_version));
+    map.insert("kind".into(), json!(rt.kind));
+    Ok(())
+}
+
+impl Api {
+    /// Runs type checks, defaulting and validation on a new object state.
+    fn admit(
+        &self,
+        rt: &ResourceType,
+        obj: &mut Value,
+        old: Option<&Value>,
+        opts: &WriteOptions,
+    ) -> Result<Vec<String>, ApiError> {
+        let unknown = crate::typed::normalize(rt, obj)?;
+        let mut warnings = Vec::new();
+        if !unknown.is_empty() {
+            match opts.field_validation {
+                FieldValidation::Strict => {
+                    let list: Vec<String> = unknown
+                        .iter()
+                        .map(|f| format!("unknown field \"{f}\""))
+                        .collect();
+                    return Err(ApiError::bad_request(format!(
+                        "{kind} in version \"{v}\" cannot be handled as a {kind}: strict decoding error: {}",
+                        list.join(", "),
+                        kind = rt.kind,
+                        v = rt.version
+                    )));
+                }
+                FieldValidation::Warn => {
+                    warnings.extend(unknown.iter().map(|f| format!("unknown field \"{f}\"")));
+                }
+                FieldValidation::Ignore => {}
+            }
+        }
+        crate::defaults::apply_defaults(&rt.group, &rt.plural, obj);
+        let errors = crate::validation::validate(&rt.group, &rt.plural, obj, old);
+        if !errors.is_empty() {
+            return Err(invalid(rt, object::name(obj), &errors));
+        }
+        Ok(warnings)
+    }
+
+    async fn check_namespace_for_create(
+        &self,
+        rt: &ResourceType,
+        obj: &Value,
+    ) -> Result<(), ApiError> {
+        if !rt.namespaced {
+            return Ok(());
+        }
+        let ns = object::namespace(obj);
+        let ns_key = format!("/core/namespaces/{ns}");
+        let Some(stored) = self.store.get(&ns_key).await? else {
+            return Err(ApiError::not_found(
+                crate::status::ResourceRef {
+                    group: "",
+                    resource: "namespaces",
+                },
+                ns,
+            ));
+        };
+        let terminating = stored
+            .object
+            .pointer("/status/phase")
+            .and_then(Value::as_str)
+            == Some("Terminating")
+            || object::is_deleting(&stored.object);
+        if terminating {
+            let name = match object::name(obj) {
+                "" => object::meta_str(obj, "generateName").unwrap_or("Unknown"),
+                n => n,
+            };
+            let mut e = ApiError::forbidden(
+                rt.reference(),
+                name,
+                &format!(
+                    "unable to create new content in namespace {ns} because it is being terminated"
+                ),
+            );
+            e.causes.push(StatusCause {
+                reason: "NamespaceTerminating".into(),
+                message: format!("namespace {ns} is being terminated"),
+                field: "metadata.namespace".into(),
+            });
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Creates an object (POST to a collection).
+    pub async fn create(
+        &self,
+        rt: &Arc<ResourceType>,
+        namespace: Option<&str>,
+        mut obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        reconcile_type(rt, &mut obj)?;
+        reconcile_namespace(rt, &mut obj, namespace)?;
+        let mut warnings = self.admit_for_create(rt, &mut obj, opts)?;
+        self.check_namespace_for_create(rt, &obj).await?;
+        let generate = object::name(&obj).is_empty();
+        let base = object::meta_str(&obj, "generateName")
+            .unwrap_or("")
+            .to_string();
+        let attempts = if generate { GENERATE_NAME_ATTEMPTS } else { 1 };
+        let mut last_name = String::new();
+        for _ in 0..attempts {
+            let mut candidate = obj.clone();
+            if generate {
+                last_name = generate_name(&base);
+                if let Some(m) = object::meta_mut(&mut candidate) {
+                    m.insert("name".into(), json!(last_name));
+                }
+                let errors = crate::validation::validate(&rt.group, &rt.plural, &candidate, None);
+                if !errors.is_empty() {
+                    return Err(invalid(rt, &last_name, &errors));
+                }
+            }
+            let name = object::name(&candidate).to_string();
+            let key = rt.key(namespace, &name);
+            if opts.dry_run {
+                if self.store.get(&key).await?.is_some() {
+                    if generate {
+                        continue;
+                    }
+                    return Err(ApiError::already_exists(rt.reference(), &name));
+                }
+                return Ok(Written {
+                    object: convert::to_view(rt, &Arc::new(candidate)),
+                    created: true,
+                    warnings,
+                });
+            }
+            let stored = convert::to_storage(rt, candidate, &rt.storage_api_version);
+            match self.store.create(&key, stored).await? {
+                WriteOutcome::Committed(s) => {
+                    return Ok(Written {
+                        object: convert::to_view(rt, &s.object),
+                        created: true,
+                        warnings: std::mem::take(&mut warnings),
+                    });
+                }
+                WriteOutcome::AlreadyExists if generate => continue,
+                _ => {
+                    let mut e = ApiError::already_exists(rt.reference(), &name);
+                    if let Some(existing) = self.store.get(&key).await? {
+                        if object::is_deleting(&existing.object) {
+                            e.message = format!("object is being deleted: {}", e.message);
+                        }
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        let mut e = ApiError::already_exists(rt.reference(), &last_name);
+        e.message = format!(
+            "{}, the server was not able to generate a unique name for the object",
+            e.message
+        );
+        e.retry_after_seconds = Some(1);
+        Err(e)
+    }
+
+    fn admit_for_create(
+        &self,
+        rt: &ResourceType,
+        obj: &mut Value,
+        opts: &WriteOptions,
+    ) -> Result<Vec<String>, ApiError> {
+        if let Some(meta) = object::meta_mut(obj) {
+            if meta
+                .get("resourceVersion")
+                .and_then(Value::as_str)
+                .is_some_and(|s| !s.is_empty())
+            {
+                return Err(ApiError::internal(
+                    "resourceVersion should not be set on objects to be created",
+                ));
+            }
+            meta.remove("resourceVersion");
+            for k in [
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "generation",
+                "selfLink",
+            ] {
+                meta.remove(k);
+            }
+            meta.insert("uid".into(), json!(object::new_uid()));
+            meta.insert("creationTimestamp".into(), json!(object::now_rfc3339()));
+        }
+        strategy::prepare_for_create(rt, obj);
+        let warnings = self.admit(rt, obj, None, opts)?;
+        crate::patch::record_update(rt, None, obj, &opts.field_manager, None);
+        Ok(warnings)
+    }
+
+    /// Replaces an object (PUT), on the main resource or a subresource.
+    pub async fn update(
+        &self,
+        t: &Target,
+        subresource: Option<&str>,
+        mut body: Value,
+        opts: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        let rt = &t.rt;
+        reconcile_type(rt, &mut body)?;
+        reconcile_namespace(rt, &mut body, t.namespace.as_deref())?;
+        match object::name(&body) {
+            "" => {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({} based on URL) was undeterminable: name must be provided",
+                    t.name()
+                )));
+            }
+            n if n != t.name() => {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({n}) does not match the name on the URL ({})",
+                    t.name()
+                )));
+            }
+            _ => {}
+        }
+        let precondition = object::meta_str(&body, "resourceVersion")
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        let body = Arc::new(body);
+        self.guaranteed_update(
+            t,
+            subresource,
+            opts,
+            precondition.as_deref(),
+            true,
+            false,
+            move |_current| Ok((*body).clone()),
+        )
+        .await
+    }
+
+    /// PUT: updates the object, or creates it for kinds that allow that.
+    pub async fn update_or_create(
+        &self,
+        t: &Target,
+        subresource: Option<&str>,
+        body: Value,
+        opts: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        if subresource.is_none()
+            && strategy::allows_create_on_update(&t.rt)
+            && self.store.get(&t.key()?).await?.is_none()
+        {
+            return self.create(&t.rt, t.namespace.as_deref(), body, opts).await;
+        }
+        self.update(t, subresource, body, opts).await
+    }
+
+    /// Read-modify-write for in-process controllers, retried on conflicts.
+    pub async fn mutate(
+        &self,
+        t: &Target,
+        opts: &WriteOptions,
+        f: impl Fn(&Value) -> Result<Value, ApiError>,
+    ) -> Result<Written, ApiError> {
+        self.guaranteed_update(t, None, opts, None, true, false, f)
+            .await
+    }
+
+    /// Sets `spec.replicas` (the scale subresource).
+    pub async fn set_replicas(
+        &self,
+        t: &Target,
+        replicas: Value,
+        precondition: Option<&str>,
+        opts: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        self.guaranteed_update(t, None, opts, precondition, true, false, move |current| {
+            let mut new = current.clone();
+            if let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) {
+                spec.insert("replicas".into(), replicas.clone());
+            }
+            Ok(new)
+        })
+        .await
+    }
+
+    /// Applies a patch to an object.
+    pub async fn patch(
+        &self,
+        t: &Target,
+        subresource: Option<&str>,
+        patch: PatchRequest<'_>,
+        opts: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        let rt = t.rt.clone();
+        let doc =
+            crate::patch::PatchDocument::decode(patch.kind, patch.body, strategy::is_custom(&rt))?;
+        if patch.kind == PatchKind::Apply {
+            let key = t.key()?;
+            if self.store.get(&key).await?.is_none() {
+                let applied = crate::patch::apply_to(&rt, None, &doc, opts, subresource)?;
+                let written = self
+                    .create(&rt, t.namespace.as_deref(), applied, opts)
+                    .await;
+                return match written {
+                    Err(e) if e.reason == "AlreadyExists" => {
+                        Box::pin(self.patch(t, subresource, patch, opts)).await
+                    }
+                    other => other,
+                };
+            }
+        }
+        let doc = Arc::new(doc);
+        let opts_for_patch = opts.clone();
+        let rt2 = rt.clone();
+        let url_name = t.name().to_string();
+        let sub = subresource.map(str::to_string);
+        let is_apply = patch.kind == PatchKind::Apply;
+        self.guaranteed_update(t, subresource, opts, None, false, is_apply, move |current| {
+            let patched = crate::patch::apply_to(&rt2, Some(current), &doc, &opts_for_patch, sub.as_deref())?;
+            let n = object::name(&patched);
+            if n != url_name {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({n}) does not match the name on the URL ({url_name})"
+                )));
+            }
+            Ok(patched)
+        })
+        .await
+    }
+
+    /// Read-modify-write with retries on conflict; `precondition` is the
+    /// client's resourceVersion (a mismatch is a 409, not a retry).
+    pub(super) async fn guaranteed_update(
+        &self,
+        t: &Target,
+        subresource: Option<&str>,
+        opts: &WriteOptions,
+        precondition: Option<&str>,
+        is_put: bool,
+        is_apply: bool,
+        mutate: impl Fn(&Value) -> Result<Value, ApiError>,
+    ) -> Result<Written, ApiError> {
+        let rt = &t.rt;
+        let key = t.key()?;
+        loop {
+            let Some(current) = self.store.get(&key).await? else {
+                return Err(ApiError::not_found(rt.reference(), t.name()));
+            };
+            let current_view = convert::to_view(rt, &current.object);
+            let mut new = mutate(&current_view)?;
+            let patch_precondition = if is_put {
+                None
+            } else {
+                object::meta_str(&new, "resourceVersion")
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+            };
+            if let Some(want) = precondition.or(patch_precondition.as_deref()) {
+                if want != current.revision.to_string() {
+                    return Err(ApiError::stale_resource_version(rt.reference(), t.name()));
+                }
+            }
+            if let Some(uid) = object::meta_str(&new, "uid").filter(|u| !u.is_empty()) {
+                if uid != object::uid(&current_view) {
+                    return Err(ApiError::conflict(
+                        rt.reference(),
+                        t.name(),
+                        &format!(
+                            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                            object::uid(&current_view)
+                        ),
+                    ));
+                }
+            }
+            carry_system_metadata(&mut new, &current_view);
+            // An update without a resourceVersion is unconditional.
+            if let Some(m) = object::meta_mut(&mut new) {
+                m.insert(
+                    "resourceVersion".into(),
+                    json!(current.revision.to_string()),
+                );
+            }
+            if object::is_deleting(&current_view) {
+                let old_f = object::finalizers(&current_view);
+                let mut added: Vec<String> = object::finalizers(&new)
+                    .into_iter()
+                    .filter(|f| !old_f.contains(f))
+                    .collect();
+                if !added.is_empty() {
+                    added.sort();
+                    let list = added
+                        .iter()
+                        .map(|f| format!("{f:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    let detail = format!(
+                        "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{list}}}"
+                    );
+                    let err = crate::validation::FieldError {
+                        kind: crate::validation::FieldErrorKind::Forbidden,
+                        field: "metadata.finalizers".into(),
+                        bad_value: None,
+                        detail,
+                    };
+                    return Err(invalid(rt, t.name(), &[err]));
+                }
+            }
+            strategy::prepare_for_update(rt, &mut new, &current_view, subresource);
+            let warnings = self.admit(rt, &mut new, Some(&current_view), opts)?;
+            if !is_apply {
+                crate::patch::record_update(
+                    rt,
+                    Some(&current_view),
+                    &mut new,
+                    &opts.field_manager,
+                    subresource,
+                );
+            }
+            if opts.dry_run {
+                return Ok(Written {
+                    object: Arc::new(new),
+                    created: false,
+                    warnings,
+                });
+            }
+            let finished = if rt.group.is_empty() && rt.plural == "namespaces" {
+                namespace_finished(&new)
+            } else {
+                object::is_deleting(&new)
+                    && object::finalizers(&new).is_empty()
+                    && deletion_grace_elapsed(&new)
+            };
+            let stored = convert::to_storage(rt, new, &rt.storage_api_version);
+            let outcome = if finished {
+                let mut last = stored;
+                crate::storage::set_resource_version(&mut last, current.revision);
+                self.store
+                    .delete(&key, Arc::new(last), current.revision)
+                    .await?
+            } else {
+                self.store
+                    .update(&key, stored, current.revision, current.object.clone())
+                    .await?
+            };
+            match outcome {
+                WriteOutcome::Committed(s) => {
+                    return Ok(Written {
+                        object: convert::to_view(rt, &s.object),
+                        created: false,
+                        warnings,
+                    });
+                }
+                WriteOutcome::NotFound => {
+                    return Err(ApiError::not_found(rt.reference(), t.name()));
+                }
+                WriteOutcome::Conflict | WriteOutcome::AlreadyExists => {
+                    if precondition.is_some() || patch_precondition.is_some() {
+                        return Err(ApiError::stale_resource_version(rt.reference(), t.name()));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether a terminating namespace has no finalizers of either kind left.
+fn namespace_finished(ns: &Value) -> bool {
+    object::is_deleting(ns)
+        && object::finalizers(ns).is_empty()
+        && ns
+            .pointer("/spec/finalizers")
+            .and_then(Value::as_array)
+            .is_none_or(|a| a.is_empty())
+}
+
+/// Whether a deleting object's grace period is over (finalizer-only deletions
+/// have a grace period of zero).
+fn deletion_grace_elapsed(obj: &Value) -> bool {
+    object::meta(obj)
+        .and_then(|m| m.get("deletionGracePeriodSeconds"))
+        .and_then(Value::as_i64)
+        .unwrap_or(0)
+        == 0
+}
+
+/// Copies what clients cannot change on update from the current object.
+fn carry_system_metadata(new: &mut Value, current: &Value) {
+    let Some(cur) = object::meta(current).cloned() else {
+        return;
+    };
+    let Some(meta) = object::meta_mut(new) else {
+        return;
+    };
+    for k in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+        "name",
+        "namespace",
+    ] {
+        match cur.get(k) {
+            Some(v) => {
+                meta.insert(k.into(), v.clone());
+            }
+            None => {
+                meta.remove(k);
+            }
+        }
+    }
+    meta.remove("selfLink");
+}

@@ -1,0 +1,254 @@
+//! The resource registry: which resources are served, under which
+//! group/version, with which kind, scope, verbs, names and subresources.
+//!
+//! Built-in resources are registered at start-up ([`crate::builtin`]);
+//! custom resources are added and removed as CRDs come and go.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+/// One served resource in one group/version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceType {
+    /// API group; empty for the core group.
+    pub group: String,
+    /// API version, e.g. `v1`.
+    pub version: String,
+    /// Plural resource name used in URLs.
+    pub plural: String,
+    /// Singular name.
+    pub singular: String,
+    /// Kind of one object.
+    pub kind: String,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+    /// Short names, e.g. `cm`.
+    pub short_names: Vec<String>,
+    /// Categories, e.g. `all`.
+    pub categories: Vec<String>,
+    /// Whether the `status` subresource is served.
+    pub status_subresource: bool,
+    /// Whether the `scale` subresource is served.
+    pub scale_subresource: bool,
+    /// Whether the pod `log` subresource is served.
+    pub log_subresource: bool,
+    /// The storage identity: resources sharing it share objects (e.g.
+    /// core and events.k8s.io events), written as `group/plural`.
+    pub storage: String,
+    /// The `apiVersion` objects are stored in.
+    pub storage_api_version: String,
+}
+
+impl ResourceType {
+    /// Creates a resource description with defaults for the optional parts.
+    pub fn new(
+        group: &str,
+        version: &str,
+        plural: &str,
+        singular: &str,
+        kind: &str,
+        namespaced: bool,
+    ) -> Self {
+        ResourceType {
+            group: group.to_string(),
+            version: version.to_string(),
+            plural: plural.to_string(),
+            singular: singular.to_string(),
+            kind: kind.to_string(),
+            namespaced,
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            status_subresource: false,
+            scale_subresource: false,
+            log_subresource: false,
+            storage: format!(
+                "{}/{}",
+                if group.is_empty() { "core" } else { group },
+                plural
+            ),
+            storage_api_version: if group.is_empty() {
+                version.to_string()
+            } else {
+                format!("{group}/{version}")
+            },
+        }
+    }
+
+    /// Sets short names.
+    pub fn short(mut self, names: &[&str]) -> Self {
+        self.short_names = names.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// Sets categories.
+    pub fn categories(mut self, cats: &[&str]) -> Self {
+        self.categories = cats.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// Serves the status subresource.
+    pub fn with_status(mut self) -> Self {
+        self.status_subresource = true;
+        self
+    }
+
+    /// Serves the scale subresource.
+    pub fn with_scale(mut self) -> Self {
+        self.scale_subresource = true;
+        self
+    }
+
+    /// Serves the log subresource.
+    pub fn with_log(mut self) -> Self {
+        self.log_subresource = true;
+        self
+    }
+
+    /// Shares storage with another resource (`group/plural`), whose objects
+    /// are stored as `api_version`.
+    pub fn stored_as(mut self, storage: &str, api_version: &str) -> Self {
+        self.storage = storage.to_string();
+        self.storage_api_version = api_version.to_string();
+        self
+    }
+
+    /// `group/version`, or `version` for the core group.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// The key prefix of all objects of this resource (all namespaces).
+    pub fn key_prefix(&self) -> String {
+        format!("/{}/", self.storage)
+    }
+
+    /// The key prefix of the objects in one namespace (or all, if None).
+    pub fn list_prefix(&self, namespace: Option<&str>) -> String {
+        match namespace {
+            Some(ns) if self.namespaced => format!("/{}/{}/", self.storage, ns),
+            _ => self.key_prefix(),
+        }
+    }
+
+    /// The storage key of one object.
+    pub fn key(&self, namespace: Option<&str>, name: &str) -> String {
+        match namespace {
+            Some(ns) if self.namespaced => format!("/{}/{}/{}", self.storage, ns, name),
+            _ => format!("/{}/{}", self.storage, name),
+        }
+    }
+
+    /// The resource reference used in error messages.
+    pub fn reference(&self) -> crate::status::ResourceRef<'_> {
+        crate::status::ResourceRef {
+            group: &self.group,
+            resource: &self.plural,
+        }
+    }
+}
+
+/// The catalog of served resources; shared and updated as CRDs change.
+#[derive(Clone, Default)]
+pub struct Catalog {
+    inner: Arc<RwLock<CatalogInner>>,
+}
+
+#[derive(Default)]
+struct CatalogInner {
+    by_path: HashMap<(String, String, String), Arc<ResourceType>>,
+    ordered: Vec<Arc<ResourceType>>,
+}
+
+impl Catalog {
+    /// Adds or replaces a served resource.
+    pub fn register(&self, rt: ResourceType) {
+        let rt = Arc::new(rt);
+        if let Ok(mut inner) = self.inner.write() {
+            let k = (rt.group.clone(), rt.version.clone(), rt.plural.clone());
+            inner.ordered.retain(|r| {
+                (r.group.as_str(), r.version.as_str(), r.plural.as_str())
+                    != (k.0.as_str(), k.1.as_str(), k.2.as_str())
+            });
+            inner.ordered.push(rt.clone());
+            inner.by_path.insert(k, rt);
+        }
+    }
+
+    /// Removes every version of a resource of a group.
+    pub fn unregister(&self, group: &str, plural: &str) {
+        if let Ok(mut inner) = self.inner.write() {
+            inner
+                .ordered
+                .retain(|r| !(r.group == group && r.plural == plural));
+            inner
+                .by_path
+                .retain(|k, _| !(k.0 == group && k.2 == plural));
+        }
+    }
+
+    /// Looks up a resource by group, version and plural.
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceType>> {
+        let inner = self.inner.read().ok()?;
+        inner
+            .by_path
+            .get(&(group.to_string(), version.to_string(), plural.to_string()))
+            .cloned()
+    }
+
+    /// Looks up the resource serving a kind in a group/version.
+    pub fn by_kind(&self, group: &str, version: &str, kind: &str) -> Option<Arc<ResourceType>> {
+        let inner = self.inner.read().ok()?;
+        inner
+            .ordered
+            .iter()
+            .find(|r| r.group == group && r.version == version && r.kind == kind)
+            .cloned()
+    }
+
+    /// The first resource registered with a storage identity.
+    pub fn by_storage(&self, storage: &str) -> Option<Arc<ResourceType>> {
+        let inner = self.inner.read().ok()?;
+        inner.ordered.iter().find(|r| r.storage == storage).cloned()
+    }
+
+    /// All served resources, in registration order.
+    pub fn all(&self) -> Vec<Arc<ResourceType>> {
+        self.inner
+            .read()
+            .map(|i| i.ordered.clone())
+            .unwrap_or_default()
+    }
+
+    /// Whether any resource is served in a group/version.
+    pub fn serves_group_version(&self, group: &str, version: &str) -> bool {
+        self.inner
+            .read()
+            .map(|i| {
+                i.ordered
+                    .iter()
+                    .any(|r| r.group == group && r.version == version)
+            })
+            .unwrap_or(false)
+    }
+
+    /// Groups in registration order, each with its versions in registration
+    /// order (the first is the preferred version).
+    pub fn groups(&self) -> Vec<(String, Vec<String>)> {
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        for r in self.all() {
+            match out.iter_mut().find(|(g, _)| *g == r.group) {
+                Some((_, versions)) => {
+                    if !versions.contains(&r.version) {
+                        versions.push(r.version.clone());
+                    }
+                }
+                None => out.push((r.group.clone(), vec![r.version.clone()])),
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,286 @@
+//! Running the API server: TLS on a listener, credentials, the kubeconfig,
+//! bootstrap objects and the in-process controllers; graceful shutdown.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::http::{AppState, router};
+use crate::pki::{self, Credentials};
+use crate::registry::Api;
+use crate::resources::Catalog;
+use crate::storage::Store;
+
+/// How to run the server.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where state, credentials and the kubeconfig live; None keeps
+    /// credentials in memory too (tests).
+    pub data_dir: Option<PathBuf>,
+    /// Address to listen on (port 0 picks a free port).
+    pub listen: SocketAddr,
+    /// Where to write the kubeconfig (default `DATA_DIR/kubeconfig`).
+    pub kubeconfig: Option<PathBuf>,
+    /// Keep objects in an in-memory database.
+    pub in_memory: bool,
+    /// Run the in-process controllers (garbage collector, namespaces, service accounts).
+    pub controllers: bool,
+}
+
+impl Config {
+    /// An in-memory server on a free loopback port, for tests.
+    pub fn ephemeral() -> Config {
+        Config {
+            data_dir: None,
+            listen: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+            kubeconfig: None,
+            in_memory: true,
+            controllers: true,
+        }
+    }
+}
+
+/// Errors starting the server.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// Storage could not be opened.
+    #[error(transparent)]
+    Storage(#[from] crate::storage::StorageError),
+    /// Credentials could not be made or read.
+    #[error(transparent)]
+    Pki(#[from] pki::PkiError),
+    /// TLS configuration failed.
+    #[error("tls: {0}")]
+    Tls(#[from] rustls::Error),
+    /// Listening or writing files failed.
+    #[error("io: {0}")]
+    Io(#[from] std::io::Error),
+    /// Bootstrap objects could not be created.
+    #[error("bootstrap: {0}")]
+    Bootstrap(#[from] crate::status::ApiError),
+}
+
+/// A running API server.
+pub struct ApiServer {
+    addr: SocketAddr,
+    credentials: Credentials,
+    kubeconfig: Option<PathBuf>,
+    api: Api,
+    metrics: Arc<crate::metrics::RequestMetrics>,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for ApiServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+fn tls_config(creds: &Credentials) -> Result<rustls::ServerConfig, ServerError> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(creds.cert_pem.as_bytes())
+            .collect::<Result<_, _>>()
+            .map_err(|e| std::io::Error::other(format!("serving certificate: {e}")))?;
+    let key = PrivateKeyDer::from_pem_slice(creds.key_pem.as_bytes())
+        .map_err(|e| std::io::Error::other(format!("serving key: {e}")))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+impl ApiServer {
+    /// Opens storage, prepares credentials, binds the listener, bootstraps
+    /// and starts serving. When this returns, the server answers requests
+    /// and the kubeconfig is written.
+    pub async fn start(config: Config) -> Result<ApiServer, ServerError> {
+        let store_dir = if config.in_memory {
+            None
+        } else {
+            config.data_dir.clone()
+        };
+        if let Some(d) = &config.data_dir {
+            std::fs::create_dir_all(d)?;
+        }
+        let store = Store::open(store_dir.as_deref())?;
+        let listener = TcpListener::bind(config.listen).await?;
+        let addr = listener.local_addr()?;
+        let mut ips: Vec<IpAddr> = vec![
+            IpAddr::V4(Ipv4Addr::LOCALHOST),
+            IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ];
+        if !addr.ip().is_unspecified() && !ips.contains(&addr.ip()) {
+            ips.push(addr.ip());
+        }
+        let credentials = match &config.data_dir {
+            Some(d) => pki::load_or_generate(d, &ips)?,
+            None => pki::generate(&ips)?,
+        };
+        let catalog = Catalog::default();
+        crate::builtin::register_builtins(&catalog);
+        let api = Api::new(store, catalog);
+        crate::bootstrap::ensure_system_objects(&api).await?;
+
+        let shutdown = CancellationToken::new();
+        if config.controllers {
+            crate::controllers::spawn_all(api.clone(), shutdown.clone());
+        }
+        let metrics = Arc::new(crate::metrics::RequestMetrics::default());
+        let state = AppState {
+            api: api.clone(),
+            token: Arc::from(credentials.token.as_str()),
+            metrics: metrics.clone(),
+        };
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls_config(&credentials)?));
+        let kubeconfig = config
+            .kubeconfig
+            .clone()
+            .or_else(|| config.data_dir.as_ref().map(|d| d.join("kubeconfig")));
+        if let Some(path) = &kubeconfig {
+            pki::write_kubeconfig(path, &server_url(addr), &credentials)?;
+        }
+        let task = tokio::spawn(serve(listener, acceptor, router(state), shutdown.clone()));
+        Ok(ApiServer {
+            addr,
+            credentials,
+            kubeconfig,
+            api,
+            metrics,
+            shutdown,
+            task,
+        })
+    }
+
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The https URL of the server.
+    pub fn url(&self) -> String {
+        server_url(self.addr)
+    }
+
+    /// The CA certificate (PEM) clients must trust.
+    pub fn ca_pem(&self) -> &str {
+        &self.credentials.ca_pem
+    }
+
+    /// The bearer token clients must present.
+    pub fn token(&self) -> &str {
+        &self.credentials.token
+    }
+
+    /// Where the kubeconfig was written, if anywhere.
+    pub fn kubeconfig_path(&self) -> Option<&std::path::Path> {
+        self.kubeconfig.as_deref()
+    }
+
+    /// A kubeconfig document (YAML) for this server.
+    pub fn kubeconfig_yaml(&self) -> String {
+        use base64::Engine;
+        let ca =
+            base64::engine::general_purpose::STANDARD.encode(self.credentials.ca_pem.as_bytes());
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: kopr\n  cluster:\n    server: {}\n    certificate-authority-data: {ca}\nusers:\n- name: kopr\n  user:\n    token: {}\ncontexts:\n- name: kopr\n  context:\n    cluster: kopr\n    user: kopr\n    namespace: default\ncurrent-context: kopr\n",
+            self.url(),
+            self.credentials.token
+        )
+    }
+
+    /// The registry, for in-process use.
+    pub fn api(&self) -> &Api {
+        &self.api
+    }
+
+    /// Request counters.
+    pub fn metrics(&self) -> &crate::metrics::RequestMetrics {
+        &self.metrics
+    }
+
+    /// Stops serving and waits for the accept loop to end.
+    pub async fn shutdown(self) {
+        self.shutdown.cancel();
+        let _ = self.task.await;
+    }
+
+    /// Waits until the server stops (it stops only through [`ApiServer::shutdown`]).
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+}
+
+fn server_url(addr: SocketAddr) -> String {
+    let host = if addr.ip().is_unspecified() {
+        "127.0.0.1".to_string()
+    } else {
+        addr.ip().to_string()
+    };
+    if addr.is_ipv6() && !addr.ip().is_unspecified() {
+        format!("https://[{host}]:{}", addr.port())
+    } else {
+        format!("https://{host}:{}", addr.port())
+    }
+}
+
+async fn serve(
+    listener: TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+    app: axum::Router,
+    shutdown: CancellationToken,
+) {
+    let connections = tokio_util::task::TaskTracker::new();
+    loop {
+        let (stream, peer) = tokio::select! {
+            _ = shutdown.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let acceptor = acceptor.clone();
+        let app = app.clone();
+        let stop = shutdown.clone();
+        connections.spawn(async move {
+            let tls = match acceptor.accept(stream).await {
+                Ok(t) => t,
+                Err(e) => {
+                    tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                    return;
+                }
+            };
+            let service = TowerToHyperService::new(app);
+            let builder = auto::Builder::new(TokioExecutor::new());
+            let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), service);
+            tokio::pin!(conn);
+            tokio::select! {
+                r = conn.as_mut() => {
+                    if let Err(e) = r {
+                        tracing::debug!(%peer, error = %e, "connection ended with an error");
+                    }
+                }
+                _ = stop.cancelled() => {}
+            }
+        });
+    }
+    connections.close();
+    connections.wait().await;
+}

@@ -1,0 +1,394 @@
+//! The SQLite database behind the store: schema, connections and queries.
+//!
+//! A file database runs in WAL mode with one writer connection and a pool of
+//! reader connections, so reads never wait for writes. An in-memory database
+//! is one connection shared by both.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+use super::{EventType, ListPage, StorageError, Stored, WatchEvent, set_resource_version};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS kv_log (
+    revision INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL,
+    event INTEGER NOT NULL,
+    create_revision INTEGER NOT NULL,
+    prev_revision INTEGER NOT NULL,
+    value BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS kv_log_key ON kv_log(key, revision);
+CREATE TABLE IF NOT EXISTS kv_current (
+    key TEXT PRIMARY KEY,
+    revision INTEGER NOT NULL,
+    create_revision INTEGER NOT NULL,
+    value BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS kv_meta (
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+) WITHOUT ROWID;
+";
+
+/// Log row event codes.
+pub(super) const EVENT_CREATE: i64 = 0;
+pub(super) const EVENT_UPDATE: i64 = 1;
+pub(super) const EVENT_DELETE: i64 = 2;
+
+/// A handle on the database: cheap to clone.
+#[derive(Clone)]
+pub struct Database {
+    inner: Arc<DatabaseInner>,
+}
+
+struct DatabaseInner {
+    writer: Mutex<Connection>,
+    /// Path for opening more readers; None for an in-memory database, whose
+    /// readers share the writer connection.
+    path: Option<PathBuf>,
+    idle_readers: Mutex<Vec<Connection>>,
+}
+
+fn configure(conn: &Connection) -> Result<(), rusqlite::Error> {
+    conn.busy_timeout(std::time::Duration::from_secs(30))?;
+    conn.pragma_update(None, "foreign_keys", "OFF")?;
+    Ok(())
+}
+
+impl Database {
+    /// Opens or creates a file database in WAL mode.
+    pub fn open_file(path: &Path) -> Result<Database, StorageError> {
+        let conn = Connection::open(path)?;
+        configure(&conn)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // NORMAL in WAL mode: a commit is in the WAL file when it returns, so
+        // it survives the process being killed; only an OS crash can lose it.
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(Database {
+            inner: Arc::new(DatabaseInner {
+                writer: Mutex::new(conn),
+                path: Some(path.to_path_buf()),
+                idle_readers: Mutex::new(Vec::new()),
+            }),
+        })
+    }
+
+    /// Opens a fresh in-memory database.
+    pub fn open_memory() -> Result<Database, StorageError> {
+        let conn = Connection::open_in_memory()?;
+        configure(&conn)?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(Database {
+            inner: Arc::new(DatabaseInner {
+                writer: Mutex::new(conn),
+                path: None,
+                idle_readers: Mutex::new(Vec::new()),
+            }),
+        })
+    }
+
+    /// Runs `f` on the writer connection.
+    pub fn with_writer<R>(&self, f: impl FnOnce(&mut Connection) -> R) -> Result<R, StorageError> {
+        let mut guard =
+            self.inner.writer.lock().map_err(|_| {
+                StorageError::Io(std::io::Error::other("writer connection poisoned"))
+            })?;
+        Ok(f(&mut guard))
+    }
+
+    /// Runs `f` on a reader connection.
+    pub fn with_reader<R>(&self, f: impl FnOnce(&Connection) -> R) -> Result<R, StorageError> {
+        let Some(path) = &self.inner.path else {
+            return self.with_writer(|c| f(c));
+        };
+        let pooled = self
+            .inner
+            .idle_readers
+            .lock()
+            .ok()
+            .and_then(|mut v| v.pop());
+        let conn = match pooled {
+            Some(c) => c,
+            None => {
+                let c = Connection::open_with_flags(
+                    path,
+                    rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+                        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )?;
+                configure(&c)?;
+                c
+            }
+        };
+        let result = f(&conn);
+        if let Ok(mut idle) = self.inner.idle_readers.lock() {
+            if idle.len() < 16 {
+                idle.push(conn);
+            }
+        }
+        Ok(result)
+    }
+}
+
+/// Reads the newest revision and the compaction revision.
+pub(super) fn read_revisions(c: &Connection) -> Result<(i64, i64), StorageError> {
+    let current: i64 = c.query_row("SELECT COALESCE(MAX(revision), 0) FROM kv_log", [], |r| {
+        r.get(0)
+    })?;
+    // A fully compacted log keeps its sequence in sqlite_sequence.
+    let seq: i64 = c
+        .query_row(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'kv_log'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?
+        .unwrap_or(0);
+    let compacted: i64 = c
+        .query_row(
+            "SELECT value FROM kv_meta WHERE name = 'compacted'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?
+        .unwrap_or(0);
+    Ok((current.max(seq), compacted))
+}
+
+pub(super) fn decode(key: &str, bytes: &[u8], revision: i64) -> Result<Value, StorageError> {
+    let mut v: Value = serde_json::from_slice(bytes).map_err(|source| StorageError::Corrupt {
+        key: key.to_string(),
+        source,
+    })?;
+    set_resource_version(&mut v, revision);
+    Ok(v)
+}
+
+/// The first key after every key with this prefix.
+fn prefix_end(prefix: &str) -> String {
+    let mut bytes = prefix.as_bytes().to_vec();
+    while let Some(last) = bytes.pop() {
+        if last < 0x7f {
+            bytes.push(last + 1);
+            return String::from_utf8_lossy(&bytes).into_owned();
+        }
+    }
+    "\u{7f}".to_string()
+}
+
+pub(super) fn get_current(c: &Connection, key: &str) -> Result<Option<Stored>, StorageError> {
+    let mut stmt =
+        c.prepare_cached("SELECT revision, create_revision, value FROM kv_current WHERE key = ?1")?;
+    let row = stmt
+        .query_row(params![key], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, Vec<u8>>(2)?,
+            ))
+        })
+        .optional()?;
+    match row {
+        None => Ok(None),
+        Some((revision, create_revision, bytes)) => Ok(Some(Stored {
+            object: Arc::new(decode(key, &bytes, revision)?),
+            revision,
+            create_revision,
+        })),
+    }
+}
+
+fn current_revision_in_tx(c: &Connection) -> Result<i64, StorageError> {
+    Ok(read_revisions(c)?.0)
+}
+
+pub(super) fn list_current(
+    c: &Connection,
+    prefix: &str,
+    start_after: Option<&str>,
+    limit: usize,
+) -> Result<ListPage, StorageError> {
+    let tx = c.unchecked_transaction()?;
+    let revision = current_revision_in_tx(&tx)?;
+    let end = prefix_end(prefix);
+    let lower = start_after
+        .filter(|s| s.as_bytes() > prefix.as_bytes())
+        .unwrap_or(prefix);
+    let mut stmt = tx.prepare_cached(
+        "SELECT key, revision, create_revision, value FROM kv_current
+         WHERE key > ?1 AND key < ?2 ORDER BY key LIMIT ?3",
+    )?;
+    let fetch = if limit == 0 { -1 } else { limit as i64 + 1 };
+    let rows = stmt.query_map(params![lower, end, fetch], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, i64>(2)?,
+            r.get::<_, Vec<u8>>(3)?,
+        ))
+    })?;
+    let mut items = Vec::new();
+    for row in rows {
+        let (key, rev, create_rev, bytes) = row?;
+        items.push((key, rev, create_rev, bytes));
+    }
+    drop(stmt);
+    finish_page(&tx, items, revision, limit, &end, |tx, after, end| {
+        tx.query_row(
+            "SELECT COUNT(*) FROM kv_current WHERE key > ?1 AND key < ?2",
+            params![after, end],
+            |r| r.get(0),
+        )
+    })
+}
+
+type RawRow = (String, i64, i64, Vec<u8>);
+
+fn finish_page(
+    tx: &rusqlite::Transaction<'_>,
+    mut rows: Vec<RawRow>,
+    revision: i64,
+    limit: usize,
+    end: &str,
+    count_after: impl Fn(&rusqlite::Transaction<'_>, &str, &str) -> Result<i64, rusqlite::Error>,
+) -> Result<ListPage, StorageError> {
+    let mut continue_key = None;
+    let mut remaining = None;
+    if limit > 0 && rows.len() > limit {
+        rows.truncate(limit);
+        if let Some((last, ..)) = rows.last() {
+            remaining = Some(count_after(tx, last, end)?);
+            continue_key = Some(last.clone());
+        }
+    }
+    let items = rows
+        .into_iter()
+        .map(|(key, rev, create_rev, bytes)| {
+            Ok(Stored {
+                object: Arc::new(decode(&key, &bytes, rev)?),
+                revision: rev,
+                create_revision: create_rev,
+            })
+        })
+        .collect::<Result<Vec<_>, StorageError>>()?;
+    Ok(ListPage {
+        items,
+        revision,
+        continue_key,
+        remaining,
+    })
+}
+
+pub(super) fn list_at(
+    c: &Connection,
+    prefix: &str,
+    at: i64,
+    start_after: Option<&str>,
+    limit: usize,
+) -> Result<ListPage, StorageError> {
+    let tx = c.unchecked_transaction()?;
+    let end = prefix_end(prefix);
+    let lower = start_after
+        .filter(|s| s.as_bytes() > prefix.as_bytes())
+        .unwrap_or(prefix);
+    let fetch = if limit == 0 { -1 } else { limit as i64 + 1 };
+    let sql = "SELECT l.key, l.revision, l.create_revision, l.value FROM kv_log l
+         JOIN (SELECT key, MAX(revision) AS rev FROM kv_log
+               WHERE key > ?1 AND key < ?2 AND revision <= ?3 GROUP BY key) m
+           ON l.revision = m.rev
+         WHERE l.event != 2 ORDER BY l.key LIMIT ?4";
+    let mut stmt = tx.prepare_cached(sql)?;
+    let rows = stmt.query_map(params![lower, end, at, fetch], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, i64>(2)?,
+            r.get::<_, Vec<u8>>(3)?,
+        ))
+    })?;
+    let mut items = Vec::new();
+    for row in rows {
+        items.push(row?);
+    }
+    drop(stmt);
+    finish_page(&tx, items, at, limit, &end, |tx, after, end| {
+        tx.query_row(
+            "SELECT COUNT(*) FROM (SELECT key, MAX(revision) AS rev FROM kv_log
+               WHERE key > ?1 AND key < ?2 AND revision <= ?3 GROUP BY key) m
+             JOIN kv_log l ON l.revision = m.rev WHERE l.event != 2",
+            params![after, end, at],
+            |r| r.get(0),
+        )
+    })
+}
+
+pub(super) fn history(
+    c: &Connection,
+    prefix: &str,
+    after: i64,
+) -> Result<Vec<Arc<WatchEvent>>, StorageError> {
+    let end = prefix_end(prefix);
+    let mut stmt = c.prepare_cached(
+        "SELECT l.revision, l.key, l.event, l.value, p.revision, p.value FROM kv_log l
+         LEFT JOIN kv_log p ON p.revision = l.prev_revision AND l.prev_revision > 0
+         WHERE l.revision > ?1 AND l.key >= ?2 AND l.key < ?3 ORDER BY l.revision",
+    )?;
+    let rows = stmt.query_map(params![after, prefix, end], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)?,
+            r.get::<_, Vec<u8>>(3)?,
+            r.get::<_, Option<i64>>(4)?,
+            r.get::<_, Option<Vec<u8>>>(5)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (revision, key, event, value, prev_rev, prev_value) = row?;
+        let event_type = match event {
+            EVENT_CREATE => EventType::Added,
+            EVENT_UPDATE => EventType::Modified,
+            _ => EventType::Deleted,
+        };
+        let object = Arc::new(decode(&key, &value, revision)?);
+        let previous = match (prev_rev, prev_value) {
+            (Some(r), Some(v)) => Some(Arc::new(decode(&key, &v, r)?)),
+            _ => None,
+        };
+        out.push(Arc::new(WatchEvent {
+            revision,
+            key,
+            event_type,
+            object,
+            previous,
+        }));
+    }
+    Ok(out)
+}
+
+/// Removes log rows superseded at or before `revision`, and deletions at or
+/// before it, keeping every key's state as of `revision`.
+pub(super) fn compact(c: &mut Connection, revision: i64) -> Result<(), StorageError> {
+    let tx = c.transaction()?;
+    tx.execute(
+        "DELETE FROM kv_log WHERE revision <= ?1 AND revision <
+           (SELECT MAX(l2.revision) FROM kv_log l2 WHERE l2.key = kv_log.key AND l2.revision <= ?1)",
+        params![revision],
+    )?;
+    tx.execute(
+        "DELETE FROM kv_log WHERE revision <= ?1 AND event = ?2",
+        params![revision, EVENT_DELETE],
+    )?;
+    tx.execute(
+        "INSERT INTO kv_meta(name, value) VALUES('compacted', ?1)
+         ON CONFLICT(name) DO UPDATE SET value = MAX(value, excluded.value)",
+        params![revision],
+    )?;
+    tx.commit()?;
+    Ok(())
+}

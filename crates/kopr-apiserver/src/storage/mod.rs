@@ -1,0 +1,346 @@
+//! Storage: an append-only revision log in SQLite, in the manner of k3s's kine.
+//!
+//! Every write appends one row to `kv_log`; its row id is the global, strictly
+//! increasing revision that clients see as `resourceVersion`. `kv_current`
+//! indexes the newest live row of each key. Writes are compare-and-swap on the
+//! key's current revision and are committed in small groups by one writer
+//! thread ([`writer`]), after which they are published to watchers in
+//! revision order. Reads use their own connections and never wait for the
+//! writer (WAL mode).
+
+mod database;
+mod writer;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use serde_json::Value;
+use tokio::sync::{broadcast, oneshot};
+
+pub use database::Database;
+use writer::{WriteJob, WriterHandle};
+
+/// Errors from the storage layer.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// The database failed.
+    #[error("storage: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// A stored value could not be decoded.
+    #[error("storage: corrupt value at {key}: {source}")]
+    Corrupt {
+        /// The key whose value is corrupt.
+        key: String,
+        /// The decoding error.
+        source: serde_json::Error,
+    },
+    /// The writer thread is gone (the server is shutting down).
+    #[error("storage: the writer has stopped")]
+    WriterGone,
+    /// Opening or preparing the data directory failed.
+    #[error("storage: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A stored object with its revisions.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    /// The object, with `metadata.resourceVersion` set to `revision`.
+    pub object: Arc<Value>,
+    /// The revision of the last write to this key.
+    pub revision: i64,
+    /// The revision at which the key was created.
+    pub create_revision: i64,
+}
+
+/// What kind of change a [`WatchEvent`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    /// The key was created.
+    Added,
+    /// The key was updated.
+    Modified,
+    /// The key was deleted.
+    Deleted,
+}
+
+impl EventType {
+    /// The watch event type string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One committed change, as published to watchers.
+#[derive(Debug)]
+pub struct WatchEvent {
+    /// Revision of the change.
+    pub revision: i64,
+    /// Storage key.
+    pub key: String,
+    /// Kind of change.
+    pub event_type: EventType,
+    /// The object after the change (for deletions: its last state), with the
+    /// change's revision as resourceVersion.
+    pub object: Arc<Value>,
+    /// The object before the change, for updates and deletions.
+    pub previous: Option<Arc<Value>>,
+}
+
+/// Outcome of a compare-and-swap write.
+#[derive(Debug)]
+pub enum WriteOutcome {
+    /// The write was committed.
+    Committed(Stored),
+    /// Create found the key already present.
+    AlreadyExists,
+    /// Update or delete found no such key.
+    NotFound,
+    /// Update or delete found the key at another revision.
+    Conflict,
+}
+
+/// A page of a list.
+#[derive(Debug)]
+pub struct ListPage {
+    /// The objects, in key order.
+    pub items: Vec<Stored>,
+    /// The revision the list was read at.
+    pub revision: i64,
+    /// The key to continue from, when `limit` cut the list short.
+    pub continue_key: Option<String>,
+    /// How many more items remain after this page, when cut short.
+    pub remaining: Option<i64>,
+}
+
+/// Errors specific to reading at a revision.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadAtError {
+    /// The revision has been compacted away.
+    #[error("too old resource version: {requested} ({compacted})")]
+    Compacted {
+        /// The revision asked for.
+        requested: i64,
+        /// The oldest revision still held.
+        compacted: i64,
+    },
+    /// Storage failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// The store: cheap to clone, shared by all request handlers.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<StoreInner>,
+}
+
+struct StoreInner {
+    db: Database,
+    writer: WriterHandle,
+    events: broadcast::Sender<Arc<WatchEvent>>,
+    revision: Arc<AtomicI64>,
+    compacted: AtomicI64,
+}
+
+/// Capacity of the in-memory event channel; a watcher that falls further
+/// behind catches up from the log.
+const EVENT_CHANNEL_CAPACITY: usize = 16 * 1024;
+
+impl Store {
+    /// Opens (or creates) the store in `dir`, or in memory when `dir` is None.
+    pub fn open(dir: Option<&Path>) -> Result<Store, StorageError> {
+        let db = match dir {
+            Some(d) => Database::open_file(&d.join("state.db"))?,
+            None => Database::open_memory()?,
+        };
+        let (revision, compacted) = db.with_reader(|c| database::read_revisions(c))??;
+        let (events, _) = broadcast::channel(EVENT_CHANNEL_CAPACITY);
+        let revision = Arc::new(AtomicI64::new(revision));
+        let writer = writer::spawn(db.clone(), events.clone(), revision.clone())?;
+        Ok(Store {
+            inner: Arc::new(StoreInner {
+                db,
+                writer,
+                events,
+                revision,
+                compacted: AtomicI64::new(compacted),
+            }),
+        })
+    }
+
+    /// The newest committed revision.
+    pub fn current_revision(&self) -> i64 {
+        self.inner.revision.load(Ordering::Acquire)
+    }
+
+    /// The oldest revision whose history is still held.
+    pub fn compacted_revision(&self) -> i64 {
+        self.inner.compacted.load(Ordering::Acquire)
+    }
+
+    /// Subscribes to committed changes from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<WatchEvent>> {
+        self.inner.events.subscribe()
+    }
+
+    async fn read<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&rusqlite::Connection) -> Result<R, StorageError> + Send + 'static,
+    ) -> Result<R, StorageError> {
+        let db = self.inner.db.clone();
+        match tokio::task::spawn_blocking(move || db.with_reader(f)).await {
+            Ok(r) => r?,
+            Err(e) => Err(StorageError::Io(std::io::Error::other(e.to_string()))),
+        }
+    }
+
+    /// Reads the current value of `key`.
+    pub async fn get(&self, key: &str) -> Result<Option<Stored>, StorageError> {
+        let key = key.to_string();
+        self.read(move |c| database::get_current(c, &key)).await
+    }
+
+    /// Lists current values under `prefix` (a key prefix ending in `/`),
+    /// starting after `start_after`, at most `limit` items (0 = all).
+    pub async fn list(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Result<ListPage, StorageError> {
+        let (prefix, start) = (prefix.to_string(), start_after.map(str::to_string));
+        self.read(move |c| database::list_current(c, &prefix, start.as_deref(), limit))
+            .await
+    }
+
+    /// Lists values under `prefix` as they were at `revision`.
+    pub async fn list_at(
+        &self,
+        prefix: &str,
+        revision: i64,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Result<ListPage, ReadAtError> {
+        let compacted = self.compacted_revision();
+        if revision < compacted {
+            return Err(ReadAtError::Compacted {
+                requested: revision,
+                compacted,
+            });
+        }
+        let (prefix, start) = (prefix.to_string(), start_after.map(str::to_string));
+        Ok(self
+            .read(move |c| database::list_at(c, &prefix, revision, start.as_deref(), limit))
+            .await?)
+    }
+
+    /// Changes under `prefix` with revision greater than `after`, in order.
+    pub async fn history(
+        &self,
+        prefix: &str,
+        after: i64,
+    ) -> Result<Vec<Arc<WatchEvent>>, ReadAtError> {
+        let compacted = self.compacted_revision();
+        if after < compacted {
+            return Err(ReadAtError::Compacted {
+                requested: after,
+                compacted,
+            });
+        }
+        let prefix = prefix.to_string();
+        Ok(self
+            .read(move |c| database::history(c, &prefix, after))
+            .await?)
+    }
+
+    async fn write(
+        &self,
+        job: WriteJob,
+        rx: oneshot::Receiver<Result<WriteOutcome, StorageError>>,
+    ) -> Result<WriteOutcome, StorageError> {
+        self.inner.writer.submit(job)?;
+        rx.await.map_err(|_| StorageError::WriterGone)?
+    }
+
+    /// Creates `key` with `object`, failing if it exists.
+    pub async fn create(&self, key: &str, object: Value) -> Result<WriteOutcome, StorageError> {
+        let (tx, rx) = oneshot::channel();
+        let job = WriteJob::create(key, object, tx)?;
+        self.write(job, rx).await
+    }
+
+    /// Replaces `key` with `object` if its current revision is `expected`;
+    /// `previous` is the object as read at `expected`, published with the change.
+    pub async fn update(
+        &self,
+        key: &str,
+        object: Value,
+        expected: i64,
+        previous: Arc<Value>,
+    ) -> Result<WriteOutcome, StorageError> {
+        let (tx, rx) = oneshot::channel();
+        let job = WriteJob::update(key, object, expected, previous, tx)?;
+        self.write(job, rx).await
+    }
+
+    /// Deletes `key` if its current revision is `expected`; `last` is the
+    /// object's last state, published with the deletion.
+    pub async fn delete(
+        &self,
+        key: &str,
+        last: Arc<Value>,
+        expected: i64,
+    ) -> Result<WriteOutcome, StorageError> {
+        let (tx, rx) = oneshot::channel();
+        let job = WriteJob::delete(key, last, expected, tx);
+        self.write(job, rx).await
+    }
+
+    /// Drops history older than `revision`, keeping each key's state at it.
+    pub async fn compact(&self, revision: i64) -> Result<(), StorageError> {
+        let revision = revision.min(self.current_revision());
+        if revision <= self.compacted_revision() {
+            return Ok(());
+        }
+        let db = self.inner.db.clone();
+        let done =
+            tokio::task::spawn_blocking(move || db.with_writer(|c| database::compact(c, revision)))
+                .await
+                .map_err(|e| StorageError::Io(std::io::Error::other(e.to_string())))?;
+        done??;
+        self.inner.compacted.fetch_max(revision, Ordering::AcqRel);
+        Ok(())
+    }
+}
+
+/// Sets `metadata.resourceVersion` on an object.
+pub(crate) fn set_resource_version(object: &mut Value, revision: i64) {
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert(
+            "resourceVersion".into(),
+            Value::String(revision.to_string()),
+        );
+    } else if let Some(obj) = object.as_object_mut() {
+        let mut meta = serde_json::Map::new();
+        meta.insert(
+            "resourceVersion".into(),
+            Value::String(revision.to_string()),
+        );
+        obj.insert("metadata".into(), Value::Object(meta));
+    }
+}
+
+/// Serializes an object for storage, removing its resourceVersion (the
+/// revision is assigned at commit and set again on read).
+pub(crate) fn encode_for_storage(object: &mut Value) -> Result<Vec<u8>, serde_json::Error> {
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("resourceVersion");
+    }
+    serde_json::to_vec(object)
+}

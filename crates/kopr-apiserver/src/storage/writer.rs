@@ -1,0 +1,317 @@
+//! The writer thread: commits compare-and-swap writes in groups.
+//!
+//! Requests are encoded on the callers' threads; the writer only checks the
+//! expected revision, appends to the log and updates the current index. All
+//! jobs waiting when a transaction starts are committed together (one WAL
+//! sync for the group), then published to watchers in revision order and
+//! answered. A job that fails its check does not affect the others.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::mpsc;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+use tokio::sync::{broadcast, oneshot};
+
+use super::database::{Database, EVENT_CREATE, EVENT_DELETE, EVENT_UPDATE};
+use super::{
+    EventType, StorageError, Stored, WatchEvent, WriteOutcome, encode_for_storage,
+    set_resource_version,
+};
+
+/// Most jobs committed in one transaction.
+const MAX_GROUP: usize = 256;
+
+type Reply = oneshot::Sender<Result<WriteOutcome, StorageError>>;
+
+enum Op {
+    Create {
+        object: Value,
+        bytes: Vec<u8>,
+    },
+    Update {
+        object: Value,
+        bytes: Vec<u8>,
+        expected: i64,
+        previous: Arc<Value>,
+    },
+    Delete {
+        last: Arc<Value>,
+        expected: i64,
+    },
+}
+
+/// One write waiting for the writer.
+pub(super) struct WriteJob {
+    key: String,
+    op: Op,
+    reply: Reply,
+}
+
+impl WriteJob {
+    pub(super) fn create(
+        key: &str,
+        mut object: Value,
+        reply: Reply,
+    ) -> Result<WriteJob, StorageError> {
+        let bytes = encode_for_storage(&mut object).map_err(|source| StorageError::Corrupt {
+            key: key.to_string(),
+            source,
+        })?;
+        Ok(WriteJob {
+            key: key.to_string(),
+            op: Op::Create { object, bytes },
+            reply,
+        })
+    }
+
+    pub(super) fn update(
+        key: &str,
+        mut object: Value,
+        expected: i64,
+        previous: Arc<Value>,
+        reply: Reply,
+    ) -> Result<WriteJob, StorageError> {
+        let bytes = encode_for_storage(&mut object).map_err(|source| StorageError::Corrupt {
+            key: key.to_string(),
+            source,
+        })?;
+        Ok(WriteJob {
+            key: key.to_string(),
+            op: Op::Update {
+                object,
+                bytes,
+                expected,
+                previous,
+            },
+            reply,
+        })
+    }
+
+    pub(super) fn delete(key: &str, last: Arc<Value>, expected: i64, reply: Reply) -> WriteJob {
+        WriteJob {
+            key: key.to_string(),
+            op: Op::Delete { last, expected },
+            reply,
+        }
+    }
+}
+
+/// Sends jobs to the writer thread.
+pub(super) struct WriterHandle {
+    jobs: mpsc::Sender<WriteJob>,
+}
+
+impl WriterHandle {
+    pub(super) fn submit(&self, job: WriteJob) -> Result<(), StorageError> {
+        self.jobs.send(job).map_err(|_| StorageError::WriterGone)
+    }
+}
+
+/// Starts the writer thread.
+pub(super) fn spawn(
+    db: Database,
+    events: broadcast::Sender<Arc<WatchEvent>>,
+    revision: Arc<AtomicI64>,
+) -> Result<WriterHandle, StorageError> {
+    let (tx, rx) = mpsc::channel::<WriteJob>();
+    std::thread::Builder::new()
+        .name("kopr-storage-writer".into())
+        .spawn(move || run(db, rx, events, revision))?;
+    Ok(WriterHandle { jobs: tx })
+}
+
+fn run(
+    db: Database,
+    jobs: mpsc::Receiver<WriteJob>,
+    events: broadcast::Sender<Arc<WatchEvent>>,
+    revision: Arc<AtomicI64>,
+) {
+    while let Ok(first) = jobs.recv() {
+        let mut group = vec![first];
+        while group.len() < MAX_GROUP {
+            match jobs.try_recv() {
+                Ok(j) => group.push(j),
+                Err(_) => break,
+            }
+        }
+        let committed = db.with_writer(|conn| commit_group(conn, &mut group));
+        let results = match committed {
+            Ok(Ok(results)) => results,
+            Ok(Err(e)) => {
+                tracing::error!(error = %e, "storage write failed");
+                fail_all(group, &e);
+                continue;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "storage writer unavailable");
+                fail_all(group, &e);
+                continue;
+            }
+        };
+        for (job, result) in group.into_iter().zip(results) {
+            let outcome = match result {
+                Applied::Done { stored, event } => {
+                    revision.fetch_max(stored.revision, Ordering::AcqRel);
+                    // No receivers is fine: nobody is watching.
+                    let _ = events.send(event);
+                    WriteOutcome::Committed(stored)
+                }
+                Applied::Rejected(outcome) => outcome,
+            };
+            let _ = job.reply.send(Ok(outcome));
+        }
+    }
+}
+
+fn fail_all(group: Vec<WriteJob>, e: &StorageError) {
+    for job in group {
+        let _ = job
+            .reply
+            .send(Err(StorageError::Io(std::io::Error::other(e.to_string()))));
+    }
+}
+
+enum Applied {
+    Done {
+        stored: Stored,
+        event: Arc<WatchEvent>,
+    },
+    Rejected(WriteOutcome),
+}
+
+fn commit_group(
+    conn: &mut Connection,
+    group: &mut [WriteJob],
+) -> Result<Vec<Applied>, StorageError> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let mut results = Vec::with_capacity(group.len());
+    for job in group.iter_mut() {
+        results.push(apply(&tx, job)?);
+    }
+    tx.commit()?;
+    Ok(results)
+}
+
+fn current_revision(tx: &Connection, key: &str) -> Result<Option<(i64, i64)>, StorageError> {
+    let mut stmt =
+        tx.prepare_cached("SELECT revision, create_revision FROM kv_current WHERE key = ?1")?;
+    Ok(stmt
+        .query_row(params![key], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+        })
+        .optional()?)
+}
+
+fn append(
+    tx: &Connection,
+    key: &str,
+    event: i64,
+    create_revision: i64,
+    prev_revision: i64,
+    bytes: &[u8],
+) -> Result<i64, StorageError> {
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO kv_log(key, event, create_revision, prev_revision, value) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    stmt.execute(params![key, event, create_revision, prev_revision, bytes])?;
+    Ok(tx.last_insert_rowid())
+}
+
+fn apply(tx: &Connection, job: &mut WriteJob) -> Result<Applied, StorageError> {
+    let key = job.key.as_str();
+    match &mut job.op {
+        Op::Create { object, bytes } => {
+            if current_revision(tx, key)?.is_some() {
+                return Ok(Applied::Rejected(WriteOutcome::AlreadyExists));
+            }
+            let rev = append(tx, key, EVENT_CREATE, 0, 0, bytes)?;
+            tx.prepare_cached("UPDATE kv_log SET create_revision = ?1 WHERE revision = ?1")?
+                .execute(params![rev])?;
+            tx.prepare_cached(
+                "INSERT INTO kv_current(key, revision, create_revision, value) VALUES (?1, ?2, ?2, ?3)",
+            )?
+            .execute(params![key, rev, &bytes[..]])?;
+            let mut obj = std::mem::take(object);
+            set_resource_version(&mut obj, rev);
+            let obj = Arc::new(obj);
+            Ok(done(key, rev, rev, EventType::Added, obj, None))
+        }
+        Op::Update {
+            object,
+            bytes,
+            expected,
+            previous,
+        } => {
+            let Some((rev_now, create_rev)) = current_revision(tx, key)? else {
+                return Ok(Applied::Rejected(WriteOutcome::NotFound));
+            };
+            if rev_now != *expected {
+                return Ok(Applied::Rejected(WriteOutcome::Conflict));
+            }
+            let rev = append(tx, key, EVENT_UPDATE, create_rev, rev_now, bytes)?;
+            tx.prepare_cached("UPDATE kv_current SET revision = ?2, value = ?3 WHERE key = ?1")?
+                .execute(params![key, rev, &bytes[..]])?;
+            let mut obj = std::mem::take(object);
+            set_resource_version(&mut obj, rev);
+            Ok(done(
+                key,
+                rev,
+                create_rev,
+                EventType::Modified,
+                Arc::new(obj),
+                Some(previous.clone()),
+            ))
+        }
+        Op::Delete { last, expected } => {
+            let Some((rev_now, create_rev)) = current_revision(tx, key)? else {
+                return Ok(Applied::Rejected(WriteOutcome::NotFound));
+            };
+            if rev_now != *expected {
+                return Ok(Applied::Rejected(WriteOutcome::Conflict));
+            }
+            let mut obj = (**last).clone();
+            let bytes = encode_for_storage(&mut obj).map_err(|source| StorageError::Corrupt {
+                key: key.to_string(),
+                source,
+            })?;
+            let rev = append(tx, key, EVENT_DELETE, create_rev, rev_now, &bytes)?;
+            tx.prepare_cached("DELETE FROM kv_current WHERE key = ?1")?
+                .execute(params![key])?;
+            set_resource_version(&mut obj, rev);
+            Ok(done(
+                key,
+                rev,
+                create_rev,
+                EventType::Deleted,
+                Arc::new(obj),
+                Some(last.clone()),
+            ))
+        }
+    }
+}
+
+fn done(
+    key: &str,
+    revision: i64,
+    create_revision: i64,
+    event_type: EventType,
+    object: Arc<Value>,
+    previous: Option<Arc<Value>>,
+) -> Applied {
+    Applied::Done {
+        stored: Stored {
+            object: object.clone(),
+            revision,
+            create_revision,
+        },
+        event: Arc::new(WatchEvent {
+            revision,
+            key: key.to_string(),
+            event_type,
+            object,
+            previous,
+        }),
+    }
+}

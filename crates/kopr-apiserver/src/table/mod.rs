@@ -1,0 +1,169 @@
+//! Server-side Table printing: the `meta.k8s.io/v1` `Table` kube-apiserver
+//! returns for `Accept: application/json;as=Table;v=v1;g=meta.k8s.io`, with
+//! the columns and cells of kube-apiserver 1.32's built-in printers, or the
+//! default "Name / Created At" columns for any other resource.
+//!
+//! - [`columns`]: column definitions per printer;
+//! - [`cells`]: row cells per printer;
+//! - [`age`]: `HumanDuration` and timestamp formatting.
+
+mod age;
+mod cells;
+mod columns;
+
+use jiff::Timestamp;
+use serde_json::{Map, Value, json};
+
+pub use age::human_duration;
+
+/// What each table row carries in `object` (the `includeObject` parameter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IncludeObject {
+    /// `object` is null.
+    None,
+    /// `object` is a `PartialObjectMetadata` (the default).
+    #[default]
+    Metadata,
+    /// `object` is the full object.
+    Object,
+}
+
+impl IncludeObject {
+    /// Parses the `includeObject` query value; empty means `Metadata`. The
+    /// error is the kube BadRequest message for an unknown value.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "" | "Metadata" => Ok(IncludeObject::Metadata),
+            "None" => Ok(IncludeObject::None),
+            "Object" => Ok(IncludeObject::Object),
+            other => Err(format!(
+                "unrecognized includeObject value: {}",
+                crate::selectors::go_quote(other)
+            )),
+        }
+    }
+}
+
+/// Column definitions for a resource (group "" for core), as kube-apiserver's
+/// printers give them, or the default columns (Name, Created At) when not a
+/// known kind.
+pub fn column_definitions(group: &str, resource: &str) -> Vec<Value> {
+    columns::columns(columns::kind_of(group, resource))
+}
+
+/// The cells of one row for one object, matching [`column_definitions`]
+/// (including the priority-1 "wide" columns, as the server always sends them).
+pub fn row_cells(group: &str, resource: &str, obj: &Value, now: Timestamp) -> Vec<Value> {
+    cells::cells(columns::kind_of(group, resource), obj, now)
+}
+
+/// One table row: `{"cells": [...], "conditions"?: [...], "object": ...}`.
+pub fn table_row(
+    group: &str,
+    resource: &str,
+    obj: &Value,
+    include_object: IncludeObject,
+    now: Timestamp,
+) -> Value {
+    let kind = columns::kind_of(group, resource);
+    let mut row = Map::new();
+    row.insert("cells".into(), Value::Array(cells::cells(kind, obj, now)));
+    if let Some(c) = cells::conditions(kind, obj) {
+        row.insert("conditions".into(), c);
+    }
+    row.insert("object".into(), row_object(obj, include_object));
+    Value::Object(row)
+}
+
+/// The row object for an include policy.
+fn row_object(obj: &Value, include_object: IncludeObject) -> Value {
+    match include_object {
+        IncludeObject::None => Value::Null,
+        IncludeObject::Object => obj.clone(),
+        IncludeObject::Metadata => partial_object_metadata(obj),
+    }
+}
+
+/// `meta.AsPartialObjectMetadata` for `meta.k8s.io/v1`: the object's metadata,
+/// with `creationTimestamp` null when unset (as Go serializes a zero time).
+pub fn partial_object_metadata(obj: &Value) -> Value {
+    let mut meta = obj
+        .get("metadata")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    meta.entry("creationTimestamp").or_insert(Value::Null);
+    json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": meta,
+    })
+}
+
+/// A full Table object:
+/// `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{...},"columnDefinitions":[...],"rows":[...]}`.
+///
+/// `list_meta` is the list's metadata (`resourceVersion`, `continue`,
+/// `remainingItemCount`), or `{"resourceVersion": ...}` of a single object
+/// (null becomes `{}`). Like kube's default convertor, a table of an unknown
+/// kind with no objects has `"rows": null`.
+pub fn table(
+    group: &str,
+    resource: &str,
+    objects: &[Value],
+    include_object: IncludeObject,
+    list_meta: Value,
+    now: Timestamp,
+) -> Value {
+    table_with_headers(
+        group,
+        resource,
+        objects,
+        include_object,
+        true,
+        list_meta,
+        now,
+    )
+}
+
+/// Like [`table`], but `headers == false` gives `"columnDefinitions": null`,
+/// as kube-apiserver sends in every watch event after the first one.
+pub fn table_with_headers(
+    group: &str,
+    resource: &str,
+    objects: &[Value],
+    include_object: IncludeObject,
+    headers: bool,
+    list_meta: Value,
+    now: Timestamp,
+) -> Value {
+    let kind = columns::kind_of(group, resource);
+    let rows: Vec<Value> = objects
+        .iter()
+        .map(|o| table_row(group, resource, o, include_object, now))
+        .collect();
+    let rows = if rows.is_empty() && kind == columns::Kind::Default {
+        Value::Null
+    } else {
+        Value::Array(rows)
+    };
+    let columns = if headers {
+        Value::Array(columns::columns(kind))
+    } else {
+        Value::Null
+    };
+    let metadata = match list_meta {
+        Value::Null => json!({}),
+        other => other,
+    };
+    json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": metadata,
+        "columnDefinitions": columns,
+        "rows": rows,
+    })
+}
+
+#[cfg(test)]
+mod tests;

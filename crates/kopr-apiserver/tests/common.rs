@@ -1,0 +1,81 @@
+//! Shared test fixture: an in-process kopr-apiserver and a kube-rs client.
+
+#![allow(dead_code)]
+
+use kopr_apiserver::{ApiServer, Config};
+
+/// A running server and a client configured from its kubeconfig.
+pub struct Fixture {
+    pub server: ApiServer,
+    pub client: kube::Client,
+}
+
+pub async fn start() -> Fixture {
+    start_with(Config::ephemeral()).await
+}
+
+pub async fn start_with(config: Config) -> Fixture {
+    let server = ApiServer::start(config).await.expect("server starts");
+    let client = client_for(&server).await;
+    Fixture { server, client }
+}
+
+pub async fn client_for(server: &ApiServer) -> kube::Client {
+    let kubeconfig =
+        kube::config::Kubeconfig::from_yaml(&server.kubeconfig_yaml()).expect("kubeconfig parses");
+    let config = kube::Config::from_custom_kubeconfig(
+        kubeconfig,
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .expect("kube config");
+    kube::Client::try_from(config).expect("client")
+}
+
+/// Sends a raw request through a kube client; returns status, headers and body text.
+pub async fn raw(
+    client: &kube::Client,
+    method: &str,
+    path: &str,
+    content_type: Option<&str>,
+    body: Vec<u8>,
+) -> (u16, http::HeaderMap, String) {
+    use http_body_util::BodyExt;
+    let mut req = http::Request::builder().method(method).uri(path);
+    if let Some(ct) = content_type {
+        req = req.header("content-type", ct);
+    }
+    let req = req.body(kube::client::Body::from(body)).expect("request");
+    let resp = client.send(req).await.expect("response");
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let bytes = resp.into_body().collect().await.expect("body").to_bytes();
+    (
+        status,
+        headers,
+        String::from_utf8_lossy(&bytes).into_owned(),
+    )
+}
+
+/// A client for the server that presents no token.
+pub async fn anonymous_client(server: &ApiServer) -> kube::Client {
+    let yaml = server
+        .kubeconfig_yaml()
+        .replace(&format!("token: {}", server.token()), "token: \"\"");
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(&yaml).expect("kubeconfig parses");
+    let config = kube::Config::from_custom_kubeconfig(
+        kubeconfig,
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .expect("kube config");
+    kube::Client::try_from(config).expect("client")
+}
+
+/// Extracts the Status of a kube-rs API error.
+pub fn status_of(e: kube::Error) -> kube::core::Status {
+    match e {
+        kube::Error::Api(s) => *s,
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}

@@ -1,0 +1,546 @@
+//! Verbs, optimistic concurrency, metadata, selectors and paging, through
+//! the kube-rs client against an in-process server.
+
+mod common;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, ServiceAccount};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+fn cm(name: &str, data: serde_json::Value) -> ConfigMap {
+    serde_json::from_value(
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn create_get_update_delete() {
+    let f = common::start().await;
+    let cms: Api<ConfigMap> = Api::namespaced(f.client.clone(), "default");
+    let created = cms
+        .create(&PostParams::default(), &cm("a", json!({"k": "v"})))
+        .await
+        .unwrap();
+    let meta = &created.metadata;
+    assert_eq!(meta.namespace.as_deref(), Some("default"));
+    assert_eq!(meta.uid.as_ref().map(String::len), Some(36));
+    assert!(meta.creation_timestamp.is_some());
+    let rv1: i64 = meta.resource_version.as_deref().unwrap().parse().unwrap();
+
+    let got = cms.get("a").await.unwrap();
+    assert_eq!(got.data.unwrap()["k"], "v");
+
+    let mut changed = created.clone();
+    changed.data = Some([("k".to_string(), "w".to_string())].into());
+    let updated = cms
+        .replace("a", &PostParams::default(), &changed)
+        .await
+        .unwrap();
+    let rv2: i64 = updated
+        .metadata
+        .resource_version
+        .as_deref()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(rv2 > rv1, "resourceVersion increases: {rv1} -> {rv2}");
+
+    // The first object's resourceVersion is now stale.
+    let err = common::status_of(
+        cms.replace("a", &PostParams::default(), &changed)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 409);
+    assert_eq!(err.reason, "Conflict");
+    assert_eq!(
+        err.message,
+        "Operation cannot be fulfilled on configmaps \"a\": the object has been modified; please apply your changes to the latest version and try again"
+    );
+
+    let dup = common::status_of(
+        cms.create(&PostParams::default(), &cm("a", json!({})))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((dup.code, dup.reason.as_str()), (409, "AlreadyExists"));
+    assert_eq!(dup.message, "configmaps \"a\" already exists");
+
+    let deleted = cms.delete("a", &DeleteParams::default()).await.unwrap();
+    let status = deleted
+        .right()
+        .expect("configmaps answer a Status on delete");
+    assert_eq!(
+        status.status,
+        Some(kube::core::response::StatusSummary::Success)
+    );
+    let missing = common::status_of(cms.get("a").await.unwrap_err());
+    assert_eq!(
+        (missing.code, missing.message.as_str()),
+        (404, "configmaps \"a\" not found")
+    );
+    assert_eq!(missing.details.unwrap().kind, "configmaps");
+}
+
+#[tokio::test]
+async fn generate_name_uses_kube_alphabet() {
+    let f = common::start().await;
+    let cms: Api<ConfigMap> = Api::namespaced(f.client.clone(), "default");
+    let mut obj = cm("", json!({}));
+    obj.metadata.name = None;
+    obj.metadata.generate_name = Some("gen-".into());
+    let a = cms.create(&PostParams::default(), &obj).await.unwrap();
+    let name = a.metadata.name.unwrap();
+    assert_eq!(name.len(), 9, "{name}");
+    assert!(name.starts_with("gen-"));
+    assert!(
+        name[4..]
+            .chars()
+            .all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)),
+        "{name}"
+    );
+
+    obj.metadata.generate_name = None;
+    let err = common::status_of(cms.create(&PostParams::default(), &obj).await.unwrap_err());
+    assert_eq!(err.code, 422);
+    assert!(
+        err.message.contains("name or generateName is required"),
+        "{}",
+        err.message
+    );
+}
+
+#[tokio::test]
+async fn missing_and_terminating_namespaces() {
+    let f = common::start().await;
+    let cms: Api<ConfigMap> = Api::namespaced(f.client.clone(), "nope");
+    let err = common::status_of(
+        cms.create(&PostParams::default(), &cm("a", json!({})))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (404, "namespaces \"nope\" not found")
+    );
+
+    let nss: Api<Namespace> = Api::all(f.client.clone());
+    let err = common::status_of(
+        nss.delete("default", &DeleteParams::default())
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 403);
+    assert_eq!(
+        err.message,
+        "namespaces \"default\" is forbidden: this namespace may not be deleted"
+    );
+
+    // A namespace with a finalizer of ours stays Terminating until we let it go.
+    let ns: Namespace = serde_json::from_value(
+        json!({"metadata": {"name": "doomed", "finalizers": ["example.com/hold"]}}),
+    )
+    .unwrap();
+    nss.create(&PostParams::default(), &ns).await.unwrap();
+    let in_doomed: Api<ConfigMap> = Api::namespaced(f.client.clone(), "doomed");
+    in_doomed
+        .create(&PostParams::default(), &cm("inside", json!({})))
+        .await
+        .unwrap();
+    nss.delete("doomed", &DeleteParams::default())
+        .await
+        .unwrap();
+    let err = common::status_of(
+        in_doomed
+            .create(&PostParams::default(), &cm("late", json!({})))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 403);
+    assert_eq!(
+        err.message,
+        "configmaps \"late\" is forbidden: unable to create new content in namespace doomed because it is being terminated"
+    );
+    // The namespace controller empties it.
+    wait_until(|| async {
+        in_doomed
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    })
+    .await;
+    let ns = nss.get("doomed").await.unwrap();
+    assert_eq!(ns.status.unwrap().phase.as_deref(), Some("Terminating"));
+    nss.patch(
+        "doomed",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
+    wait_until(|| async { nss.get_opt("doomed").await.unwrap().is_none() }).await;
+}
+
+async fn wait_until<F, Fut>(mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    for _ in 0..500 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("condition not reached in 10 s");
+}
+
+#[tokio::test]
+async fn system_namespaces_and_default_service_accounts() {
+    let f = common::start().await;
+    let nss: Api<Namespace> = Api::all(f.client.clone());
+    let names: Vec<String> = nss
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|n| n.metadata.name)
+        .collect();
+    for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        assert!(names.contains(&ns.to_string()), "{names:?}");
+        let sas: Api<ServiceAccount> = Api::namespaced(f.client.clone(), ns);
+        assert!(sas.get("default").await.is_ok(), "default SA in {ns}");
+    }
+    // A new namespace gets one too.
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "fresh"}})).unwrap();
+    nss.create(&PostParams::default(), &ns).await.unwrap();
+    let sas: Api<ServiceAccount> = Api::namespaced(f.client.clone(), "fresh");
+    wait_until(|| async { sas.get_opt("default").await.unwrap().is_some() }).await;
+}
+
+#[tokio::test]
+async fn label_and_field_selectors_and_paging() {
+    let f = common::start().await;
+    let cms: Api<ConfigMap> = Api::namespaced(f.client.clone(), "default");
+    for i in 0..7 {
+        let mut obj = cm(&format!("c{i}"), json!({}));
+        obj.metadata.labels = Some(
+            [(
+                "tier".to_string(),
+                if i % 2 == 0 { "even" } else { "odd" }.to_string(),
+            )]
+            .into(),
+        );
+        cms.create(&PostParams::default(), &obj).await.unwrap();
+    }
+    let even = cms
+        .list(&ListParams::default().labels("tier=even"))
+        .await
+        .unwrap();
+    assert_eq!(even.items.len(), 4);
+    let set = cms
+        .list(&ListParams::default().labels("tier in (odd),tier notin (x)"))
+        .await
+        .unwrap();
+    assert_eq!(set.items.len(), 3);
+    let one = cms
+        .list(&ListParams::default().fields("metadata.name=c3"))
+        .await
+        .unwrap();
+    assert_eq!(one.items.len(), 1);
+    let bad = common::status_of(
+        cms.list(&ListParams::default().fields("spec.foo=1"))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(bad.code, 400);
+
+    // Pages of 3 over 7 (plus kube-root-ca-like extras are not created here).
+    let mut seen = Vec::new();
+    let mut lp = ListParams::default().limit(3);
+    loop {
+        let page = cms.list(&lp).await.unwrap();
+        assert!(page.items.len() <= 3);
+        seen.extend(page.items.into_iter().filter_map(|c| c.metadata.name));
+        match page.metadata.continue_ {
+            Some(c) if !c.is_empty() => lp = lp.continue_token(&c),
+            _ => break,
+        }
+    }
+    assert_eq!(seen, (0..7).map(|i| format!("c{i}")).collect::<Vec<_>>());
+    // Paging with a selector fills pages with matches only.
+    let page = cms
+        .list(&ListParams::default().labels("tier=odd").limit(2))
+        .await
+        .unwrap();
+    assert_eq!(page.items.len(), 2);
+    assert!(page.metadata.continue_.is_some());
+}
+
+#[tokio::test]
+async fn patch_types() {
+    let f = common::start().await;
+    let cms: Api<ConfigMap> = Api::namespaced(f.client.clone(), "default");
+    cms.create(
+        &PostParams::default(),
+        &cm("p", json!({"a": "1", "b": "2"})),
+    )
+    .await
+    .unwrap();
+    let pp = PatchParams::default();
+    let merged = cms
+        .patch(
+            "p",
+            &pp,
+            &Patch::Merge(json!({"data": {"a": null, "c": "3"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        merged.data.clone().unwrap(),
+        [
+            ("b".to_string(), "2".to_string()),
+            ("c".to_string(), "3".to_string())
+        ]
+        .into()
+    );
+    let ops: json_patch::Patch = serde_json::from_value(json!([
+        {"op": "test", "path": "/metadata/finalizers", "value": null},
+        {"op": "add", "path": "/metadata/finalizers", "value": ["example.com/f"]}
+    ]))
+    .unwrap();
+    let patched = cms.patch("p", &pp, &Patch::<()>::Json(ops)).await.unwrap();
+    assert_eq!(
+        patched.metadata.finalizers,
+        Some(vec!["example.com/f".to_string()])
+    );
+    let failing: json_patch::Patch =
+        serde_json::from_value(json!([{"op": "test", "path": "/data/b", "value": "nope"}]))
+            .unwrap();
+    let err = common::status_of(
+        cms.patch("p", &pp, &Patch::<()>::Json(failing))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 422);
+    let strategic = cms
+        .patch(
+            "p",
+            &pp,
+            &Patch::Strategic(json!({"metadata": {"finalizers": ["example.com/g"]}})),
+        )
+        .await
+        .unwrap();
+    // finalizers merge as a set under strategic merge patch.
+    assert_eq!(
+        strategic.metadata.finalizers,
+        Some(vec![
+            "example.com/f".to_string(),
+            "example.com/g".to_string()
+        ])
+    );
+    // Clean up the finalizers so the object can go.
+    cms.patch(
+        "p",
+        &pp,
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn finalizers_hold_deletion() {
+    let f = common::start().await;
+    let cms: Api<ConfigMap> = Api::namespaced(f.client.clone(), "default");
+    let mut obj = cm("held", json!({}));
+    obj.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    cms.create(&PostParams::default(), &obj).await.unwrap();
+    let pending = cms
+        .delete("held", &DeleteParams::default())
+        .await
+        .unwrap()
+        .left()
+        .expect("object while finalizers remain");
+    assert!(pending.metadata.deletion_timestamp.is_some());
+    assert_eq!(pending.metadata.deletion_grace_period_seconds, Some(0));
+    let err = common::status_of(
+        cms.patch(
+            "held",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"finalizers": ["example.com/hold", "example.com/new"]}}),
+            ),
+        )
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!(err.code, 422);
+    assert_eq!(
+        err.message,
+        "ConfigMap \"held\" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{\"example.com/new\"}"
+    );
+    cms.patch(
+        "held",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
+    assert!(cms.get_opt("held").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn dry_run_stores_nothing() {
+    let f = common::start().await;
+    let cms: Api<ConfigMap> = Api::namespaced(f.client.clone(), "default");
+    let pp = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    let out = cms
+        .create(&pp, &cm("dry", json!({"k": "v"})))
+        .await
+        .unwrap();
+    assert!(out.metadata.uid.is_some());
+    assert!(out.metadata.resource_version.is_none());
+    assert!(cms.get_opt("dry").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn status_subresource_rules() {
+    let f = common::start().await;
+    let pods: Api<Pod> = Api::namespaced(f.client.clone(), "default");
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]},
+        "status": {"phase": "Running"}
+    }))
+    .unwrap();
+    let created = pods.create(&PostParams::default(), &pod).await.unwrap();
+    // Status is reset on create; defaults are applied.
+    assert_eq!(
+        created.status.as_ref().unwrap().phase.as_deref(),
+        Some("Pending")
+    );
+    let spec = created.spec.as_ref().unwrap();
+    assert_eq!(spec.restart_policy.as_deref(), Some("Always"));
+    assert_eq!(
+        spec.containers[0].image_pull_policy.as_deref(),
+        Some("IfNotPresent")
+    );
+    // A status change through the main resource is ignored...
+    let after = pods
+        .patch(
+            "p",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"phase": "Running"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(after.status.unwrap().phase.as_deref(), Some("Pending"));
+    // ...and a spec change through /status too.
+    let after = pods
+        .patch_status(
+            "p",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"status": {"phase": "Running"}, "spec": {"activeDeadlineSeconds": 5}}),
+            ),
+        )
+        .await
+        .unwrap();
+    assert_eq!(after.status.unwrap().phase.as_deref(), Some("Running"));
+    assert_eq!(after.spec.unwrap().active_deadline_seconds, None);
+}
+
+#[tokio::test]
+async fn unauthenticated_requests_get_401() {
+    let f = common::start().await;
+    let anon = common::anonymous_client(&f.server).await;
+    let (code, _, body) = common::raw(&anon, "GET", "/api/v1/namespaces", None, Vec::new()).await;
+    assert_eq!(code, 401);
+    let status: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(status["reason"], "Unauthorized");
+    let (code, _, body) = common::raw(&anon, "GET", "/readyz", None, Vec::new()).await;
+    assert_eq!((code, body.as_str()), (200, "ok"));
+}
+
+#[tokio::test]
+async fn bad_input_gets_kube_statuses() {
+    let f = common::start().await;
+    let c = &f.client;
+    let path = "/api/v1/namespaces/default/configmaps";
+    let (code, _, body) = common::raw(
+        c,
+        "POST",
+        path,
+        Some("application/json"),
+        b"{\"metadata\":".to_vec(),
+    )
+    .await;
+    assert_eq!(code, 400, "{body}");
+    let (code, _, _) = common::raw(
+        c,
+        "POST",
+        path,
+        Some("application/json"),
+        vec![b' '; 3 * 1024 * 1024 + 1],
+    )
+    .await;
+    assert_eq!(code, 413);
+    let (code, _, body) = common::raw(
+        c,
+        "PATCH",
+        &format!("{path}/x"),
+        Some("text/plain"),
+        b"{}".to_vec(),
+    )
+    .await;
+    assert_eq!(code, 415, "{body}");
+    let (code, _, body) = common::raw(
+        c,
+        "GET",
+        &format!("{path}?labelSelector=a%20in%20(b"),
+        None,
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(code, 400, "{body}");
+    let (code, _, body) =
+        common::raw(c, "PUT", path, Some("application/json"), b"{}".to_vec()).await;
+    assert_eq!(code, 405, "{body}");
+    let bad_name = br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Bad_Name"}}"#;
+    let (code, _, body) =
+        common::raw(c, "POST", path, Some("application/json"), bad_name.to_vec()).await;
+    assert_eq!(code, 422, "{body}");
+    let status: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(status["details"]["causes"][0]["field"], "metadata.name");
+    // Strict field validation rejects unknown fields; Warn answers a Warning header.
+    let unknown =
+        br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u"},"spec":{"x":1}}"#;
+    let (code, _, body) = common::raw(
+        c,
+        "POST",
+        &format!("{path}?fieldValidation=Strict"),
+        Some("application/json"),
+        unknown.to_vec(),
+    )
+    .await;
+    assert_eq!(code, 400);
+    assert!(
+        body.contains("strict decoding error: unknown field \\\"spec\\\""),
+        "{body}"
+    );
+    let (code, headers, _) =
+        common::raw(c, "POST", path, Some("application/json"), unknown.to_vec()).await;
+    assert_eq!(code, 201);
+    assert_eq!(
+        headers.get("warning").unwrap(),
+        "299 - \"unknown field \\\"spec\\\"\""
+    );
+}

@@ -1,0 +1,79 @@
+//! `kopr apiserver`: the embedded API server as a foreground process.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Args;
+use kopr_apiserver::{ApiServer, Config};
+
+/// Options of `kopr apiserver`.
+#[derive(Args, Debug)]
+pub struct ApiserverArgs {
+    /// Directory for the database, credentials and kubeconfig (reused across restarts).
+    #[arg(long, default_value = ".kopr")]
+    data_dir: PathBuf,
+    /// Address to listen on. Use 0.0.0.0:PORT to accept remote clients.
+    #[arg(long, default_value = "127.0.0.1:6443")]
+    listen: SocketAddr,
+    /// Where to write the kubeconfig (default: DATA_DIR/kubeconfig).
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// Keep objects in memory only (credentials still live in DATA_DIR).
+    #[arg(long)]
+    in_memory: bool,
+    /// Do not run the in-process controllers (garbage collector, namespaces).
+    #[arg(long)]
+    no_controllers: bool,
+}
+
+/// Runs the server until SIGINT or SIGTERM.
+pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let config = Config {
+        data_dir: Some(args.data_dir.clone()),
+        listen: args.listen,
+        kubeconfig: args.kubeconfig.clone(),
+        in_memory: args.in_memory,
+        controllers: !args.no_controllers,
+    };
+    let server = ApiServer::start(config).await.with_context(|| {
+        format!(
+            "starting the API server with data in {}",
+            args.data_dir.display()
+        )
+    })?;
+    let kubeconfig = server
+        .kubeconfig_path()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    tracing::info!(
+        url = %server.url(),
+        kubeconfig,
+        ready_ms = started.elapsed().as_millis() as u64,
+        "kopr apiserver ready"
+    );
+    println!("kopr apiserver listening on {}", server.url());
+    println!("kubeconfig: {kubeconfig}");
+    println!("try: kubectl --kubeconfig {kubeconfig} get namespaces");
+    wait_for_signal().await?;
+    tracing::info!("shutting down");
+    server.shutdown().await;
+    Ok(())
+}
+
+async fn wait_for_signal() -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate())?;
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => r?,
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::signal::ctrl_c().await?;
+    Ok(())
+}

@@ -1,0 +1,38 @@
+//! `kopr`: the kopr command line.
+
+mod apiserver;
+
+use clap::{Parser, Subcommand};
+
+/// kopr: Kubernetes operators in Rust, and the embedded cluster to run them on.
+#[derive(Parser, Debug)]
+#[command(name = "kopr", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the embedded Kubernetes API server in the foreground.
+    Apiserver(apiserver::ApiserverArgs),
+}
+
+fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        match cli.command {
+            Command::Apiserver(args) => apiserver::run(args).await,
+        }
+    })
+}

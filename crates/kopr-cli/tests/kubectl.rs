@@ -1,0 +1,224 @@
+//! kubectl end to end against a `kopr apiserver` child process, asserting
+//! the lines kubectl prints as it would against a real cluster.
+
+mod support;
+
+use support::{Server, rows};
+
+const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\n  labels:\n    app: demo\ndata:\n  greeting: hello\n";
+
+#[test]
+fn kubectl_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+
+    // Tables from the server.
+    let ns = server.ok(&["get", "namespaces"]);
+    let table = rows(&ns);
+    assert_eq!(table[0], ["NAME", "STATUS", "AGE"]);
+    for name in ["default", "kube-node-lease", "kube-public", "kube-system"] {
+        assert!(
+            table.iter().any(|r| r[0] == name && r[1] == "Active"),
+            "{ns}"
+        );
+    }
+
+    // Client-side apply: created, unchanged, configured.
+    assert_eq!(
+        server.ok_stdin(&["apply", "-f", "-"], CM),
+        "configmap/demo created\n"
+    );
+    assert_eq!(
+        server.ok_stdin(&["apply", "-f", "-"], CM),
+        "configmap/demo unchanged\n"
+    );
+    let changed = CM.replace("hello", "bonjour");
+    assert_eq!(
+        server.ok_stdin(&["apply", "-f", "-"], &changed),
+        "configmap/demo configured\n"
+    );
+
+    let got = rows(&server.ok(&["get", "configmap", "demo"]));
+    assert_eq!(got[0], ["NAME", "DATA", "AGE"]);
+    assert_eq!(&got[1][..2], ["demo", "1"]);
+    assert_eq!(
+        server.ok(&["get", "cm", "demo", "-o", "jsonpath={.data.greeting}"]),
+        "bonjour"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&server.ok(&["get", "cm", "demo", "-o", "json"])).unwrap();
+    assert_eq!(json["metadata"]["labels"]["app"], "demo");
+    assert!(
+        server
+            .ok(&["get", "cm", "demo", "-o", "yaml"])
+            .contains("greeting: bonjour")
+    );
+    assert!(
+        server
+            .ok(&["get", "cm", "-l", "app=demo", "-o", "name"])
+            .contains("configmap/demo")
+    );
+
+    // Server-side apply.
+    let ssa = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: \"1\"\n";
+    assert_eq!(
+        server.ok_stdin(&["apply", "--server-side", "-f", "-"], ssa),
+        "configmap/ssa serverside-applied\n"
+    );
+    let managed = server.ok(&[
+        "get",
+        "cm",
+        "ssa",
+        "-o",
+        "jsonpath={.metadata.managedFields[0].manager}",
+    ]);
+    assert_eq!(managed, "kubectl");
+
+    // Patches of every type.
+    assert_eq!(
+        server.ok(&[
+            "patch",
+            "cm",
+            "demo",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"data":{"m":"1"}}"#
+        ]),
+        "configmap/demo patched\n"
+    );
+    assert_eq!(
+        server.ok(&[
+            "patch",
+            "cm",
+            "demo",
+            "--type",
+            "json",
+            "-p",
+            r#"[{"op":"add","path":"/data/j","value":"2"}]"#
+        ]),
+        "configmap/demo patched\n"
+    );
+    assert_eq!(
+        server.ok(&["patch", "cm", "demo", "-p", r#"{"data":{"s":"3"}}"#]),
+        "configmap/demo patched\n"
+    );
+    assert_eq!(
+        server.ok(&[
+            "get",
+            "cm",
+            "demo",
+            "-o",
+            "jsonpath={.data.m}{.data.j}{.data.s}"
+        ]),
+        "123"
+    );
+
+    // Replace.
+    let replaced = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  only: one\n";
+    assert_eq!(
+        server.ok_stdin(&["replace", "-f", "-"], replaced),
+        "configmap/demo replaced\n"
+    );
+
+    // Describe.
+    let described = server.ok(&["describe", "cm", "demo"]);
+    assert!(described.contains("Name:         demo"), "{described}");
+    assert!(described.contains("Namespace:    default"), "{described}");
+
+    // api-resources from discovery.
+    let resources = server.ok(&["api-resources"]);
+    let line = resources
+        .lines()
+        .find(|l| l.starts_with("configmaps "))
+        .expect("configmaps listed");
+    assert_eq!(
+        line.split_whitespace().collect::<Vec<_>>(),
+        ["configmaps", "cm", "v1", "true", "ConfigMap"]
+    );
+    assert!(
+        resources
+            .lines()
+            .any(|l| l.starts_with("deployments ") && l.contains("apps/v1"))
+    );
+
+    // Delete and wait for deletion.
+    assert_eq!(
+        server.ok(&["delete", "cm", "demo"]),
+        "configmap \"demo\" deleted\n"
+    );
+    let out = server.kubectl(&["get", "cm", "demo"]);
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Error from server (NotFound): configmaps \"demo\" not found\n"
+    );
+    let waiter = std::thread::spawn({
+        let kubeconfig = server.kubeconfig.clone();
+        move || {
+            std::process::Command::new(support::kubectl_path())
+                .arg("--kubeconfig")
+                .arg(kubeconfig)
+                .args(["wait", "--for=delete", "cm/ssa", "--timeout=20s"])
+                .output()
+                .unwrap()
+        }
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    server.ok(&["delete", "cm", "ssa"]);
+    let waited = waiter.join().unwrap();
+    assert!(
+        waited.status.success(),
+        "{}",
+        String::from_utf8_lossy(&waited.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&waited.stdout),
+        "configmap/ssa condition met\n"
+    );
+}
+
+#[test]
+fn kubectl_errors_match_a_real_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let out = server.kubectl(&["create", "configmap", "x", "-n", "missing"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: failed to create configmap: namespaces \"missing\" not found\n"
+    );
+    let out = server.kubectl(&["delete", "namespace", "kube-system"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Error from server (Forbidden): namespaces \"kube-system\" is forbidden: this namespace may not be deleted\n"
+    );
+    // Without credentials kubectl reports Unauthorized.
+    let out = std::process::Command::new(support::kubectl_path())
+        .args([
+            "--server",
+            &server.url,
+            "--insecure-skip-tls-verify",
+            "get",
+            "pods",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Unauthorized"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn sigterm_stops_cleanly_and_data_survives_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path(), &[]);
+    server.ok(&["create", "configmap", "kept", "--from-literal=a=b"]);
+    assert!(server.terminate(), "exit status 0 on SIGTERM");
+    let server = Server::start(dir.path(), &[]);
+    assert_eq!(
+        server.ok(&["get", "cm", "kept", "-o", "jsonpath={.data.a}"]),
+        "b"
+    );
+}
