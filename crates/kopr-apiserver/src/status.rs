@@ -14,10 +14,28 @@ pub struct StatusCause {
     pub field: String,
 }
 
-/// An error answered to a client as a `metav1.Status`.
+/// An error answered to a client as a `metav1.Status`. Boxed, so results
+/// carrying it stay small; its fields are reached through `Deref`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{code} {reason}: {message}")]
-pub struct ApiError {
+#[error("{} {}: {}", .0.code, .0.reason, .0.message)]
+pub struct ApiError(Box<StatusFields>);
+
+impl std::ops::Deref for ApiError {
+    type Target = StatusFields;
+    fn deref(&self) -> &StatusFields {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ApiError {
+    fn deref_mut(&mut self) -> &mut StatusFields {
+        &mut self.0
+    }
+}
+
+/// The contents of a failure Status.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusFields {
     /// HTTP status code.
     pub code: u16,
     /// `reason`, e.g. `NotFound`.
@@ -61,7 +79,7 @@ impl ResourceRef<'_> {
 impl ApiError {
     /// A bare error with code, reason and message.
     pub fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
-        ApiError {
+        ApiError(Box::new(StatusFields {
             code,
             reason,
             message: message.into(),
@@ -71,7 +89,7 @@ impl ApiError {
             uid: None,
             causes: Vec::new(),
             retry_after_seconds: None,
-        }
+        }))
     }
 
     fn with_resource(mut self, r: ResourceRef<'_>, name: &str) -> Self {

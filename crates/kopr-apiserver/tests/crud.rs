@@ -335,12 +335,13 @@ async fn patch_types() {
         )
         .await
         .unwrap();
-    // finalizers merge as a set under strategic merge patch.
+    // finalizers merge as a set under strategic merge patch; like
+    // kube-apiserver, items new to the list come first.
     assert_eq!(
         strategic.metadata.finalizers,
         Some(vec![
-            "example.com/f".to_string(),
-            "example.com/g".to_string()
+            "example.com/g".to_string(),
+            "example.com/f".to_string()
         ])
     );
     // Clean up the finalizers so the object can go.

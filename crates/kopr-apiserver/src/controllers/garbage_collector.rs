@@ -147,10 +147,10 @@ impl GarbageCollector {
         let Some(t) = super::target_of_key(&self.api, &key) else {
             return;
         };
-        if let Ok(owner) = self.api.get(&t).await {
-            if object::is_deleting(&owner) {
-                self.owner_deleting(&owner).await;
-            }
+        if let Ok(owner) = self.api.get(&t).await
+            && object::is_deleting(&owner)
+        {
+            self.owner_deleting(&owner).await;
         }
     }
 
@@ -179,10 +179,10 @@ impl GarbageCollector {
                     propagation: Some(Propagation::Background),
                     ..DeleteOptions::default()
                 };
-                if let Err(e) = self.api.delete(&t, &opts).await {
-                    if e.code != 404 {
-                        tracing::debug!(key, error = %e, "garbage collection delete failed");
-                    }
+                if let Err(e) = self.api.delete(&t, &opts).await
+                    && e.code != 404
+                {
+                    tracing::debug!(key, error = %e, "garbage collection delete failed");
                 }
             }
         }
@@ -253,19 +253,19 @@ impl GarbageCollector {
                     refs.retain(|r| {
                         r.get("uid").and_then(Value::as_str) != Some(owner_uid.as_str())
                     });
-                    if refs.is_empty() {
-                        if let Some(m) = object::meta_mut(&mut new) {
-                            m.remove("ownerReferences");
-                        }
+                    if refs.is_empty()
+                        && let Some(m) = object::meta_mut(&mut new)
+                    {
+                        m.remove("ownerReferences");
                     }
                 }
                 Ok(new)
             })
             .await;
-        if let Err(e) = result {
-            if e.code != 404 {
-                tracing::debug!(error = %e, "removing an owner reference failed");
-            }
+        if let Err(e) = result
+            && e.code != 404
+        {
+            tracing::debug!(error = %e, "removing an owner reference failed");
         }
     }
 
@@ -282,10 +282,10 @@ impl GarbageCollector {
                 Ok(new)
             })
             .await;
-        if let Err(e) = result {
-            if e.code != 404 {
-                tracing::debug!(error = %e, "removing a finalizer failed");
-            }
+        if let Err(e) = result
+            && e.code != 404
+        {
+            tracing::debug!(error = %e, "removing a finalizer failed");
         }
     }
 }

@@ -19,7 +19,7 @@ use crate::registry::{
 use crate::status::ApiError;
 use crate::table;
 
-fn header_str<'a>(parts: &'a Parts, name: header::HeaderName) -> Option<&'a str> {
+fn header_str(parts: &Parts, name: header::HeaderName) -> Option<&str> {
     parts.headers.get(name).and_then(|v| v.to_str().ok())
 }
 

@@ -349,17 +349,17 @@ impl Api {
             group: &t.rt.group,
             resource: &t.rt.kind,
         };
-        if let Some(uid) = &opts.precondition_uid {
-            if uid != object::uid(obj) {
-                return Err(ApiError::conflict(
-                    kind_ref,
-                    t.name(),
-                    &format!(
-                        "the UID in the precondition ({uid}) does not match the UID in record ({}). The object might have been deleted and then recreated",
-                        object::uid(obj)
-                    ),
-                ));
-            }
+        if let Some(uid) = &opts.precondition_uid
+            && uid != object::uid(obj)
+        {
+            return Err(ApiError::conflict(
+                kind_ref,
+                t.name(),
+                &format!(
+                    "the UID in the precondition ({uid}) does not match the UID in record ({}). The object might have been deleted and then recreated",
+                    object::uid(obj)
+                ),
+            ));
         }
         if let Some(rv) = &opts.precondition_rv {
             let current = object::meta_str(obj, "resourceVersion").unwrap_or("");

@@ -117,10 +117,10 @@ impl ListOptions {
 
     /// Whether an object (in stored form) passes the selectors.
     pub fn matches(&self, rt: &ResourceType, obj: &Value) -> bool {
-        if let Some(l) = &self.labels {
-            if !l.matches(crate::object::labels(obj)) {
-                return false;
-            }
+        if let Some(l) = &self.labels
+            && !l.matches(crate::object::labels(obj))
+        {
+            return false;
         }
         if let Some(f) = &self.fields {
             let get = |label: &str| field_value(&rt.group, &rt.plural, obj, label).flatten();

@@ -65,10 +65,10 @@ pub fn prepare_for_create(rt: &ResourceType, obj: &mut Value) {
             _ => {}
         }
     }
-    if tracks_generation(rt) {
-        if let Some(m) = object::meta_mut(obj) {
-            m.insert("generation".into(), json!(1));
-        }
+    if tracks_generation(rt)
+        && let Some(m) = object::meta_mut(obj)
+    {
+        m.insert("generation".into(), json!(1));
     }
 }
 
@@ -94,9 +94,10 @@ pub fn pod_qos_class(spec: Option<&Value>) -> &'static str {
             any = true;
         }
         for r in ["cpu", "memory"] {
-            if !has(lim, r) {
-                guaranteed = false;
-            } else if has(req, r) && req.and_then(|m| m.get(r)) != lim.and_then(|m| m.get(r)) {
+            let limited = has(lim, r);
+            let request_differs =
+                has(req, r) && req.and_then(|m| m.get(r)) != lim.and_then(|m| m.get(r));
+            if !limited || request_differs {
                 guaranteed = false;
             }
         }
@@ -145,15 +146,16 @@ pub fn prepare_for_update(
         *new = merged;
         return;
     }
-    if is_namespace && subresource.is_none() {
-        if let (Some(f), Some(map)) = (
+    if is_namespace
+        && subresource.is_none()
+        && let (Some(f), Some(map)) = (
             old.pointer("/spec/finalizers").cloned(),
             new.as_object_mut(),
-        ) {
-            let spec = map.entry("spec").or_insert_with(|| json!({}));
-            if let Some(s) = spec.as_object_mut() {
-                s.insert("finalizers".into(), f);
-            }
+        )
+    {
+        let spec = map.entry("spec").or_insert_with(|| json!({}));
+        if let Some(s) = spec.as_object_mut() {
+            s.insert("finalizers".into(), f);
         }
     }
     if subresource == Some("status") {
@@ -178,15 +180,15 @@ pub fn prepare_for_update(
         *new = merged;
         return;
     }
-    if rt.status_subresource {
-        if let Some(map) = new.as_object_mut() {
-            match old.get("status") {
-                Some(s) => {
-                    map.insert("status".into(), s.clone());
-                }
-                None => {
-                    map.remove("status");
-                }
+    if rt.status_subresource
+        && let Some(map) = new.as_object_mut()
+    {
+        match old.get("status") {
+            Some(s) => {
+                map.insert("status".into(), s.clone());
+            }
+            None => {
+                map.remove("status");
             }
         }
     }

@@ -59,6 +59,20 @@ pub struct Written {
     pub warnings: Vec<String>,
 }
 
+/// How a read-modify-write treats its input.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct UpdateHow<'a> {
+    /// The subresource written, if any.
+    subresource: Option<&'a str>,
+    /// The client's resourceVersion precondition (a mismatch is a 409).
+    precondition: Option<&'a str>,
+    /// A PUT (the body's resourceVersion was taken as `precondition`)
+    /// rather than a patch (whose result may carry one).
+    is_put: bool,
+    /// A server-side apply, which records its own managedFields.
+    is_apply: bool,
+}
+
 /// Alphabet of generated name suffixes.
 const NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 /// Attempts to find a free generated name.
@@ -252,26 +266,26 @@ impl Api {
     ) -> Result<Written, ApiError> {
         reconcile_type(rt, &mut obj)?;
         reconcile_namespace(rt, &mut obj, namespace)?;
-        let mut warnings = self.admit_for_create(rt, &mut obj, opts)?;
-        self.check_namespace_for_create(rt, &obj).await?;
-        let generate = object::name(&obj).is_empty();
         let base = object::meta_str(&obj, "generateName")
             .unwrap_or("")
             .to_string();
+        let generate = object::name(&obj).is_empty() && !base.is_empty();
+        if generate && let Some(m) = object::meta_mut(&mut obj) {
+            m.insert("name".into(), json!(generate_name(&base)));
+        }
+        let mut warnings = self.admit_for_create(rt, &mut obj, opts)?;
+        self.check_namespace_for_create(rt, &obj).await?;
         let attempts = if generate { GENERATE_NAME_ATTEMPTS } else { 1 };
         let mut last_name = String::new();
-        for _ in 0..attempts {
+        for attempt in 0..attempts {
             let mut candidate = obj.clone();
-            if generate {
-                last_name = generate_name(&base);
-                if let Some(m) = object::meta_mut(&mut candidate) {
-                    m.insert("name".into(), json!(last_name));
-                }
-                let errors = crate::validation::validate(&rt.group, &rt.plural, &candidate, None);
-                if !errors.is_empty() {
-                    return Err(invalid(rt, &last_name, &errors));
-                }
+            if generate
+                && attempt > 0
+                && let Some(m) = object::meta_mut(&mut candidate)
+            {
+                m.insert("name".into(), json!(generate_name(&base)));
             }
+            last_name = object::name(&candidate).to_string();
             let name = object::name(&candidate).to_string();
             let key = rt.key(namespace, &name);
             if opts.dry_run {
@@ -299,10 +313,10 @@ impl Api {
                 WriteOutcome::AlreadyExists if generate => continue,
                 _ => {
                     let mut e = ApiError::already_exists(rt.reference(), &name);
-                    if let Some(existing) = self.store.get(&key).await? {
-                        if object::is_deleting(&existing.object) {
-                            e.message = format!("object is being deleted: {}", e.message);
-                        }
+                    if let Some(existing) = self.store.get(&key).await?
+                        && object::is_deleting(&existing.object)
+                    {
+                        e.message = format!("object is being deleted: {}", e.message);
                     }
                     return Err(e);
                 }
@@ -383,11 +397,13 @@ impl Api {
         let body = Arc::new(body);
         self.guaranteed_update(
             t,
-            subresource,
+            UpdateHow {
+                subresource,
+                precondition: precondition.as_deref(),
+                is_put: true,
+                is_apply: false,
+            },
             opts,
-            precondition.as_deref(),
-            true,
-            false,
             move |_current| Ok((*body).clone()),
         )
         .await
@@ -417,8 +433,18 @@ impl Api {
         opts: &WriteOptions,
         f: impl Fn(&Value) -> Result<Value, ApiError>,
     ) -> Result<Written, ApiError> {
-        self.guaranteed_update(t, None, opts, None, true, false, f)
-            .await
+        self.guaranteed_update(
+            t,
+            UpdateHow {
+                subresource: None,
+                precondition: None,
+                is_put: true,
+                is_apply: false,
+            },
+            opts,
+            f,
+        )
+        .await
     }
 
     /// Sets `spec.replicas` (the scale subresource).
@@ -429,13 +455,23 @@ impl Api {
         precondition: Option<&str>,
         opts: &WriteOptions,
     ) -> Result<Written, ApiError> {
-        self.guaranteed_update(t, None, opts, precondition, true, false, move |current| {
-            let mut new = current.clone();
-            if let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) {
-                spec.insert("replicas".into(), replicas.clone());
-            }
-            Ok(new)
-        })
+        self.guaranteed_update(
+            t,
+            UpdateHow {
+                subresource: None,
+                precondition,
+                is_put: true,
+                is_apply: false,
+            },
+            opts,
+            move |current| {
+                let mut new = current.clone();
+                if let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) {
+                    spec.insert("replicas".into(), replicas.clone());
+                }
+                Ok(new)
+            },
+        )
         .await
     }
 
@@ -471,7 +507,7 @@ impl Api {
         let url_name = t.name().to_string();
         let sub = subresource.map(str::to_string);
         let is_apply = patch.kind == PatchKind::Apply;
-        self.guaranteed_update(t, subresource, opts, None, false, is_apply, move |current| {
+        self.guaranteed_update(t, UpdateHow { subresource, precondition: None, is_put: false, is_apply }, opts, move |current| {
             let patched = crate::patch::apply_to(&rt2, Some(current), &doc, &opts_for_patch, sub.as_deref())?;
             let n = object::name(&patched);
             if n != url_name {
@@ -489,13 +525,16 @@ impl Api {
     pub(super) async fn guaranteed_update(
         &self,
         t: &Target,
-        subresource: Option<&str>,
+        how: UpdateHow<'_>,
         opts: &WriteOptions,
-        precondition: Option<&str>,
-        is_put: bool,
-        is_apply: bool,
         mutate: impl Fn(&Value) -> Result<Value, ApiError>,
     ) -> Result<Written, ApiError> {
+        let UpdateHow {
+            subresource,
+            precondition,
+            is_put,
+            is_apply,
+        } = how;
         let rt = &t.rt;
         let key = t.key()?;
         loop {
@@ -511,22 +550,22 @@ impl Api {
                     .filter(|s| !s.is_empty())
                     .map(str::to_string)
             };
-            if let Some(want) = precondition.or(patch_precondition.as_deref()) {
-                if want != current.revision.to_string() {
-                    return Err(ApiError::stale_resource_version(rt.reference(), t.name()));
-                }
+            if let Some(want) = precondition.or(patch_precondition.as_deref())
+                && want != current.revision.to_string()
+            {
+                return Err(ApiError::stale_resource_version(rt.reference(), t.name()));
             }
-            if let Some(uid) = object::meta_str(&new, "uid").filter(|u| !u.is_empty()) {
-                if uid != object::uid(&current_view) {
-                    return Err(ApiError::conflict(
-                        rt.reference(),
-                        t.name(),
-                        &format!(
-                            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                            object::uid(&current_view)
-                        ),
-                    ));
-                }
+            if let Some(uid) = object::meta_str(&new, "uid").filter(|u| !u.is_empty())
+                && uid != object::uid(&current_view)
+            {
+                return Err(ApiError::conflict(
+                    rt.reference(),
+                    t.name(),
+                    &format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                        object::uid(&current_view)
+                    ),
+                ));
             }
             carry_system_metadata(&mut new, &current_view);
             // An update without a resourceVersion is unconditional.

@@ -125,10 +125,10 @@ impl Database {
             }
         };
         let result = f(&conn);
-        if let Ok(mut idle) = self.inner.idle_readers.lock() {
-            if idle.len() < 16 {
-                idle.push(conn);
-            }
+        if let Ok(mut idle) = self.inner.idle_readers.lock()
+            && idle.len() < 16
+        {
+            idle.push(conn);
         }
         Ok(result)
     }

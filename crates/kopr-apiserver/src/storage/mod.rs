@@ -159,7 +159,7 @@ impl Store {
             Some(d) => Database::open_file(&d.join("state.db"))?,
             None => Database::open_memory()?,
         };
-        let (revision, compacted) = db.with_reader(|c| database::read_revisions(c))??;
+        let (revision, compacted) = db.with_reader(database::read_revisions)??;
         let (events, _) = broadcast::channel(EVENT_CHANNEL_CAPACITY);
         let revision = Arc::new(AtomicI64::new(revision));
         let writer = writer::spawn(db.clone(), events.clone(), revision.clone())?;
