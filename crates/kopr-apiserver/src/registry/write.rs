@@ -261,8 +261,21 @@ impl Api {
         &self,
         rt: &Arc<ResourceType>,
         namespace: Option<&str>,
+        obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        self.create_recorded(rt, namespace, obj, opts, false).await
+    }
+
+    /// Creates an object; `applied` when server-side apply already recorded
+    /// its managedFields entry.
+    async fn create_recorded(
+        &self,
+        rt: &Arc<ResourceType>,
+        namespace: Option<&str>,
         mut obj: Value,
         opts: &WriteOptions,
+        applied: bool,
     ) -> Result<Written, ApiError> {
         reconcile_type(rt, &mut obj)?;
         reconcile_namespace(rt, &mut obj, namespace)?;
@@ -273,7 +286,7 @@ impl Api {
         if generate && let Some(m) = object::meta_mut(&mut obj) {
             m.insert("name".into(), json!(generate_name(&base)));
         }
-        let mut warnings = self.admit_for_create(rt, &mut obj, opts)?;
+        let mut warnings = self.admit_for_create(rt, &mut obj, opts, applied)?;
         self.check_namespace_for_create(rt, &obj).await?;
         let attempts = if generate { GENERATE_NAME_ATTEMPTS } else { 1 };
         let mut last_name = String::new();
@@ -336,6 +349,7 @@ impl Api {
         rt: &ResourceType,
         obj: &mut Value,
         opts: &WriteOptions,
+        applied: bool,
     ) -> Result<Vec<String>, ApiError> {
         if let Some(meta) = object::meta_mut(obj) {
             if meta
@@ -361,7 +375,9 @@ impl Api {
         }
         strategy::prepare_for_create(rt, obj);
         let warnings = self.admit(rt, obj, None, opts)?;
-        crate::patch::record_update(rt, None, obj, &opts.field_manager, None);
+        if !applied {
+            crate::patch::record_update(rt, None, obj, &opts.field_manager, None);
+        }
         Ok(warnings)
     }
 
@@ -491,7 +507,7 @@ impl Api {
             if self.store.get(&key).await?.is_none() {
                 let applied = crate::patch::apply_to(&rt, None, &doc, opts, subresource)?;
                 let written = self
-                    .create(&rt, t.namespace.as_deref(), applied, opts)
+                    .create_recorded(&rt, t.namespace.as_deref(), applied, opts, true)
                     .await;
                 return match written {
                     Err(e) if e.reason == "AlreadyExists" => {
