@@ -222,3 +222,163 @@ fn sigterm_stops_cleanly_and_data_survives_restart() {
         "b"
     );
 }
+
+const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: c, image: nginx}]\n";
+
+const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p1\nspec:\n  nodeName: node-1\n  containers:\n  - name: c\n    image: nginx:1.27\n";
+
+fn spawn_kubectl(server: &Server, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(support::kubectl_path())
+        .arg("--kubeconfig")
+        .arg(&server.kubeconfig)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn kubectl_watch_wait_explain_logs_and_cascades() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+
+    // get -w prints a row per change, headers once.
+    let watcher = spawn_kubectl(&server, &["get", "cm", "-w", "--request-timeout=3s"]);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    server.ok_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: watched\ndata: {a: b}\n",
+    );
+    server.ok(&["patch", "cm", "watched", "-p", r#"{"data":{"c":"d"}}"#]);
+    let out = watcher.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let table = rows(&text);
+    assert_eq!(table[0], ["NAME", "DATA", "AGE"], "{text}");
+    assert_eq!(&table[1][..2], ["watched", "1"], "{text}");
+    assert_eq!(&table[2][..2], ["watched", "2"], "{text}");
+
+    // wait --for=condition sees a status condition appear.
+    assert_eq!(
+        server.ok_stdin(&["apply", "--server-side", "-f", "-"], DEPLOYMENT),
+        "deployment.apps/web serverside-applied\n"
+    );
+    let waiter = spawn_kubectl(
+        &server,
+        &[
+            "wait",
+            "--for=condition=Available",
+            "deploy/web",
+            "--timeout=20s",
+        ],
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let condition = r#"{"status":{"conditions":[{"type":"Available","status":"True","reason":"MinimumReplicasAvailable","message":"ok"}]}}"#;
+    server.ok(&[
+        "patch",
+        "deploy",
+        "web",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        condition,
+    ]);
+    let waited = waiter.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&waited.stdout),
+        "deployment.apps/web condition met\n"
+    );
+    let table = rows(&server.ok(&["get", "deploy"]));
+    assert_eq!(
+        table[0],
+        ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+    );
+
+    // explain reads the OpenAPI v3 documents.
+    let explained = server.ok(&["explain", "configmaps"]);
+    assert!(
+        explained.starts_with("KIND:       ConfigMap\nVERSION:    v1\n"),
+        "{explained}"
+    );
+    assert!(
+        explained.contains("binaryData\t<map[string]string>"),
+        "{explained}"
+    );
+    let nested = server.ok(&["explain", "deployments.spec.template"]);
+    assert!(
+        nested.contains("FIELD: template <PodTemplateSpec>"),
+        "{nested}"
+    );
+
+    // Pods: table, describe, logs.
+    assert_eq!(
+        server.ok_stdin(&["apply", "-f", "-"], POD),
+        "pod/p1 created\n"
+    );
+    let pods = rows(&server.ok(&["get", "pods"]));
+    assert_eq!(pods[0], ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]);
+    assert_eq!(&pods[1][..4], ["p1", "0/1", "Pending", "0"]);
+    let described = server.ok(&["describe", "pod", "p1"]);
+    assert!(described.contains("Node:         node-1/"), "{described}");
+    assert!(
+        described.contains("QoS Class:        BestEffort"),
+        "{described}"
+    );
+    let logs = server.ok(&["logs", "p1"]);
+    assert!(logs.contains("nginx:1.27"), "{logs}");
+    assert_eq!(server.ok(&["logs", "p1", "--tail=1"]).lines().count(), 1);
+
+    // Cascading deletes: orphan keeps the dependent, background and
+    // foreground remove it.
+    for (mode, child_survives) in [
+        ("orphan", true),
+        ("background", false),
+        ("foreground", false),
+    ] {
+        let owner = format!("owner-{mode}");
+        let child = format!("child-{mode}");
+        server.ok_stdin(
+            &["apply", "-f", "-"],
+            &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {owner}\n"),
+        );
+        let uid = server.ok(&["get", "cm", &owner, "-o", "jsonpath={.metadata.uid}"]);
+        let child_yaml = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {child}\n  ownerReferences:\n  - apiVersion: v1\n    kind: ConfigMap\n    name: {owner}\n    uid: {uid}\n    blockOwnerDeletion: true\n"
+        );
+        server.ok_stdin(&["apply", "-f", "-"], &child_yaml);
+        let cascade = format!("--cascade={mode}");
+        assert_eq!(
+            server.ok(&["delete", "cm", &owner, &cascade]),
+            format!("configmap \"{owner}\" deleted\n")
+        );
+        if child_survives {
+            server.ok(&[
+                "wait",
+                "--for=delete",
+                &format!("cm/{owner}"),
+                "--timeout=20s",
+            ]);
+            let refs = server.ok(&[
+                "get",
+                "cm",
+                &child,
+                "-o",
+                "jsonpath={.metadata.ownerReferences}",
+            ]);
+            assert_eq!(refs, "", "the orphan lost its owner reference");
+        } else {
+            server.ok(&[
+                "wait",
+                "--for=delete",
+                &format!("cm/{child}"),
+                "--timeout=20s",
+            ]);
+            server.ok(&[
+                "wait",
+                "--for=delete",
+                &format!("cm/{owner}"),
+                "--timeout=20s",
+            ]);
+        }
+    }
+}

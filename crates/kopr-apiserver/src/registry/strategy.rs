@@ -53,6 +53,9 @@ pub fn prepare_for_create(rt: &ResourceType, obj: &mut Value) {
         }
         match (rt.group.as_str(), rt.plural.as_str()) {
             ("", "pods") => {
+                if let Some(spec) = map.get_mut("spec").and_then(Value::as_object_mut) {
+                    admit_pod_spec(spec);
+                }
                 let qos = pod_qos_class(map.get("spec"));
                 map.insert(
                     "status".into(),
@@ -69,6 +72,38 @@ pub fn prepare_for_create(rt: &ResourceType, obj: &mut Value) {
         && let Some(m) = object::meta_mut(obj)
     {
         m.insert("generation".into(), json!(1));
+    }
+}
+
+/// What kube-apiserver's admission plugins add to a new pod: the
+/// ServiceAccount plugin's `default` account, and the DefaultTolerationSeconds
+/// plugin's tolerations for not-ready and unreachable nodes.
+fn admit_pod_spec(spec: &mut serde_json::Map<String, Value>) {
+    let account = spec
+        .get("serviceAccountName")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .unwrap_or("default")
+        .to_string();
+    spec.insert("serviceAccountName".into(), json!(account));
+    spec.insert("serviceAccount".into(), json!(account));
+    let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
+    if let Some(list) = tolerations.as_array_mut() {
+        for key in [
+            "node.kubernetes.io/not-ready",
+            "node.kubernetes.io/unreachable",
+        ] {
+            let tolerated = list.iter().any(|t| {
+                let k = t.get("key").and_then(Value::as_str);
+                let effect = t.get("effect").and_then(Value::as_str).unwrap_or("");
+                let exists = t.get("operator").and_then(Value::as_str) == Some("Exists");
+                (k == Some(key) || (k.is_none() && exists))
+                    && (effect.is_empty() || effect == "NoExecute")
+            });
+            if !tolerated {
+                list.push(json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}));
+            }
+        }
     }
 }
 
