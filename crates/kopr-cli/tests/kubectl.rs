@@ -192,21 +192,72 @@ fn kubectl_errors_match_a_real_cluster() {
         String::from_utf8_lossy(&out.stderr),
         "Error from server (Forbidden): namespaces \"kube-system\" is forbidden: this namespace may not be deleted\n"
     );
-    // Without credentials kubectl reports Unauthorized.
+    // With a wrong token kubectl reports Unauthorized.
     let out = std::process::Command::new(support::kubectl_path())
         .args([
             "--server",
             &server.url,
             "--insecure-skip-tls-verify",
+            "--token",
+            "wrong",
             "get",
             "pods",
         ])
         .output()
         .unwrap();
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("Unauthorized"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: You must be logged in to the server (Unauthorized)\n"
+    );
+    // Typed kubectl commands send protobuf bodies.
+    assert_eq!(
+        server.ok(&["create", "namespace", "team-a"]),
+        "namespace/team-a created\n"
+    );
+    assert_eq!(
+        server.ok(&[
+            "create",
+            "configmap",
+            "from-lit",
+            "-n",
+            "team-a",
+            "--from-literal=k=v"
+        ]),
+        "configmap/from-lit created\n"
+    );
+    assert_eq!(
+        server.ok(&[
+            "get",
+            "cm",
+            "from-lit",
+            "-n",
+            "team-a",
+            "-o",
+            "jsonpath={.data.k}"
+        ]),
+        "v"
+    );
+    assert_eq!(
+        server.ok(&[
+            "create",
+            "deployment",
+            "web",
+            "--image=nginx",
+            "--replicas=2"
+        ]),
+        "deployment.apps/web created\n"
+    );
+    assert_eq!(
+        server.ok(&["scale", "deployment", "web", "--replicas=4"]),
+        "deployment.apps/web scaled\n"
+    );
+    assert_eq!(
+        server.ok(&["get", "deploy", "web", "-o", "jsonpath={.spec.replicas}"]),
+        "4"
+    );
+    assert_eq!(
+        server.ok(&["delete", "namespace", "team-a"]),
+        "namespace \"team-a\" deleted\n"
     );
 }
 
@@ -319,7 +370,14 @@ fn kubectl_watch_wait_explain_logs_and_cascades() {
     assert_eq!(pods[0], ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]);
     assert_eq!(&pods[1][..4], ["p1", "0/1", "Pending", "0"]);
     let described = server.ok(&["describe", "pod", "p1"]);
-    assert!(described.contains("Node:         node-1/"), "{described}");
+    assert!(
+        described.contains("Service Account:  default"),
+        "{described}"
+    );
+    assert!(
+        described.contains("Node:             node-1/"),
+        "{described}"
+    );
     assert!(
         described.contains("QoS Class:        BestEffort"),
         "{described}"

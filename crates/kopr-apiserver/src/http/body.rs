@@ -25,10 +25,15 @@ pub fn decode_object(content_type: Option<&str>, body: &[u8]) -> Result<Value, A
     let value = match mt.as_str() {
         "" | "application/json" | "*/*" => decode_json(body)?,
         "application/yaml" | "application/x-yaml" | "text/yaml" => decode_yaml(body)?,
-        "application/vnd.kubernetes.protobuf" | "application/cbor" => {
-            return Err(unsupported(&mt, "application/json, application/yaml"));
+        "application/vnd.kubernetes.protobuf" => {
+            crate::protobuf::decode(body).map_err(|e| ApiError::bad_request(e.to_string()))?
         }
-        _ => return Err(unsupported(&mt, "application/json, application/yaml")),
+        _ => {
+            return Err(unsupported(
+                &mt,
+                "application/json, application/yaml, application/vnd.kubernetes.protobuf",
+            ));
+        }
     };
     if !value.is_object() {
         return Err(ApiError::bad_request(format!(

@@ -60,6 +60,25 @@ pub fn respond(
                         line(t, &obj)
                     }
                 }
+                WatchItem::Stored(ev) if repr != Representation::Table => ev
+                    .encoded
+                    .get_or_init(|| line(ev.event_type.as_str(), &ev.object))
+                    .clone(),
+                WatchItem::Stored(ev) => {
+                    let rv = crate::object::meta_str(&ev.object, "resourceVersion")
+                        .unwrap_or("")
+                        .to_string();
+                    let v = super::resource::render_table(
+                        &rt,
+                        std::slice::from_ref(&ev.object),
+                        &query,
+                        serde_json::json!({"resourceVersion": rv}),
+                        first,
+                    )
+                    .unwrap_or_else(|e| e.to_status());
+                    first = false;
+                    line(ev.event_type.as_str(), &v)
+                }
                 WatchItem::Bookmark(rv, initial_end) => {
                     line("BOOKMARK", &bookmark_object(&rt, rv, initial_end))
                 }

@@ -612,7 +612,9 @@ impl<'a> Reader<'a> {
         let wire = (k & 7) as u8;
         let tag = k >> 3;
         if tag == 0 || tag > u64::from(u32::MAX >> 3) {
-            return Err(malformed(format!("proto: illegal tag {tag} (wire type {wire})")));
+            return Err(malformed(format!(
+                "proto: illegal tag {tag} (wire type {wire})"
+            )));
         }
         if wire > WIRE_FIXED32 {
             return Err(malformed(format!("proto: illegal wireType {wire}")));

@@ -34,6 +34,9 @@ pub struct WatchOptions {
 pub enum WatchItem {
     /// ADDED, MODIFIED or DELETED.
     Event(&'static str, Arc<Value>),
+    /// A stored event seen unchanged (same type, same representation), whose
+    /// encoding can be shared.
+    Stored(Arc<WatchEvent>),
     /// A BOOKMARK at a revision; `initial_end` marks the end of initial events.
     Bookmark(i64, bool),
     /// An ERROR event carrying a Status.
@@ -138,7 +141,7 @@ async fn run(
                     }
                     last = ev.revision;
                     if let Some(kind) = translate(&rt, &opts.list, &ev) {
-                        tx.send(WatchItem::Event(kind, convert::to_view(&rt, &ev.object))).await.ok()?;
+                        tx.send(item(&rt, kind, &ev)).await.ok()?;
                     }
                 }
                 Err(broadcast::error::RecvError::Lagged(_)) => {
@@ -192,6 +195,16 @@ async fn replay(
             tx.send(WatchItem::Error(e.to_status())).await.ok()?;
             None
         }
+    }
+}
+
+/// The watch item for an event, shared when the watcher sees it unchanged.
+fn item(rt: &ResourceType, kind: &'static str, ev: &Arc<WatchEvent>) -> WatchItem {
+    let view = convert::to_view(rt, &ev.object);
+    if kind == ev.event_type.as_str() && Arc::ptr_eq(&view, &ev.object) {
+        WatchItem::Stored(ev.clone())
+    } else {
+        WatchItem::Event(kind, view)
     }
 }
 

@@ -360,13 +360,9 @@ pub(super) fn history(
             (Some(r), Some(v)) => Some(Arc::new(decode(&key, &v, r)?)),
             _ => None,
         };
-        out.push(Arc::new(WatchEvent {
-            revision,
-            key,
-            event_type,
-            object,
-            previous,
-        }));
+        out.push(Arc::new(WatchEvent::new(
+            revision, key, event_type, object, previous,
+        )));
     }
     Ok(out)
 }

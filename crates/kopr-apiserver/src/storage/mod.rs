@@ -90,6 +90,29 @@ pub struct WatchEvent {
     pub object: Arc<Value>,
     /// The object before the change, for updates and deletions.
     pub previous: Option<Arc<Value>>,
+    /// The event's JSON watch line, encoded once and shared by all watchers
+    /// that see the event unchanged.
+    pub encoded: std::sync::OnceLock<bytes::Bytes>,
+}
+
+impl WatchEvent {
+    /// A new event.
+    pub fn new(
+        revision: i64,
+        key: String,
+        event_type: EventType,
+        object: Arc<Value>,
+        previous: Option<Arc<Value>>,
+    ) -> Self {
+        WatchEvent {
+            revision,
+            key,
+            event_type,
+            object,
+            previous,
+            encoded: std::sync::OnceLock::new(),
+        }
+    }
 }
 
 /// Outcome of a compare-and-swap write.

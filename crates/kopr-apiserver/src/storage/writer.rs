@@ -306,12 +306,12 @@ fn done(
             revision,
             create_revision,
         },
-        event: Arc::new(WatchEvent {
+        event: Arc::new(WatchEvent::new(
             revision,
-            key: key.to_string(),
+            key.to_string(),
             event_type,
             object,
             previous,
-        }),
+        )),
     }
 }

@@ -1,0 +1,321 @@
+//! The API server benchmark.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use serde_json::json;
+
+/// Options of `kopr-bench apiserver`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The `kopr` binary (default: next to this one).
+    #[arg(long)]
+    kopr: Option<PathBuf>,
+    /// Objects created in the create benchmark.
+    #[arg(long, default_value_t = 5000)]
+    creates: usize,
+    /// Updates in each update benchmark.
+    #[arg(long, default_value_t = 2000)]
+    updates: usize,
+    /// Objects held for the memory figure.
+    #[arg(long, default_value_t = 10_000)]
+    held: usize,
+    /// Watchers in the watch benchmark.
+    #[arg(long, default_value_t = 100)]
+    watchers: usize,
+    /// Run the server with `--in-memory`.
+    #[arg(long)]
+    in_memory: bool,
+}
+
+struct Server {
+    child: Child,
+    kubeconfig: PathBuf,
+    _dir: TempDir,
+}
+
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn kopr_binary(args: &Args) -> anyhow::Result<PathBuf> {
+    if let Some(p) = &args.kopr {
+        return Ok(p.clone());
+    }
+    let me = std::env::current_exe()?;
+    let p = me.with_file_name("kopr");
+    if !p.exists() {
+        bail!(
+            "{} not found: build it with `cargo build --release -p kopr-cli` or pass --kopr",
+            p.display()
+        );
+    }
+    Ok(p)
+}
+
+/// Starts `kopr apiserver` on an empty data dir; returns it and the time
+/// until it reported ready.
+fn start(args: &Args) -> anyhow::Result<(Server, Duration)> {
+    let dir = std::env::temp_dir().join(format!(
+        "kopr-bench-{}-{}",
+        std::process::id(),
+        rand_suffix()
+    ));
+    std::fs::create_dir_all(&dir)?;
+    let mut cmd = Command::new(kopr_binary(args)?);
+    cmd.args(["apiserver", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(&dir);
+    if args.in_memory {
+        cmd.arg("--in-memory");
+    }
+    let started = Instant::now();
+    let mut child = cmd.env("RUST_LOG", "warn").stdout(Stdio::piped()).spawn()?;
+    let stdout = child.stdout.take().context("stdout")?;
+    let mut lines = BufReader::new(stdout).lines();
+    lines.next().context("the server printed nothing")??;
+    let ready = started.elapsed();
+    std::thread::spawn(move || for _ in lines.by_ref() {});
+    Ok((
+        Server {
+            child,
+            kubeconfig: dir.join("kubeconfig"),
+            _dir: TempDir(dir),
+        },
+        ready,
+    ))
+}
+
+fn rand_suffix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+async fn client(server: &Server) -> anyhow::Result<kube::Client> {
+    let yaml = std::fs::read_to_string(&server.kubeconfig)?;
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(&yaml)?;
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
+    Ok(kube::Client::try_from(config)?)
+}
+
+fn config_map(name: &str, i: usize) -> ConfigMap {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "labels": {"bench": "yes"}},
+        "data": {"index": i.to_string(), "payload": "x".repeat(64)}
+    }))
+    .unwrap_or_default()
+}
+
+fn peak_rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(f64::NAN)
+}
+
+/// Runs `total` operations over `clients` concurrent tasks; returns ops/s.
+async fn concurrent<F, Fut>(clients: usize, total: usize, op: F) -> anyhow::Result<f64>
+where
+    F: Fn(usize) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = anyhow::Result<()>> + Send,
+{
+    let op = Arc::new(op);
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..clients {
+        let op = op.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut i = c;
+            while i < total {
+                op(i).await?;
+                i += clients;
+            }
+            anyhow::Ok(())
+        }));
+    }
+    for t in tasks {
+        t.await??;
+    }
+    Ok(total as f64 / started.elapsed().as_secs_f64())
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+/// Runs every figure and prints a Markdown table.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let mut ready_ms = Vec::new();
+    for _ in 0..5 {
+        let (_server, ready) = start(&args)?;
+        ready_ms.push(ready.as_secs_f64() * 1000.0);
+    }
+    ready_ms.sort_by(f64::total_cmp);
+
+    let (server, _) = start(&args)?;
+    let c = client(&server).await?;
+
+    // Creates with 16 clients.
+    let api: Api<ConfigMap> = Api::namespaced(c.clone(), "default");
+    let a = api.clone();
+    let creates_16 = concurrent(16, args.creates, move |i| {
+        let a = a.clone();
+        async move {
+            a.create(&PostParams::default(), &config_map(&format!("c-{i}"), i))
+                .await?;
+            Ok(())
+        }
+    })
+    .await?;
+
+    // Updates with 1 and 16 clients (merge patches of existing objects).
+    let mut updates = Vec::new();
+    for clients in [1usize, 16] {
+        let a = api.clone();
+        let n = args.updates.min(args.creates);
+        let rate = concurrent(clients, n, move |i| {
+            let a = a.clone();
+            async move {
+                let patch = json!({"data": {"updated": format!("{clients}-{i}")}});
+                a.patch(
+                    &format!("c-{i}"),
+                    &PatchParams::default(),
+                    &Patch::Merge(&patch),
+                )
+                .await?;
+                Ok(())
+            }
+        })
+        .await?;
+        updates.push((clients, rate));
+    }
+
+    // Watch delivery latency with many watchers.
+    let ns_api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(c.clone());
+    ns_api
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "watched"}}))?,
+        )
+        .await?;
+    let watched: Api<ConfigMap> = Api::namespaced(c.clone(), "watched");
+    let start_rv = watched
+        .list(&ListParams::default().limit(1))
+        .await?
+        .metadata
+        .resource_version
+        .unwrap_or_default();
+    let sent: Arc<std::sync::Mutex<std::collections::HashMap<String, Instant>>> = Arc::default();
+    let events = 200usize;
+    let mut watchers = Vec::new();
+    for _ in 0..args.watchers {
+        let w = watched.clone();
+        let sent = sent.clone();
+        let rv = start_rv.clone();
+        watchers.push(tokio::spawn(async move {
+            let mut lat = Vec::with_capacity(events);
+            let mut stream = w.watch(&WatchParams::default(), &rv).await?.boxed();
+            while lat.len() < events {
+                match tokio::time::timeout(Duration::from_secs(30), stream.next()).await {
+                    Ok(Some(Ok(WatchEvent::Added(o)))) => {
+                        let name = o.metadata.name.unwrap_or_default();
+                        let at = sent.lock().ok().and_then(|m| m.get(&name).copied());
+                        if let Some(at) = at {
+                            lat.push(at.elapsed().as_secs_f64() * 1000.0);
+                        }
+                    }
+                    Ok(Some(Ok(_))) => {}
+                    _ => bail!("watch ended early"),
+                }
+            }
+            anyhow::Ok(lat)
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for i in 0..events {
+        let name = format!("w-{i}");
+        if let Ok(mut m) = sent.lock() {
+            m.insert(name.clone(), Instant::now());
+        }
+        watched
+            .create(&PostParams::default(), &config_map(&name, i))
+            .await?;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let mut latencies = Vec::new();
+    for w in watchers {
+        latencies.extend(w.await??);
+    }
+    latencies.sort_by(f64::total_cmp);
+    drop(server);
+
+    // Peak RSS holding many ConfigMaps (a fresh server).
+    let (server, _) = start(&args)?;
+    let c = client(&server).await?;
+    let api: Api<ConfigMap> = Api::namespaced(c.clone(), "default");
+    let a = api.clone();
+    concurrent(16, args.held, move |i| {
+        let a = a.clone();
+        async move {
+            a.create(&PostParams::default(), &config_map(&format!("h-{i}"), i))
+                .await?;
+            Ok(())
+        }
+    })
+    .await?;
+    let listed = api.list(&ListParams::default()).await?.items.len();
+    let rss = peak_rss_mib(server.child.id());
+
+    println!("| figure | result |");
+    println!("|---|---|");
+    println!(
+        "| creates/s, 16 clients ({} objects) | {creates_16:.0} |",
+        args.creates
+    );
+    for (clients, rate) in &updates {
+        println!(
+            "| updates/s, {clients} client{} | {rate:.0} |",
+            if *clients == 1 { "" } else { "s" }
+        );
+    }
+    println!(
+        "| watch delivery latency, {} watchers, {} events: p50 / p99 | {:.2} ms / {:.2} ms |",
+        args.watchers,
+        events,
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.99)
+    );
+    println!(
+        "| time to ready, empty data dir (median of 5, process start to ready line) | {:.0} ms |",
+        percentile(&ready_ms, 0.5)
+    );
+    println!("| peak RSS holding {listed} ConfigMaps (after a full list) | {rss:.0} MiB |");
+    Ok(())
+}

@@ -1,0 +1,32 @@
+//! kopr benchmarks. `kopr-bench apiserver` measures the embedded API server
+//! as a separate `kopr apiserver` process, through the kube-rs client:
+//! creates/s, updates/s, watch delivery latency, time to ready and peak RSS.
+
+mod apiserver;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(name = "kopr-bench", about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Benchmark the embedded API server.
+    Apiserver(apiserver::Args),
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        match cli.command {
+            Command::Apiserver(args) => apiserver::run(args).await,
+        }
+    })
+}
