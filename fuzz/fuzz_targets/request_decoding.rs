@@ -1,0 +1,31 @@
+//! Request bodies in every accepted media type, and query strings, never
+//! panic: they decode or give a Status.
+#![no_main]
+
+use kopr_apiserver::http::{body, query::Query};
+use kopr_apiserver::resources::ResourceType;
+use libfuzzer_sys::fuzz_target;
+
+const TYPES: &[&str] = &[
+    "application/json",
+    "application/yaml",
+    "application/vnd.kubernetes.protobuf",
+    "text/plain",
+];
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&selector, rest)) = data.split_first() else { return };
+    let content_type = TYPES[selector as usize % TYPES.len()];
+    if let Ok(mut obj) = body::decode_object(Some(content_type), rest) {
+        // Typed decoding, defaulting and validation of whatever decoded.
+        let rt = ResourceType::new("", "v1", "pods", "pod", "Pod", true);
+        let _ = kopr_apiserver::typed::normalize(&rt, &mut obj);
+        kopr_apiserver::defaults::apply_defaults("", "pods", &mut obj);
+        let _ = kopr_apiserver::validation::validate("", "pods", &obj, None);
+    }
+    if let Ok(text) = std::str::from_utf8(rest) {
+        if let Ok(q) = Query::parse(Some(text)) {
+            let _ = q.resource_version_number();
+        }
+    }
+});
