@@ -18,6 +18,7 @@ pub mod builtin;
 pub mod controllers;
 pub mod defaults;
 pub mod discovery;
+pub mod gofmt;
 pub mod http;
 pub mod metrics;
 pub mod object;

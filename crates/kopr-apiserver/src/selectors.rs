@@ -11,6 +11,8 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
+use crate::gofmt::quote as go_quote;
+
 /// A selector that could not be parsed or uses an unsupported field label.
 ///
 /// `Display` is exactly the message kube-apiserver puts in the 400 BadRequest
@@ -693,39 +695,6 @@ fn go_string_slice(v: &[String]) -> String {
     }
     let items: Vec<String> = v.iter().map(|s| go_quote(s)).collect();
     format!("[]string{{{}}}", items.join(", "))
-}
-
-/// Go's `strconv.Quote` (printable characters kept, others escaped).
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            ' ' => out.push(' '),
-            c if (c as u32) < 0x80 && (c.is_ascii_control()) => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() || c.is_whitespace() || c == '\u{feff}' => {
-                if (c as u32) <= 0xffff {
-                    out.push_str(&format!("\\u{:04x}", c as u32));
-                } else {
-                    out.push_str(&format!("\\U{:08x}", c as u32));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 // --- validation (apimachinery util/validation) ------------------------------

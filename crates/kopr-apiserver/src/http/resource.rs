@@ -58,15 +58,7 @@ pub async fn handle(
         }
         Some(_) => return Err(ApiError::path_not_found()),
     }
-    let write_opts = || WriteOptions {
-        dry_run: query.dry_run,
-        field_validation: query.field_validation.unwrap_or_default(),
-        field_manager: query
-            .field_manager
-            .clone()
-            .unwrap_or_else(|| WriteOptions::manager_from_user_agent(user_agent)),
-        force: query.force,
-    };
+    let write_opts = || write_options(&query, user_agent);
     let api = &state.api;
     match (&parts.method, rp.name.is_some()) {
         (&Method::GET, false) if query.watch || rp.legacy_watch => {
@@ -106,13 +98,7 @@ pub async fn handle(
                 let t = render_table(&rt, &result.items, &query, result.list_meta(), true)?;
                 return Ok(response::json(StatusCode::OK, &t));
             }
-            let list = ListBody {
-                kind: format!("{}List", rt.kind),
-                api_version: rt.api_version(),
-                metadata: result.list_meta(),
-                items: result.items,
-            };
-            Ok(response::json(StatusCode::OK, &list))
+            Ok(response::json(StatusCode::OK, &ListBody::new(&rt, result)))
         }
         (&Method::GET, true) => {
             let obj = api.get(&target).await?;
@@ -204,15 +190,23 @@ pub async fn handle(
             let result = api
                 .delete_collection(&rt, rp.namespace.as_deref(), &list, &opts)
                 .await?;
-            let list = ListBody {
-                kind: format!("{}List", rt.kind),
-                api_version: rt.api_version(),
-                metadata: result.list_meta(),
-                items: result.items,
-            };
-            Ok(response::json(StatusCode::OK, &list))
+            Ok(response::json(StatusCode::OK, &ListBody::new(&rt, result)))
         }
         _ => Err(ApiError::method_not_allowed()),
+    }
+}
+
+/// Write options from the query; the field manager defaults to the
+/// User-Agent's product name.
+pub(super) fn write_options(query: &Query, user_agent: &str) -> WriteOptions {
+    WriteOptions {
+        dry_run: query.dry_run,
+        field_validation: query.field_validation.unwrap_or_default(),
+        field_manager: query
+            .field_manager
+            .clone()
+            .unwrap_or_else(|| WriteOptions::manager_from_user_agent(user_agent)),
+        force: query.force,
     }
 }
 

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::query::Query;
 use super::{AppState, body, response};
 use crate::object;
-use crate::registry::{Target, WriteOptions};
+use crate::registry::Target;
 use crate::status::ApiError;
 
 /// The Scale view of a workload object.
@@ -57,15 +57,7 @@ pub async fn handle(
         .headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
-    let opts = WriteOptions {
-        dry_run: query.dry_run,
-        field_validation: query.field_validation.unwrap_or_default(),
-        field_manager: query
-            .field_manager
-            .clone()
-            .unwrap_or_else(|| WriteOptions::manager_from_user_agent(user_agent)),
-        force: query.force,
-    };
+    let opts = super::resource::write_options(query, user_agent);
     let replicas = match parts.method {
         Method::GET => {
             let obj = api.get(target).await?;

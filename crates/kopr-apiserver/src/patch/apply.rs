@@ -29,6 +29,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value, json};
 
 use super::schema::{ListStrategy, MergeSchema};
+use crate::gofmt::quote as go_quote;
 
 /// Maximum number of `Update` entries kept before the oldest are merged into
 /// `ancient-changes` buckets.
@@ -144,31 +145,6 @@ impl PartialEq for PathElement {
 }
 
 impl Eq for PathElement {}
-
-/// Quotes a string like Go's `%q`.
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
 
 /// Human-readable value as structured-merge-diff prints it in paths.
 fn value_to_string(v: &Value) -> String {

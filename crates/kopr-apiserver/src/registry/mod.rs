@@ -46,6 +46,18 @@ pub struct ListBody {
     pub items: Vec<Arc<Value>>,
 }
 
+impl ListBody {
+    /// The list of a resource from one page of results.
+    pub fn new(rt: &ResourceType, page: ListResult) -> ListBody {
+        ListBody {
+            kind: format!("{}List", rt.kind),
+            api_version: rt.api_version(),
+            metadata: page.list_meta(),
+            items: page.items,
+        }
+    }
+}
+
 impl From<StorageError> for ApiError {
     fn from(e: StorageError) -> Self {
         tracing::error!(error = %e, "storage failure");

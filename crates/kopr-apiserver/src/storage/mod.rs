@@ -361,9 +361,155 @@ pub(crate) fn set_resource_version(object: &mut Value, revision: i64) {
 
 /// Serializes an object for storage, removing its resourceVersion (the
 /// revision is assigned at commit and set again on read).
-pub(crate) fn encode_for_storage(object: &mut Value) -> Result<Vec<u8>, serde_json::Error> {
+pub(crate) fn encode_for_storage(key: &str, object: &mut Value) -> Result<Vec<u8>, StorageError> {
     if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("resourceVersion");
     }
-    serde_json::to_vec(object)
+    serde_json::to_vec(object).map_err(|source| StorageError::Corrupt {
+        key: key.to_string(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: i64) -> Value {
+        json!({"metadata": {"name": "x"}, "v": v})
+    }
+
+    fn committed(o: WriteOutcome) -> Stored {
+        match o {
+            WriteOutcome::Committed(s) => s,
+            other => panic!("expected a commit, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn compare_and_swap_and_revisions() {
+        let store = Store::open(None).unwrap();
+        let a = committed(store.create("/t/a", obj(1)).await.unwrap());
+        assert!(matches!(
+            store.create("/t/a", obj(1)).await.unwrap(),
+            WriteOutcome::AlreadyExists
+        ));
+        let b = committed(
+            store
+                .update("/t/a", obj(2), a.revision, a.object.clone())
+                .await
+                .unwrap(),
+        );
+        assert!(b.revision > a.revision);
+        assert_eq!(b.create_revision, a.revision);
+        assert_eq!(
+            b.object["metadata"]["resourceVersion"],
+            b.revision.to_string()
+        );
+        // A stale expected revision is a conflict, a missing key not found.
+        assert!(matches!(
+            store
+                .update("/t/a", obj(3), a.revision, a.object.clone())
+                .await
+                .unwrap(),
+            WriteOutcome::Conflict
+        ));
+        assert!(matches!(
+            store
+                .update("/t/zz", obj(3), 1, a.object.clone())
+                .await
+                .unwrap(),
+            WriteOutcome::NotFound
+        ));
+        let d = committed(
+            store
+                .delete("/t/a", b.object.clone(), b.revision)
+                .await
+                .unwrap(),
+        );
+        assert!(d.revision > b.revision);
+        assert!(store.get("/t/a").await.unwrap().is_none());
+        assert_eq!(store.current_revision(), d.revision);
+    }
+
+    #[tokio::test]
+    async fn reads_at_a_revision_history_and_compaction() {
+        let store = Store::open(None).unwrap();
+        let a1 = committed(store.create("/t/a", obj(1)).await.unwrap());
+        let b1 = committed(store.create("/t/b", obj(1)).await.unwrap());
+        let a2 = committed(
+            store
+                .update("/t/a", obj(2), a1.revision, a1.object.clone())
+                .await
+                .unwrap(),
+        );
+        committed(
+            store
+                .delete("/t/b", b1.object.clone(), b1.revision)
+                .await
+                .unwrap(),
+        );
+
+        let then = store.list_at("/t/", b1.revision, None, 0).await.unwrap();
+        let values: Vec<i64> = then
+            .items
+            .iter()
+            .map(|s| s.object["v"].as_i64().unwrap())
+            .collect();
+        assert_eq!(values, [1, 1], "both keys at their first versions");
+        let now = store.list("/t/", None, 0).await.unwrap();
+        assert_eq!(now.items.len(), 1);
+        assert_eq!(now.items[0].object["v"], 2);
+
+        let history = store.history("/t/", a1.revision).await.unwrap();
+        let kinds: Vec<EventType> = history.iter().map(|e| e.event_type).collect();
+        assert_eq!(
+            kinds,
+            [EventType::Added, EventType::Modified, EventType::Deleted]
+        );
+        assert_eq!(history[1].previous.as_ref().unwrap()["v"], 1);
+
+        store.compact(a2.revision).await.unwrap();
+        assert!(matches!(
+            store.history("/t/", a1.revision).await,
+            Err(ReadAtError::Compacted { .. })
+        ));
+        // The state at the compaction revision is still readable.
+        // At a2, `a` was at its second version and `b` not yet deleted.
+        let at = store.list_at("/t/", a2.revision, None, 0).await.unwrap();
+        let values: Vec<i64> = at
+            .items
+            .iter()
+            .map(|s| s.object["v"].as_i64().unwrap())
+            .collect();
+        assert_eq!(values, [2, 1]);
+    }
+
+    #[tokio::test]
+    async fn paging_and_reopening_a_file_database() {
+        let dir = std::env::temp_dir().join(format!("kopr-storage-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let last = {
+            let store = Store::open(Some(&dir)).unwrap();
+            let mut last = 0;
+            for i in 0..5 {
+                last = committed(store.create(&format!("/t/k{i}"), obj(i)).await.unwrap()).revision;
+            }
+            let page = store.list("/t/", None, 2).await.unwrap();
+            assert_eq!(page.items.len(), 2);
+            assert_eq!(page.remaining, Some(3));
+            let next = store
+                .list("/t/", page.continue_key.as_deref(), 2)
+                .await
+                .unwrap();
+            assert_eq!(next.items[0].object["v"], 2);
+            last
+        };
+        let store = Store::open(Some(&dir)).unwrap();
+        assert_eq!(store.current_revision(), last);
+        assert_eq!(store.list("/t/", None, 0).await.unwrap().items.len(), 5);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

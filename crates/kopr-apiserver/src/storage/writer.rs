@@ -55,10 +55,7 @@ impl WriteJob {
         mut object: Value,
         reply: Reply,
     ) -> Result<WriteJob, StorageError> {
-        let bytes = encode_for_storage(&mut object).map_err(|source| StorageError::Corrupt {
-            key: key.to_string(),
-            source,
-        })?;
+        let bytes = encode_for_storage(key, &mut object)?;
         Ok(WriteJob {
             key: key.to_string(),
             op: Op::Create { object, bytes },
@@ -73,10 +70,7 @@ impl WriteJob {
         previous: Arc<Value>,
         reply: Reply,
     ) -> Result<WriteJob, StorageError> {
-        let bytes = encode_for_storage(&mut object).map_err(|source| StorageError::Corrupt {
-            key: key.to_string(),
-            source,
-        })?;
+        let bytes = encode_for_storage(key, &mut object)?;
         Ok(WriteJob {
             key: key.to_string(),
             op: Op::Update {
@@ -272,10 +266,7 @@ fn apply(tx: &Connection, job: &mut WriteJob) -> Result<Applied, StorageError> {
                 return Ok(Applied::Rejected(WriteOutcome::Conflict));
             }
             let mut obj = (**last).clone();
-            let bytes = encode_for_storage(&mut obj).map_err(|source| StorageError::Corrupt {
-                key: key.to_string(),
-                source,
-            })?;
+            let bytes = encode_for_storage(key, &mut obj)?;
             let rev = append(tx, key, EVENT_DELETE, create_rev, rev_now, &bytes)?;
             tx.prepare_cached("DELETE FROM kv_current WHERE key = ?1")?
                 .execute(params![key])?;

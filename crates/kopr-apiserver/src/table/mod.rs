@@ -38,7 +38,7 @@ impl IncludeObject {
             "Object" => Ok(IncludeObject::Object),
             other => Err(format!(
                 "unrecognized includeObject value: {}",
-                crate::selectors::go_quote(other)
+                crate::gofmt::quote(other)
             )),
         }
     }

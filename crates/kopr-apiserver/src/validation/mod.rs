@@ -15,6 +15,8 @@ pub mod names;
 use serde_json::{Map, Value};
 use std::fmt;
 
+pub use crate::gofmt::quote as go_quote;
+
 /// Key of the single-entry JSON object used by [`go_repr`] to carry a
 /// pre-rendered Go `%#v` representation of a bad value.
 pub const GO_REPR_KEY: &str = "$goRepr";
@@ -243,38 +245,6 @@ pub fn go_repr(repr: impl Into<String>) -> Value {
     let mut m = Map::new();
     m.insert(GO_REPR_KEY.to_string(), Value::String(repr.into()));
     Value::Object(m)
-}
-
-/// Quotes a string like Go's `strconv.Quote` / `%q`.
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() || (c.is_whitespace() && c != ' ') || c == '\u{feff}' => {
-                if (c as u32) < 0x10000 {
-                    out.push_str(&format!("\\u{:04x}", c as u32));
-                } else {
-                    out.push_str(&format!("\\U{:08x}", c as u32));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Formats a float like Go's `%v` (shortest repr, exponent outside 1e-4..1e21).
