@@ -17,6 +17,9 @@ use crate::registry::Api;
 use crate::resources::Catalog;
 use crate::storage::Store;
 
+/// Default history retention: five minutes, as kube-apiserver compacts etcd.
+pub const DEFAULT_HISTORY_RETENTION: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// How to run the server.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -31,6 +34,8 @@ pub struct Config {
     pub in_memory: bool,
     /// Run the in-process controllers (garbage collector, namespaces, service accounts).
     pub controllers: bool,
+    /// History kept for watches and consistent reads before compaction.
+    pub history_retention: std::time::Duration,
 }
 
 impl Config {
@@ -42,6 +47,7 @@ impl Config {
             kubeconfig: None,
             in_memory: true,
             controllers: true,
+            history_retention: DEFAULT_HISTORY_RETENTION,
         }
     }
 }
@@ -139,6 +145,11 @@ impl ApiServer {
         if config.controllers {
             crate::controllers::spawn_all(api.clone(), shutdown.clone());
         }
+        crate::storage::spawn_compactor(
+            api.store.clone(),
+            config.history_retention,
+            shutdown.clone(),
+        );
         let metrics = Arc::new(crate::metrics::RequestMetrics::default());
         let state = AppState {
             api: api.clone(),

@@ -241,3 +241,30 @@ async fn watch_tolerates_empty_query_segments_and_times_out() {
     assert_eq!(code, 200);
     assert_eq!(body, "", "no events, closed by the timeout");
 }
+
+#[tokio::test]
+async fn history_is_compacted_after_the_retention_window() {
+    let mut config = kopr_apiserver::Config::ephemeral();
+    config.history_retention = std::time::Duration::from_millis(200);
+    let f = common::start_with(config).await;
+    let cms: Api<ConfigMap> = Api::namespaced(f.client.clone(), "default");
+    let old = cms
+        .create(&PostParams::default(), &cm("early", json!({})))
+        .await
+        .unwrap();
+    let old_rv: i64 = old.metadata.resource_version.unwrap().parse().unwrap();
+    // Two ticks: the first records the revision, the second compacts to it.
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    cms.create(&PostParams::default(), &cm("late", json!({})))
+        .await
+        .unwrap();
+    assert!(f.server.api().store.compacted_revision() >= old_rv);
+    let mut stream = cms
+        .watch(&WatchParams::default(), &(old_rv - 1).to_string())
+        .await
+        .unwrap()
+        .boxed();
+    assert_eq!(describe(&next_event(&mut stream).await).0, "ERROR");
+    // Objects themselves are never compacted away.
+    assert!(cms.get_opt("early").await.unwrap().is_some());
+}

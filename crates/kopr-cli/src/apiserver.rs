@@ -26,6 +26,9 @@ pub struct ApiserverArgs {
     /// Do not run the in-process controllers (garbage collector, namespaces).
     #[arg(long)]
     no_controllers: bool,
+    /// Seconds of history kept for watches before compaction.
+    #[arg(long, default_value_t = 300)]
+    history_retention_seconds: u64,
 }
 
 /// Runs the server until SIGINT or SIGTERM.
@@ -37,6 +40,7 @@ pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
         kubeconfig: args.kubeconfig.clone(),
         in_memory: args.in_memory,
         controllers: !args.no_controllers,
+        history_retention: std::time::Duration::from_secs(args.history_retention_seconds.max(1)),
     };
     let server = ApiServer::start(config).await.with_context(|| {
         format!(

@@ -80,6 +80,12 @@ pub async fn handle(
                 "Scale",
                 true,
             );
+            // Scale has no lists, so a strategic merge patch merges like a
+            // merge patch.
+            let kind = match kind {
+                body::PatchKind::Strategic => body::PatchKind::Merge,
+                other => other,
+            };
             let doc = crate::patch::PatchDocument::decode(kind, raw, false)?;
             let patched =
                 crate::patch::apply_to(&scale_rt, Some(&scale_of(&current)), &doc, &opts, None)?;

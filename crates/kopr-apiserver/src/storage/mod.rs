@@ -342,6 +342,29 @@ impl Store {
     }
 }
 
+/// Compacts the store periodically, keeping at least `retain` of history:
+/// each tick compacts to the revision that was current one tick earlier,
+/// as kube-apiserver does with etcd.
+pub fn spawn_compactor(
+    store: Store,
+    retain: std::time::Duration,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    tokio::spawn(async move {
+        let mut previous = store.current_revision();
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep(retain) => {}
+            }
+            if let Err(e) = store.compact(previous).await {
+                tracing::warn!(error = %e, "compaction failed");
+            }
+            previous = store.current_revision();
+        }
+    });
+}
+
 /// Sets `metadata.resourceVersion` on an object.
 pub(crate) fn set_resource_version(object: &mut Value, revision: i64) {
     if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
