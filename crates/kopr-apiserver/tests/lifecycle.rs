@@ -214,6 +214,20 @@ async fn core_and_events_k8s_io_share_events() {
     let seen = new_api.get("e1").await.unwrap();
     assert_eq!(seen.note.as_deref(), Some("hello"));
     assert_eq!(seen.regarding.unwrap().name.as_deref(), Some("p1"));
+    let selected = new_api
+        .list(&ListParams::default().fields("regarding.name=p1"))
+        .await
+        .unwrap();
+    assert_eq!(selected.items.len(), 1);
+    let err = common::status_of(
+        core.list(&ListParams::default().fields("spec.bogus=1"))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (400, "field label not supported: spec.bogus")
+    );
 }
 
 #[tokio::test]

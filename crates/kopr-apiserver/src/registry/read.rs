@@ -69,18 +69,11 @@ impl ListOptions {
             None => None,
         };
         let fields = match &q.field_selector {
-            Some(s) => {
-                let f =
-                    FieldSelector::parse(s).map_err(|e| ApiError::bad_request(e.to_string()))?;
-                for label in f.fields() {
-                    if field_value(&rt.group, &rt.plural, &json!({}), label).is_none() {
-                        return Err(ApiError::bad_request(format!(
-                            "field label not supported: {label}"
-                        )));
-                    }
-                }
-                Some(f)
-            }
+            Some(s) => Some(
+                FieldSelector::parse(s)
+                    .and_then(|f| f.convert_for(&rt.group, &rt.plural))
+                    .map_err(|e| ApiError::bad_request(e.to_string()))?,
+            ),
             None => None,
         };
         let any_version = q.resource_version.as_deref() == Some("0");
@@ -115,7 +108,7 @@ impl ListOptions {
         })
     }
 
-    /// Whether an object (in stored form) passes the selectors.
+    /// Whether an object (as the resource `rt` serves it) passes the selectors.
     pub fn matches(&self, rt: &ResourceType, obj: &Value) -> bool {
         if let Some(l) = &self.labels
             && !l.matches(crate::object::labels(obj))
@@ -256,8 +249,9 @@ impl Api {
             revision.get_or_insert(page.revision);
             let page_len = page.items.len();
             for s in page.items {
-                if opts.matches(rt, &s.object) {
-                    items.push(convert::to_view(rt, &s.object));
+                let view = convert::to_view(rt, &s.object);
+                if opts.matches(rt, &view) {
+                    items.push(view);
                 }
             }
             match page.continue_key {

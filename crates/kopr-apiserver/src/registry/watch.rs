@@ -79,8 +79,11 @@ fn translate(rt: &ResourceType, opts: &ListOptions, ev: &WatchEvent) -> Option<&
     if !opts.filters() {
         return Some(ev.event_type.as_str());
     }
-    let now = opts.matches(rt, &ev.object);
-    let before = ev.previous.as_ref().is_some_and(|p| opts.matches(rt, p));
+    let now = opts.matches(rt, &convert::to_view(rt, &ev.object));
+    let before = ev
+        .previous
+        .as_ref()
+        .is_some_and(|p| opts.matches(rt, &convert::to_view(rt, p)));
     match ev.event_type {
         EventType::Added => now.then_some("ADDED"),
         EventType::Deleted => (before || now).then_some("DELETED"),
