@@ -303,3 +303,37 @@ async fn discovery_and_tables() {
     let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert!(doc["components"]["schemas"]["io.k8s.api.apps.v1.Deployment"].is_object());
 }
+
+#[tokio::test]
+async fn graceful_pod_deletion_ends_with_the_grace_period() {
+    use k8s_openapi::api::core::v1::Pod;
+    let f = common::start().await;
+    let pods: Api<Pod> = Api::namespaced(f.client.clone(), "default");
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "graceful"},
+        "spec": {"nodeName": "node-1", "terminationGracePeriodSeconds": 1, "containers": [{"name": "c", "image": "nginx"}]}
+    }))
+    .unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    let pending = pods
+        .delete("graceful", &DeleteParams::default())
+        .await
+        .unwrap()
+        .left()
+        .expect("still there during the grace period");
+    assert_eq!(pending.metadata.deletion_grace_period_seconds, Some(1));
+    assert!(pods.get_opt("graceful").await.unwrap().is_some());
+    eventually("pod gone after its grace period", || async {
+        pods.get_opt("graceful").await.unwrap().is_none()
+    })
+    .await;
+    // An unscheduled pod goes at once.
+    let mut unbound = pod.clone();
+    unbound.metadata.name = Some("unbound".into());
+    unbound.spec.as_mut().unwrap().node_name = None;
+    pods.create(&PostParams::default(), &unbound).await.unwrap();
+    pods.delete("unbound", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert!(pods.get_opt("unbound").await.unwrap().is_none());
+}

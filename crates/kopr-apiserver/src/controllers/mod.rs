@@ -1,10 +1,11 @@
 //! In-process controllers that a real cluster's kube-controller-manager
 //! runs: the garbage collector, namespace deletion, and default service
-//! accounts. They watch the store's event stream and act through the
+//! accounts, and the end of graceful pod deletion. They watch the store's event stream and act through the
 //! registry, as a client would.
 
 mod garbage_collector;
 mod namespace;
+mod pod_termination;
 mod service_account;
 
 use std::sync::Arc;
@@ -38,6 +39,7 @@ async fn run(api: Api, mut events: broadcast::Receiver<Arc<WatchEvent>>, stop: C
                 gc.observe(&ev).await;
                 namespace::observe(&api, &ev);
                 service_account::observe(&api, &ev);
+                pod_termination::observe(&api, &ev);
             }
             Err(broadcast::error::RecvError::Lagged(n)) => {
                 tracing::warn!(missed = n, "controllers fell behind; resyncing");
