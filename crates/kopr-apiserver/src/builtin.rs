@@ -112,6 +112,17 @@ pub fn register_builtins(catalog: &Catalog) {
             true,
         ),
         ResourceType::new(
+            "apiextensions.k8s.io",
+            "v1",
+            "customresourcedefinitions",
+            "customresourcedefinition",
+            "CustomResourceDefinition",
+            false,
+        )
+        .short(&["crd", "crds"])
+        .categories(&["api-extensions"])
+        .with_status(),
+        ResourceType::new(
             "admissionregistration.k8s.io",
             "v1",
             "mutatingwebhookconfigurations",

@@ -16,6 +16,7 @@
 pub mod bootstrap;
 pub mod builtin;
 pub mod controllers;
+pub mod crd;
 pub mod defaults;
 pub mod discovery;
 pub mod gofmt;

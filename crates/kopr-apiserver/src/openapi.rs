@@ -156,6 +156,10 @@ pub fn document(catalog: &Catalog, group: &str, version: &str) -> Value {
         for (name, schema) in crate::schemas::schemas_for(&rt) {
             schemas.entry(name).or_insert(schema);
         }
+        if let Some(custom) = &rt.custom {
+            let schema = crate::crd::openapi_schema(custom, &rt.group, &rt.version, &rt.kind);
+            schemas.insert(schema_name(&rt), schema);
+        }
     }
     schemas.insert(
         "io.k8s.apimachinery.pkg.apis.meta.v1.Patch".into(),

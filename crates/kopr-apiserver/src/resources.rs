@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 /// One served resource in one group/version.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct ResourceType {
     /// API group; empty for the core group.
     pub group: String,
@@ -37,6 +37,8 @@ pub struct ResourceType {
     pub storage: String,
     /// The `apiVersion` objects are stored in.
     pub storage_api_version: String,
+    /// For custom resources: the schema, rules and columns of this version.
+    pub custom: Option<crate::crd::CustomInfo>,
 }
 
 impl ResourceType {
@@ -71,6 +73,7 @@ impl ResourceType {
             } else {
                 format!("{group}/{version}")
             },
+            custom: None,
         }
     }
 

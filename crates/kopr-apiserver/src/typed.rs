@@ -45,8 +45,39 @@ pub fn normalize(rt: &ResourceType, obj: &mut Value) -> Result<Vec<String>, ApiE
         ("admissionregistration.k8s.io", "mutatingwebhookconfigurations") => {
             round_trip::<admissionregistration::v1::MutatingWebhookConfiguration>(rt, obj)
         }
+        ("apiextensions.k8s.io", "customresourcedefinitions") => {
+            round_trip::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>(
+                rt, obj,
+            )
+        }
         _ => Ok(Vec::new()),
     }
+}
+
+/// Metadata coercion of a custom resource: `metadata` is decoded as an
+/// ObjectMeta (wrong types rejected, unknown fields dropped and reported).
+pub fn normalize_metadata(rt: &ResourceType, obj: &mut Value) -> Result<Vec<String>, ApiError> {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    let Some(map) = obj.as_object_mut() else {
+        return Ok(Vec::new());
+    };
+    let Some(meta) = map.get_mut("metadata") else {
+        return Ok(Vec::new());
+    };
+    let typed: ObjectMeta = serde_path_to_error::deserialize(&*meta).map_err(|e| {
+        ApiError::bad_request(format!(
+            "{kind} in version \"{v}\" cannot be handled as a {kind}: json: cannot unmarshal metadata.{path}: {inner}",
+            kind = rt.kind,
+            v = rt.version,
+            path = e.path(),
+            inner = e.inner()
+        ))
+    })?;
+    let back = serde_json::to_value(&typed).map_err(ApiError::internal)?;
+    let mut unknown = Vec::new();
+    unknown_fields(meta, &back, &mut "metadata".to_string(), &mut unknown);
+    *meta = back;
+    Ok(unknown)
 }
 
 fn round_trip<T: DeserializeOwned + Serialize>(

@@ -27,6 +27,7 @@ pub fn spawn_all(api: Api, stop: CancellationToken) {
 
 async fn run(api: Api, mut events: broadcast::Receiver<Arc<WatchEvent>>, stop: CancellationToken) {
     let mut gc = GarbageCollector::new(api.clone());
+    crate::crd::controller::resync(&api).await;
     gc.resync().await;
     namespace::resync(&api).await;
     loop {
@@ -36,6 +37,7 @@ async fn run(api: Api, mut events: broadcast::Receiver<Arc<WatchEvent>>, stop: C
         };
         match received {
             Ok(ev) => {
+                crate::crd::controller::observe(&api, &ev);
                 gc.observe(&ev).await;
                 namespace::observe(&api, &ev);
                 service_account::observe(&api, &ev);

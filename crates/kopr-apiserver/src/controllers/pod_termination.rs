@@ -55,9 +55,11 @@ pub fn observe(api: &Api, ev: &WatchEvent) {
             ..DeleteOptions::default()
         };
         if let Err(e) = api.delete(&target, &opts).await
-            && e.code != 404 && e.code != 409 {
-                tracing::debug!(error = %e, "finishing a graceful pod deletion failed");
-            }
+            && e.code != 404
+            && e.code != 409
+        {
+            tracing::debug!(error = %e, "finishing a graceful pod deletion failed");
+        }
         if let Ok(mut set) = scheduled().lock() {
             set.remove(&uid);
         }

@@ -23,6 +23,7 @@ use http_body_util::BodyExt;
 use crate::registry::Api;
 use crate::status::ApiError;
 use path::ApiPath;
+pub use scale::scale_paths;
 
 /// Version reported by `/version`.
 pub const KUBE_VERSION: (&str, &str, &str) = ("1", "32", "v1.32.0-kopr");

@@ -296,6 +296,16 @@ pub fn render_table(
 ) -> Result<Value, ApiError> {
     let include = include_object(query)?;
     let objects: Vec<Value> = items.iter().map(|o| (**o).clone()).collect();
+    if let Some(custom) = &rt.custom {
+        return Ok(crate::crd::printer::table(
+            custom,
+            &objects,
+            include,
+            headers,
+            list_meta,
+            jiff::Timestamp::now(),
+        ));
+    }
     Ok(table::table_with_headers(
         &rt.group,
         &rt.plural,

@@ -7,12 +7,14 @@ use serde_json::{Value, json};
 
 use super::query::Query;
 use super::{AppState, body, response};
+use crate::crd;
 use crate::object;
 use crate::registry::Target;
+use crate::resources::ResourceType;
 use crate::status::ApiError;
 
 /// The Scale view of a workload object.
-pub fn scale_of(obj: &Value) -> Value {
+pub fn scale_of(rt: &ResourceType, obj: &Value) -> Value {
     let meta = object::meta(obj).cloned().unwrap_or_default();
     let mut m = serde_json::Map::new();
     for k in [
@@ -26,21 +28,42 @@ pub fn scale_of(obj: &Value) -> Value {
             m.insert(k.into(), v.clone());
         }
     }
-    let selector = obj
-        .pointer("/spec/selector")
-        .and_then(|s| crate::selectors::LabelSelector::from_label_selector_value(s).ok())
-        .map(|s| s.to_string())
-        .unwrap_or_default();
+    let paths = scale_paths(rt);
+    let selector = match &paths.label_selector {
+        // Custom resources name a path holding the selector string.
+        Some(p) if rt.custom.is_some() => crd::value_at(obj, p)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        _ => obj
+            .pointer("/spec/selector")
+            .and_then(|s| crate::selectors::LabelSelector::from_label_selector_value(s).ok())
+            .map(|s| s.to_string())
+            .unwrap_or_default(),
+    };
+    let replicas = |p: &str| crd::value_at(obj, p).cloned().unwrap_or(json!(0));
     json!({
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
         "metadata": m,
-        "spec": {"replicas": obj.pointer("/spec/replicas").cloned().unwrap_or(json!(0))},
+        "spec": {"replicas": replicas(&paths.spec_replicas)},
         "status": {
-            "replicas": obj.pointer("/status/replicas").cloned().unwrap_or(json!(0)),
+            "replicas": replicas(&paths.status_replicas),
             "selector": selector,
         },
     })
+}
+
+/// Where a kind keeps its replicas and selector.
+pub fn scale_paths(rt: &ResourceType) -> crd::ScalePaths {
+    match rt.custom.as_ref().and_then(|c| c.scale.clone()) {
+        Some(p) => p,
+        None => crd::ScalePaths {
+            spec_replicas: ".spec.replicas".into(),
+            status_replicas: ".status.replicas".into(),
+            label_selector: None,
+        },
+    }
 }
 
 /// Serves GET, PUT and PATCH on `.../scale`.
@@ -61,7 +84,7 @@ pub async fn handle(
     let replicas = match parts.method {
         Method::GET => {
             let obj = api.get(target).await?;
-            return Ok(response::json(StatusCode::OK, &scale_of(&obj)));
+            return Ok(response::json(StatusCode::OK, &scale_of(&target.rt, &obj)));
         }
         Method::PUT => {
             let scale = body::decode_object(content_type, raw)?;
@@ -87,8 +110,13 @@ pub async fn handle(
                 other => other,
             };
             let doc = crate::patch::PatchDocument::decode(kind, raw, false)?;
-            let patched =
-                crate::patch::apply_to(&scale_rt, Some(&scale_of(&current)), &doc, &opts, None)?;
+            let patched = crate::patch::apply_to(
+                &scale_rt,
+                Some(&scale_of(&target.rt, &current)),
+                &doc,
+                &opts,
+                None,
+            )?;
             (
                 patched
                     .pointer("/spec/replicas")
@@ -119,5 +147,8 @@ pub async fn handle(
     let w = api
         .set_replicas(target, replicas, precondition.as_deref(), &opts)
         .await?;
-    Ok(response::json(StatusCode::OK, &scale_of(&w.object)))
+    Ok(response::json(
+        StatusCode::OK,
+        &scale_of(&target.rt, &w.object),
+    ))
 }

@@ -128,10 +128,10 @@ pub fn apply_to(
             Ok(target)
         }
         (PatchDocument::Strategic(p), Some(cur)) => {
-            let Some(merge_schema) = schema::strategic_schema(group, kind) else {
+            let Some(strategic_schema) = schema::strategic_schema(group, kind) else {
                 return Err(ApiError::unsupported_media_type(CUSTOM_PATCH_TYPES));
             };
-            strategic::strategic_merge_patch(cur, p, &merge_schema).map_err(|e| {
+            strategic::strategic_merge_patch(cur, p, &strategic_schema).map_err(|e| {
                 let mut err = ApiError::new(e.status_code(), e.reason(), e.status_message());
                 if e.status_code() == 500 {
                     err.reason = "";
@@ -158,10 +158,18 @@ pub fn apply_to(
                 now: &now,
                 ignored_fields: ignored_fields(rt, subresource),
             };
-            apply::server_side_apply(req, &schema::apply_schema(group, kind))
+            apply::server_side_apply(req, merge_schema(rt).as_ref())
                 .map_err(|e| ApiError::from_status(&e.to_status()))
         }
         (_, None) => Err(ApiError::not_found(rt.reference(), "")),
+    }
+}
+
+/// The list and map semantics server-side apply uses for a resource.
+fn merge_schema(rt: &ResourceType) -> Box<dyn schema::MergeSchema + '_> {
+    match &rt.custom {
+        Some(custom) => Box::new(crate::crd::StructuralMergeSchema(&custom.schema)),
+        None => Box::new(schema::apply_schema(&rt.group, &rt.kind)),
     }
 }
 
@@ -183,5 +191,5 @@ pub fn record_update(
         now: &now,
         ignored_fields: ignored_fields(rt, subresource),
     };
-    apply::update_managed_fields(req, new, &schema::apply_schema(&rt.group, &rt.kind));
+    apply::update_managed_fields(req, new, merge_schema(rt).as_ref());
 }

@@ -34,8 +34,17 @@ fn rename(obj: &mut Map<String, Value>, forward: bool) {
     }
 }
 
-/// Presents a stored object as the resource `rt` serves it.
+/// Presents a stored object as the resource `rt` serves it; custom
+/// resources are defaulted on read, as apiextensions-apiserver does.
 pub fn to_view(rt: &ResourceType, stored: &Arc<Value>) -> Arc<Value> {
+    if let Some(custom) = rt.custom.as_ref().filter(|c| c.has_defaults) {
+        let mut v = (**stored).clone();
+        if let Some(map) = v.as_object_mut() {
+            map.insert("apiVersion".into(), Value::String(rt.api_version()));
+        }
+        custom.schema.apply_defaults(&mut v);
+        return Arc::new(v);
+    }
     let api_version = rt.api_version();
     let same_version =
         stored.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str());

@@ -233,6 +233,13 @@ impl Api {
                     None => {}
                 }
             }
+            // A CRD waits for its custom resources to be removed.
+            if !deleting && rt.group == crate::crd::CRD_GROUP {
+                let f = crate::crd::controller::CLEANUP_FINALIZER;
+                if !finalizers.iter().any(|x| x == f) {
+                    finalizers.push(f.to_string());
+                }
+            }
             let is_namespace = rt.group.is_empty() && rt.plural == "namespaces";
             let ns_finalizers = is_namespace
                 && view

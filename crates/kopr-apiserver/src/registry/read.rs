@@ -68,13 +68,19 @@ impl ListOptions {
             }
             None => None,
         };
-        let fields = match &q.field_selector {
-            Some(s) => Some(
+        let fields = match (&q.field_selector, &rt.custom) {
+            (Some(s), Some(custom)) => {
+                let f =
+                    FieldSelector::parse(s).map_err(|e| ApiError::bad_request(e.to_string()))?;
+                check_custom_field_labels(&f, &custom.selectable_fields)?;
+                Some(f)
+            }
+            (Some(s), None) => Some(
                 FieldSelector::parse(s)
                     .and_then(|f| f.convert_for(&rt.group, &rt.plural))
                     .map_err(|e| ApiError::bad_request(e.to_string()))?,
             ),
-            None => None,
+            (None, _) => None,
         };
         let any_version = q.resource_version.as_deref() == Some("0");
         let resource_version = q.resource_version_number()?;
@@ -116,7 +122,10 @@ impl ListOptions {
             return false;
         }
         if let Some(f) = &self.fields {
-            let get = |label: &str| field_value(&rt.group, &rt.plural, obj, label).flatten();
+            let get = |label: &str| match &rt.custom {
+                Some(_) => custom_field_value(obj, label),
+                None => field_value(&rt.group, &rt.plural, obj, label).flatten(),
+            };
             if !f.matches(&get) {
                 return false;
             }
@@ -128,6 +137,42 @@ impl ListOptions {
     pub fn filters(&self) -> bool {
         self.labels.as_ref().is_some_and(|l| !l.is_everything())
             || self.fields.as_ref().is_some_and(|f| !f.is_everything())
+    }
+}
+
+/// Custom resources select on `metadata.name`, `metadata.namespace` and
+/// their CRD's `selectableFields`.
+fn check_custom_field_labels(f: &FieldSelector, selectable: &[String]) -> Result<(), ApiError> {
+    let allowed: Vec<String> = ["metadata.name", "metadata.namespace"]
+        .into_iter()
+        .map(str::to_string)
+        .chain(
+            selectable
+                .iter()
+                .map(|p| p.trim_start_matches('.').to_string()),
+        )
+        .collect();
+    for label in f.fields() {
+        if !allowed.iter().any(|a| a == label) {
+            let list = allowed
+                .iter()
+                .map(|a| format!("\"{a}\""))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(ApiError::bad_request(format!(
+                "\"{label}\" is not a known field selector: only {list}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The value of a field label of a custom resource, as a string.
+fn custom_field_value(obj: &Value, label: &str) -> Option<String> {
+    match crate::crd::value_at(obj, label) {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Null) | None => Some(String::new()),
+        Some(other) => Some(other.to_string()),
     }
 }
 

@@ -170,6 +170,26 @@ fn reconcile_type(rt: &ResourceType, obj: &mut Value) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// What `fieldValidation` makes of unknown fields: warnings, or a 400.
+fn unknown_field_warnings(
+    rt: &ResourceType,
+    unknown: &[String],
+    validation: FieldValidation,
+) -> Result<Vec<String>, ApiError> {
+    let messages = || unknown.iter().map(|f| format!("unknown field \"{f}\""));
+    match validation {
+        _ if unknown.is_empty() => Ok(Vec::new()),
+        FieldValidation::Strict => Err(ApiError::bad_request(format!(
+            "{kind} in version \"{v}\" cannot be handled as a {kind}: strict decoding error: {}",
+            messages().collect::<Vec<_>>().join(", "),
+            kind = rt.kind,
+            v = rt.version
+        ))),
+        FieldValidation::Warn => Ok(messages().collect()),
+        FieldValidation::Ignore => Ok(Vec::new()),
+    }
+}
+
 impl Api {
     /// Runs type checks, defaulting and validation on a new object state.
     fn admit(
@@ -179,27 +199,35 @@ impl Api {
         old: Option<&Value>,
         opts: &WriteOptions,
     ) -> Result<Vec<String>, ApiError> {
-        let unknown = crate::typed::normalize(rt, obj)?;
-        let mut warnings = Vec::new();
-        if !unknown.is_empty() {
-            match opts.field_validation {
-                FieldValidation::Strict => {
-                    let list: Vec<String> = unknown
-                        .iter()
-                        .map(|f| format!("unknown field \"{f}\""))
-                        .collect();
-                    return Err(ApiError::bad_request(format!(
-                        "{kind} in version \"{v}\" cannot be handled as a {kind}: strict decoding error: {}",
-                        list.join(", "),
-                        kind = rt.kind,
-                        v = rt.version
-                    )));
-                }
-                FieldValidation::Warn => {
-                    warnings.extend(unknown.iter().map(|f| format!("unknown field \"{f}\"")));
-                }
-                FieldValidation::Ignore => {}
+        let unknown = match &rt.custom {
+            Some(custom) => {
+                let mut unknown = crate::typed::normalize_metadata(rt, obj)?;
+                unknown.extend(custom.schema.prune(obj));
+                custom.schema.drop_nulls(obj);
+                custom.schema.apply_defaults(obj);
+                unknown
             }
+            None => crate::typed::normalize(rt, obj)?,
+        };
+        let warnings = unknown_field_warnings(rt, &unknown, opts.field_validation)?;
+        if let Some(custom) = &rt.custom {
+            let mut errors = crate::crd::validate_metadata(obj, old, rt.namespaced);
+            errors.extend(custom.schema.validate(obj));
+            if errors.is_empty() && !custom.rules.is_empty() {
+                errors.extend(custom.rules.validate(obj, old));
+            }
+            if !errors.is_empty() {
+                return Err(invalid(rt, object::name(obj), &errors));
+            }
+            return Ok(warnings);
+        }
+        if rt.group == crate::crd::CRD_GROUP {
+            crate::crd::definition::apply_defaults(obj);
+            let errors = crate::crd::definition::validate(obj, old);
+            if !errors.is_empty() {
+                return Err(invalid(rt, object::name(obj), &errors));
+            }
+            return Ok(warnings);
         }
         crate::defaults::apply_defaults(&rt.group, &rt.plural, obj);
         let errors = crate::validation::validate(&rt.group, &rt.plural, obj, old);
@@ -463,6 +491,22 @@ impl Api {
         .await
     }
 
+    /// Read-modify-write of the status subresource, for in-process controllers.
+    pub async fn mutate_status(
+        &self,
+        t: &Target,
+        opts: &WriteOptions,
+        f: impl Fn(&Value) -> Result<Value, ApiError>,
+    ) -> Result<Written, ApiError> {
+        let how = UpdateHow {
+            subresource: Some("status"),
+            precondition: None,
+            is_put: true,
+            is_apply: false,
+        };
+        self.guaranteed_update(t, how, opts, f).await
+    }
+
     /// Sets `spec.replicas` (the scale subresource).
     pub async fn set_replicas(
         &self,
@@ -471,6 +515,7 @@ impl Api {
         precondition: Option<&str>,
         opts: &WriteOptions,
     ) -> Result<Written, ApiError> {
+        let path = crate::http::scale_paths(&t.rt).spec_replicas;
         self.guaranteed_update(
             t,
             UpdateHow {
@@ -482,9 +527,7 @@ impl Api {
             opts,
             move |current| {
                 let mut new = current.clone();
-                if let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) {
-                    spec.insert("replicas".into(), replicas.clone());
-                }
+                crate::crd::set_value_at(&mut new, &path, replicas.clone());
                 Ok(new)
             },
         )

@@ -1,0 +1,340 @@
+//! kubectl end to end with CustomResourceDefinitions: the seeds' CRDs
+//! applied, established, used and deleted; validation, defaults, printer
+//! columns, CEL rules, scale, selectable fields and two served versions.
+
+mod support;
+
+use std::path::PathBuf;
+
+use support::{Server, rows};
+
+fn fixture(name: &str) -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    p.to_string_lossy().into_owned()
+}
+
+fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn seed_crds_are_served_used_and_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+
+    assert_eq!(
+        server.ok(&["apply", "-f", &fixture("greeting-crd.yaml")]),
+        "customresourcedefinition.apiextensions.k8s.io/greetings.example.com created\n"
+    );
+    assert_eq!(
+        server.ok(&[
+            "wait",
+            "--for",
+            "condition=established",
+            "crd/greetings.example.com",
+            "--timeout=20s"
+        ]),
+        "customresourcedefinition.apiextensions.k8s.io/greetings.example.com condition met\n"
+    );
+    assert_eq!(
+        server.ok(&["apply", "-f", &fixture("greeting.yaml")]),
+        "greeting.example.com/hello-world created\n"
+    );
+    let table = rows(&server.ok(&["get", "greetings"]));
+    assert_eq!(table[0], ["NAME", "AGE"]);
+    assert_eq!(table[1][0], "hello-world");
+    assert_eq!(
+        server.ok(&[
+            "get",
+            "greeting",
+            "hello-world",
+            "-o",
+            "jsonpath={.spec.message}"
+        ]),
+        "Hello, World!"
+    );
+    let explained = server.ok(&["explain", "greetings.spec"]);
+    assert!(explained.contains("FIELD: spec <Object>"), "{explained}");
+    assert!(explained.contains("message\t<string>"), "{explained}");
+    let crds = rows(&server.ok(&["get", "crd"]));
+    assert_eq!(crds[0], ["NAME", "CREATED", "AT"]);
+
+    // The ExchangeRate CRD, with a short name.
+    server.ok(&["apply", "-f", &fixture("exchangerate-crd.yaml")]);
+    server.ok(&[
+        "wait",
+        "--for",
+        "condition=established",
+        "crd/exchangerates.operators.brennerm.github.io",
+    ]);
+    server.ok_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: operators.brennerm.github.io/v1\nkind: ExchangeRate\nmetadata:\n  name: usd\nspec:\n  currency: USD\n",
+    );
+    assert!(server.ok(&["get", "er"]).contains("usd"));
+
+    // Deleting a CRD deletes its objects.
+    assert_eq!(
+        server.ok(&["delete", "crd", "greetings.example.com"]),
+        "customresourcedefinition.apiextensions.k8s.io \"greetings.example.com\" deleted\n"
+    );
+    let out = server.kubectl(&["get", "greetings"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr_of(&out).contains("the server doesn't have a resource type \"greetings\""),
+        "{}",
+        stderr_of(&out)
+    );
+    let raw = server.kubectl(&[
+        "get",
+        "--raw",
+        "/apis/example.com/v1/namespaces/default/greetings",
+    ]);
+    assert!(!raw.status.success(), "the API is gone with the CRD");
+}
+
+#[test]
+fn book_crd_validation_matches_a_real_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+
+    // apiextensions.k8s.io/v1beta1 is not served.
+    let out = server.kubectl(&["apply", "-f", &fixture("book-crd-v1beta1.yaml")]);
+    assert!(!out.status.success());
+    assert!(
+        stderr_of(&out).contains("no matches for kind \"CustomResourceDefinition\" in version \"apiextensions.k8s.io/v1beta1\""),
+        "{}",
+        stderr_of(&out)
+    );
+
+    server.ok(&["apply", "-f", &fixture("book-crd.yaml")]);
+    server.ok(&[
+        "wait",
+        "--for",
+        "condition=established",
+        "crd/books.christianb93.github.com",
+    ]);
+    let out = server.kubectl(&["apply", "-f", &fixture("books.yaml")]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "book.christianb93.github.com/david-copperfield created\n"
+    );
+    let err = stderr_of(&out);
+    assert!(err.contains("The Book \"moby-dick\" is invalid: "), "{err}");
+    assert!(err.contains("* spec.author: Required value"), "{err}");
+    assert!(err.contains("* spec.title: Required value"), "{err}");
+    assert!(server.kubectl(&["get", "book", "moby-dick"]).status.code() != Some(0));
+
+    // The status subresource: the main resource ignores status changes.
+    server.ok(&[
+        "patch",
+        "book",
+        "david-copperfield",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"read":true}}"#,
+    ]);
+    assert_eq!(
+        server.ok(&[
+            "get",
+            "book",
+            "david-copperfield",
+            "-o",
+            "jsonpath={.status}"
+        ]),
+        ""
+    );
+    server.ok(&[
+        "patch",
+        "book",
+        "david-copperfield",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"read":true}}"#,
+    ]);
+    assert_eq!(
+        server.ok(&[
+            "get",
+            "book",
+            "david-copperfield",
+            "-o",
+            "jsonpath={.status.read}"
+        ]),
+        "true"
+    );
+    // Strategic merge patch is refused for custom resources.
+    let out = server.kubectl(&[
+        "patch",
+        "book",
+        "david-copperfield",
+        "--type=strategic",
+        "-p",
+        r#"{"spec":{"title":"x"}}"#,
+    ]);
+    assert!(
+        stderr_of(&out).contains("UnsupportedMediaType")
+            || stderr_of(&out).contains("unknown format"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+#[test]
+fn schema_features_printer_columns_cel_and_scale() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    server.ok(&["apply", "-f", &fixture("widget-crd.yaml")]);
+    server.ok(&[
+        "wait",
+        "--for",
+        "condition=established",
+        "crd/widgets.kopr.dev",
+    ]);
+
+    let widget = |name: &str, spec: &str| {
+        format!("apiVersion: kopr.dev/v1\nkind: Widget\nmetadata:\n  name: {name}\nspec:\n{spec}")
+    };
+    // Defaults apply; int-or-string accepts both.
+    server.ok_stdin(
+        &["apply", "-f", "-"],
+        &widget("a", "  replicas: 2\n  port: 8080\n  owner: me\n"),
+    );
+    server.ok_stdin(
+        &["apply", "-f", "-"],
+        &widget("b", "  size: large\n  port: http\n"),
+    );
+    assert_eq!(
+        server.ok(&["get", "widget", "a", "-o", "jsonpath={.spec.size}"]),
+        "medium"
+    );
+    let table = rows(&server.ok(&["get", "widgets"]));
+    assert_eq!(table[0], ["NAME", "SIZE", "REPLICAS", "PORT", "AGE"]);
+    assert_eq!(&table[1][..4], ["a", "medium", "2", "8080"]);
+    assert_eq!(&table[2][..4], ["b", "large", "1", "http"]);
+    // Short names and categories.
+    assert!(server.ok(&["get", "wd"]).contains("medium"));
+    assert!(server.ok(&["get", "kopr"]).contains("widget.kopr.dev/a"));
+    // Selectable fields.
+    let selected = server.ok(&[
+        "get",
+        "widgets",
+        "--field-selector",
+        "spec.size=large",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(selected, "widget.kopr.dev/b\n");
+
+    // Enum, pattern, minimum, CEL and a transition rule, each rejected.
+    for (spec, expected) in [
+        (
+            "  size: huge\n",
+            "spec.size: Unsupported value: \"huge\": supported values: \"small\", \"medium\", \"large\"",
+        ),
+        (
+            "  code: abc\n",
+            "spec.code: Invalid value: \"abc\": spec.code in body should match '^[A-Z]{3}$'",
+        ),
+        (
+            "  replicas: -1\n",
+            "spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0",
+        ),
+        (
+            "  replicas: 1\n  minReplicas: 3\n",
+            "replicas must be at least minReplicas",
+        ),
+    ] {
+        let out = server.kubectl_stdin(&["apply", "-f", "-"], &widget("bad", spec));
+        assert!(!out.status.success(), "{spec} must be rejected");
+        assert!(
+            stderr_of(&out).contains(expected),
+            "{spec}: {}",
+            stderr_of(&out)
+        );
+    }
+    let out = server.kubectl(&[
+        "patch",
+        "widget",
+        "a",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"owner":"you"}}"#,
+    ]);
+    assert!(
+        stderr_of(&out).contains("owner is immutable"),
+        "{}",
+        stderr_of(&out)
+    );
+    server.ok(&[
+        "patch",
+        "widget",
+        "a",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"code":"ABC"}}"#,
+    ]);
+
+    // Scale through the subresource.
+    assert_eq!(
+        server.ok(&["scale", "widget", "a", "--replicas=5"]),
+        "widget.kopr.dev/a scaled\n"
+    );
+    assert_eq!(
+        server.ok(&["get", "widget", "a", "-o", "jsonpath={.spec.replicas}"]),
+        "5"
+    );
+    let scale = server.ok(&[
+        "get",
+        "--raw",
+        "/apis/kopr.dev/v1/namespaces/default/widgets/a/scale",
+    ]);
+    let scale: serde_json::Value = serde_json::from_str(&scale).unwrap();
+    assert_eq!(scale["kind"], "Scale");
+    assert_eq!(scale["spec"]["replicas"], 5);
+}
+
+#[test]
+fn two_served_versions_read_and_write_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    server.ok(&["apply", "-f", &fixture("tool-crd-two-versions.yaml")]);
+    server.ok(&[
+        "wait",
+        "--for",
+        "condition=established",
+        "crd/tools.kopr.dev",
+    ]);
+    server.ok_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: kopr.dev/v1beta1\nkind: Tool\nmetadata:\n  name: hammer\nspec:\n  name: old\n",
+    );
+    server.ok_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: kopr.dev/v1\nkind: Tool\nmetadata:\n  name: saw\nspec:\n  name: new\n",
+    );
+    for (version, name) in [
+        ("v1", "hammer"),
+        ("v1beta1", "saw"),
+        ("v1", "saw"),
+        ("v1beta1", "hammer"),
+    ] {
+        let raw = server.ok(&[
+            "get",
+            "--raw",
+            &format!("/apis/kopr.dev/{version}/namespaces/default/tools/{name}"),
+        ]);
+        let obj: serde_json::Value = serde_json::from_str(&raw).unwrap();
+        assert_eq!(obj["apiVersion"], format!("kopr.dev/{version}"));
+    }
+    let stored = server.ok(&[
+        "get",
+        "crd",
+        "tools.kopr.dev",
+        "-o",
+        "jsonpath={.status.storedVersions}",
+    ]);
+    assert_eq!(stored, "[\"v1\"]");
+}
