@@ -172,3 +172,34 @@ pub fn document(catalog: &Catalog, group: &str, version: &str) -> Value {
         "components": {"schemas": schemas},
     })
 }
+
+const V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+
+/// `/openapi/v2`: a Swagger 2.0 document without definitions. Clients use
+/// v3 for validation and `explain`; kubectl falls back to v2 only for
+/// group-versions v3 does not list (e.g. ones the server does not serve),
+/// where an empty document lets it report the real "no matches for kind".
+pub fn v2(accept: Option<&str>) -> Response {
+    if accept.is_some_and(|a| a.contains("protobuf")) {
+        // gnostic's openapi_v2.Document: swagger (1) = "2.0",
+        // info (2) = {title (1), version (2)}, paths (8) = {}.
+        let title = b"Kubernetes";
+        let version = crate::http::KUBE_VERSION.2.as_bytes();
+        let mut info = vec![0x0a, title.len() as u8];
+        info.extend_from_slice(title);
+        info.push(0x12);
+        info.push(version.len() as u8);
+        info.extend_from_slice(version);
+        let mut doc = vec![0x0a, 3];
+        doc.extend_from_slice(b"2.0");
+        doc.push(0x12);
+        doc.push(info.len() as u8);
+        doc.extend_from_slice(&info);
+        doc.extend_from_slice(&[0x42, 0x00]);
+        return response::bytes_response(StatusCode::OK, V2_PROTOBUF, doc);
+    }
+    response::json(
+        StatusCode::OK,
+        &json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": crate::http::KUBE_VERSION.2}, "paths": {}, "definitions": {}}),
+    )
+}

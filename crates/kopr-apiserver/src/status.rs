@@ -54,6 +54,8 @@ pub struct StatusFields {
     pub causes: Vec<StatusCause>,
     /// `details.retryAfterSeconds`.
     pub retry_after_seconds: Option<u64>,
+    /// Warnings recorded before the failure, sent as `Warning` headers.
+    pub warnings: Vec<String>,
 }
 
 /// Identifies a resource for error messages: `group` and plural `resource`.
@@ -89,6 +91,7 @@ impl ApiError {
             uid: None,
             causes: Vec::new(),
             retry_after_seconds: None,
+            warnings: Vec::new(),
         }))
     }
 

@@ -103,7 +103,12 @@ async fn handle(State(state): State<AppState>, req: Request) -> Response {
         ApiPath::GroupVersion(g, v) => crate::discovery::group_version(&state.api.catalog, &g, &v),
         ApiPath::OpenApiV3Root => Ok(crate::openapi::root(&state.api.catalog)),
         ApiPath::OpenApiV3(g, v) => crate::openapi::group_version(&state.api.catalog, &g, &v),
-        ApiPath::OpenApiV2 => Err(ApiError::path_not_found()),
+        ApiPath::OpenApiV2 => Ok(crate::openapi::v2(
+            parts
+                .headers
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok()),
+        )),
         ApiPath::Resource(rp) => resource::handle(&state, &parts, rp, body, &user_agent).await,
         ApiPath::Unknown => Err(ApiError::path_not_found()),
     };

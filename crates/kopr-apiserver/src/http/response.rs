@@ -32,7 +32,7 @@ pub fn error(e: &ApiError) -> Response {
         body["details"] = serde_json::json!({});
     }
     match serde_json::to_vec(&body) {
-        Ok(bytes) => bytes_response(code, "application/json", bytes),
+        Ok(bytes) => with_warnings(bytes_response(code, "application/json", bytes), &e.warnings),
         Err(_) => bytes_response(
             StatusCode::INTERNAL_SERVER_ERROR,
             "text/plain",

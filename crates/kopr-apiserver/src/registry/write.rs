@@ -217,7 +217,9 @@ impl Api {
                 errors.extend(custom.rules.validate(obj, old));
             }
             if !errors.is_empty() {
-                return Err(invalid(rt, object::name(obj), &errors));
+                let mut e = invalid(rt, object::name(obj), &errors);
+                e.warnings = warnings;
+                return Err(e);
             }
             return Ok(warnings);
         }
@@ -232,7 +234,9 @@ impl Api {
         crate::defaults::apply_defaults(&rt.group, &rt.plural, obj);
         let errors = crate::validation::validate(&rt.group, &rt.plural, obj, old);
         if !errors.is_empty() {
-            return Err(invalid(rt, object::name(obj), &errors));
+            let mut e = invalid(rt, object::name(obj), &errors);
+            e.warnings = warnings;
+            return Err(e);
         }
         Ok(warnings)
     }
