@@ -32,3 +32,46 @@ pub fn quote(s: &str) -> String {
     out.push('"');
     out
 }
+
+/// Formats a float like Go's `%v` (shortest repr, exponent outside 1e-4..1e21).
+pub fn float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    let exp = f.abs().log10().floor() as i32;
+    if (-4..21).contains(&exp) {
+        let s = format!("{f}");
+        return s;
+    }
+    // Rust's {:e} gives e.g. "1e21" / "1.5e-5"; Go wants "1e+21" / "1.5e-05".
+    let s = format!("{f:e}");
+    match s.split_once('e') {
+        Some((mant, ex)) => {
+            let (sign, digits) = match ex.strip_prefix('-') {
+                Some(d) => ('-', d),
+                None => ('+', ex),
+            };
+            let digits = if digits.len() < 2 {
+                format!("0{digits}")
+            } else {
+                digits.to_string()
+            };
+            format!("{mant}e{sign}{digits}")
+        }
+        None => s,
+    }
+}

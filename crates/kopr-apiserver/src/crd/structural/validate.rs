@@ -13,6 +13,7 @@
 //! sorted order, so error order among sibling fields is deterministic.
 
 use super::{Additional, MAX_VALUE_DEPTH, Structural, formats};
+pub(crate) use crate::gofmt::float as go_float;
 use crate::validation::{FieldError, FieldErrorKind, child, go_quote, go_repr, index, key};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
@@ -120,47 +121,6 @@ fn kind(v: &Value) -> Kind {
         Value::String(_) => Kind::Str,
         Value::Array(_) => Kind::Slice,
         Value::Object(_) => Kind::Map,
-    }
-}
-
-/// Formats a float like Go's `%v`.
-pub(crate) fn go_float(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 {
-            "+Inf".into()
-        } else {
-            "-Inf".into()
-        };
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        };
-    }
-    let exp = f.abs().log10().floor() as i32;
-    if (-4..21).contains(&exp) {
-        return format!("{f}");
-    }
-    let s = format!("{f:e}");
-    match s.split_once('e') {
-        Some((mant, ex)) => {
-            let (sign, digits) = match ex.strip_prefix('-') {
-                Some(d) => ('-', d),
-                None => ('+', ex),
-            };
-            let digits = if digits.len() < 2 {
-                format!("0{digits}")
-            } else {
-                digits.to_string()
-            };
-            format!("{mant}e{sign}{digits}")
-        }
-        None => s,
     }
 }
 
