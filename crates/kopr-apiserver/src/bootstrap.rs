@@ -42,7 +42,41 @@ pub async fn ensure_system_objects(api: &Api) -> Result<(), ApiError> {
         }
         ensure_default_service_account(api, ns).await?;
     }
-    Ok(())
+    ensure_kubernetes_service(api).await
+}
+
+/// The `kubernetes` Service in `default`, at the first address of the range.
+async fn ensure_kubernetes_service(api: &Api) -> Result<(), ApiError> {
+    let Some(rt) = api.catalog.get("", "v1", "services") else {
+        return Ok(());
+    };
+    let t = Target {
+        rt: rt.clone(),
+        namespace: Some("default".into()),
+        name: Some("kubernetes".into()),
+    };
+    match api.get(&t).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.code == 404 => {
+            let svc = json!({
+                "apiVersion": "v1", "kind": "Service",
+                "metadata": {"name": "kubernetes", "namespace": "default",
+                             "labels": {"component": "apiserver", "provider": "kubernetes"}},
+                "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1"],
+                         "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
+                         "sessionAffinity": "None"}
+            });
+            match api
+                .create(&rt, Some("default"), svc, &system_options())
+                .await
+            {
+                Ok(_) => Ok(()),
+                Err(e) if e.code == 409 => Ok(()),
+                Err(e) => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Creates the `default` ServiceAccount of a namespace if missing.

@@ -337,3 +337,38 @@ async fn graceful_pod_deletion_ends_with_the_grace_period() {
         .unwrap();
     assert!(pods.get_opt("unbound").await.unwrap().is_none());
 }
+
+#[tokio::test]
+async fn services_get_cluster_ips_and_node_ports() {
+    use k8s_openapi::api::core::v1::Service;
+    let f = common::start().await;
+    let svcs: Api<Service> = Api::namespaced(f.client.clone(), "default");
+    let kubernetes = svcs.get("kubernetes").await.unwrap();
+    assert_eq!(
+        kubernetes.spec.unwrap().cluster_ip.as_deref(),
+        Some("10.96.0.1")
+    );
+    let mut seen = std::collections::HashSet::new();
+    for (name, kind) in [("a", "ClusterIP"), ("b", "NodePort")] {
+        let svc: Service = serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {"type": kind, "selector": {"app": name}, "ports": [{"port": 80}]}
+        }))
+        .unwrap();
+        let created = svcs.create(&PostParams::default(), &svc).await.unwrap();
+        let spec = created.spec.unwrap();
+        let ip = spec.cluster_ip.unwrap();
+        assert!(ip.starts_with("10.96."), "{ip}");
+        assert!(seen.insert(ip), "cluster IPs are unique");
+        let port = &spec.ports.unwrap()[0];
+        assert_eq!(
+            port.target_port,
+            Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(80))
+        );
+        if kind == "NodePort" {
+            assert!((30000..=32767).contains(&port.node_port.unwrap()));
+        } else {
+            assert_eq!(port.node_port, None);
+        }
+    }
+}

@@ -5,6 +5,7 @@
 pub mod convert;
 mod delete;
 mod read;
+mod service_ip;
 pub mod strategy;
 mod watch;
 mod write;

@@ -320,6 +320,9 @@ impl Api {
         }
         let mut warnings = self.admit_for_create(rt, &mut obj, opts, applied)?;
         self.check_namespace_for_create(rt, &obj).await?;
+        if rt.group.is_empty() && rt.plural == "services" {
+            self.allocate_service_addresses(&mut obj).await?;
+        }
         let attempts = if generate { GENERATE_NAME_ATTEMPTS } else { 1 };
         let mut last_name = String::new();
         for attempt in 0..attempts {
