@@ -42,10 +42,12 @@ pub fn observe(api: &Api, ev: &WatchEvent) {
 }
 
 fn start(api: &Api, name: String) {
+    // Keyed by server too: several servers can run in one process.
+    let slot = format!("{}/{name}", api.store.instance_id());
     let Ok(mut set) = in_progress().lock() else {
         return;
     };
-    if !set.insert(name.clone()) {
+    if !set.insert(slot.clone()) {
         return;
     }
     let api = api.clone();
@@ -54,7 +56,7 @@ fn start(api: &Api, name: String) {
             tracing::warn!(namespace = name, error = %e, "namespace deletion failed");
         }
         if let Ok(mut set) = in_progress().lock() {
-            set.remove(&name);
+            set.remove(&slot);
         }
     });
 }

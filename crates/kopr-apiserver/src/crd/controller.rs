@@ -240,10 +240,12 @@ fn start_cleanup(api: &Api, crd: &Value) {
         return;
     }
     let name = object::name(crd).to_string();
+    // Keyed by server too: several servers can run in one process.
+    let slot = format!("{}/{name}", api.store.instance_id());
     let Ok(mut set) = cleaning().lock() else {
         return;
     };
-    if !set.insert(name.clone()) {
+    if !set.insert(slot.clone()) {
         return;
     }
     let api = api.clone();
@@ -268,7 +270,7 @@ fn start_cleanup(api: &Api, crd: &Value) {
                 .await;
         }
         if let Ok(mut set) = cleaning().lock() {
-            set.remove(&name);
+            set.remove(&slot);
         }
     });
 }

@@ -197,6 +197,12 @@ impl Store {
         })
     }
 
+    /// An identity of this store, distinct for every store open in the
+    /// process (keys process-wide bookkeeping by server).
+    pub fn instance_id(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
+    }
+
     /// The newest committed revision.
     pub fn current_revision(&self) -> i64 {
         self.inner.revision.load(Ordering::Acquire)
