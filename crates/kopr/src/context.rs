@@ -1,0 +1,236 @@
+//! What a handler receives: the typed object, the cause, the diff, retry bookkeeping, a patch
+//! builder, the client, shared operator state, and a span carrying the object's identity.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::diff::Diff;
+use crate::events::{EventRecorder, EventType};
+use crate::patch::Patch;
+
+/// Why a handler runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// The object is new to the operator (no diff base yet).
+    Create,
+    /// The object's essence changed since it was last handled.
+    Update,
+    /// The object is being deleted.
+    Delete,
+    /// The operator (re)started and found the object.
+    Resume,
+    /// A timer fired.
+    Timer,
+    /// A daemon runs.
+    Daemon,
+    /// A raw watch event.
+    Event,
+}
+
+impl Reason {
+    /// The lowercase name, as in logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Create => "create",
+            Reason::Update => "update",
+            Reason::Delete => "delete",
+            Reason::Resume => "resume",
+            Reason::Timer => "timer",
+            Reason::Daemon => "daemon",
+            Reason::Event => "event",
+        }
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Operator-wide shared state, looked up by type. Put a `Mutex` inside for mutable state.
+#[derive(Clone, Default)]
+pub struct Memo {
+    values: Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+}
+
+impl Memo {
+    pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
+        Arc::make_mut(&mut self.values).insert(TypeId::of::<T>(), Arc::new(value));
+    }
+
+    /// The value of type `T`, if the operator was given one.
+    pub fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.values.get(&TypeId::of::<T>())?.clone().downcast::<T>().ok()
+    }
+}
+
+impl std::fmt::Debug for Memo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Memo({} values)", self.values.len())
+    }
+}
+
+/// The type-erased context the reactor builds for every handler call.
+#[derive(Clone)]
+pub(crate) struct RawContext {
+    pub(crate) typed: Arc<dyn Any + Send + Sync>,
+    pub(crate) body: Arc<Value>,
+    pub(crate) reason: Reason,
+    pub(crate) diff: Diff,
+    pub(crate) old: Option<Value>,
+    pub(crate) new: Option<Value>,
+    pub(crate) handler_id: String,
+    pub(crate) event_type: Option<&'static str>,
+    pub(crate) retry: u32,
+    pub(crate) started: Timestamp,
+    pub(crate) patch: Patch,
+    pub(crate) client: kube::Client,
+    pub(crate) span: tracing::Span,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) memo: Memo,
+    pub(crate) events: EventRecorder,
+}
+
+/// Everything a handler gets about one call.
+pub struct Context<K> {
+    /// The object, deserialized into the handler's type.
+    pub object: Arc<K>,
+    raw: RawContext,
+}
+
+impl<K> Context<K> {
+    pub(crate) fn from_raw(object: Arc<K>, raw: RawContext) -> Self {
+        Context { object, raw }
+    }
+
+    /// The object as JSON.
+    pub fn body(&self) -> &Value {
+        &self.raw.body
+    }
+
+    /// `metadata` of the object.
+    pub fn metadata(&self) -> &Value {
+        self.raw.body.get("metadata").unwrap_or(&Value::Null)
+    }
+
+    /// `spec` of the object (`null` when absent).
+    pub fn spec(&self) -> &Value {
+        self.raw.body.get("spec").unwrap_or(&Value::Null)
+    }
+
+    /// `status` of the object (`null` when absent).
+    pub fn status(&self) -> &Value {
+        self.raw.body.get("status").unwrap_or(&Value::Null)
+    }
+
+    /// The object's name.
+    pub fn name(&self) -> &str {
+        self.metadata().get("name").and_then(Value::as_str).unwrap_or_default()
+    }
+
+    /// The object's namespace, for namespaced objects.
+    pub fn namespace(&self) -> Option<&str> {
+        self.metadata().get("namespace").and_then(Value::as_str)
+    }
+
+    /// The object's uid.
+    pub fn uid(&self) -> &str {
+        self.metadata().get("uid").and_then(Value::as_str).unwrap_or_default()
+    }
+
+    /// Why the handler runs.
+    pub fn reason(&self) -> Reason {
+        self.raw.reason
+    }
+
+    /// What changed: relative to the handler's field for field handlers.
+    pub fn diff(&self) -> &Diff {
+        &self.raw.diff
+    }
+
+    /// The old value (of the field, or of the essence), on updates.
+    pub fn old(&self) -> Option<&Value> {
+        self.raw.old.as_ref()
+    }
+
+    /// The new value (of the field, or of the essence).
+    pub fn new(&self) -> Option<&Value> {
+        self.raw.new.as_ref()
+    }
+
+    /// The handler's id.
+    pub fn handler_id(&self) -> &str {
+        &self.raw.handler_id
+    }
+
+    /// For `on_event` handlers: the watch event type (`ADDED`, `MODIFIED` or `DELETED`).
+    pub fn event_type(&self) -> Option<&str> {
+        self.raw.event_type
+    }
+
+    /// How many attempts failed before this one (for daemons: how many restarts).
+    pub fn retry(&self) -> u32 {
+        self.raw.retry
+    }
+
+    /// When the first attempt for this cause started.
+    pub fn started(&self) -> Timestamp {
+        self.raw.started
+    }
+
+    /// Time since the first attempt started.
+    pub fn runtime(&self) -> Duration {
+        let elapsed = Timestamp::now().duration_since(self.raw.started);
+        Duration::try_from(elapsed).unwrap_or_default()
+    }
+
+    /// The patch applied at the end of the cycle, together with kopr's own bookkeeping.
+    pub fn patch(&self) -> &Patch {
+        &self.raw.patch
+    }
+
+    /// The Kubernetes client.
+    pub fn client(&self) -> &kube::Client {
+        &self.raw.client
+    }
+
+    /// The tracing span carrying the object's identity (entered while the handler runs).
+    pub fn span(&self) -> &tracing::Span {
+        &self.raw.span
+    }
+
+    /// Fires when the operator stops, and for daemons also when the object is deleted or
+    /// stops matching.
+    pub fn cancelled(&self) -> &CancellationToken {
+        &self.raw.cancel
+    }
+
+    /// Shared operator state of type `T` (see [`Operator::memo`](crate::Operator::memo)).
+    pub fn memo<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.raw.memo.get::<T>()
+    }
+
+    /// Posts a Normal event about the object (in the background).
+    pub fn info(&self, reason: &str, message: &str) {
+        self.raw.events.post(&self.raw.body, EventType::Normal, reason, message);
+    }
+
+    /// Posts a Warning event about the object.
+    pub fn warn(&self, reason: &str, message: &str) {
+        self.raw.events.post(&self.raw.body, EventType::Warning, reason, message);
+    }
+
+    /// Posts a Warning event describing `error`.
+    pub fn exception(&self, reason: &str, error: &dyn std::fmt::Display) {
+        self.raw
+            .events
+            .post(&self.raw.body, EventType::Warning, reason, &error.to_string());
+    }
+}

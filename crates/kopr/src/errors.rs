@@ -1,0 +1,169 @@
+//! Errors: what handlers return to steer retries, and what the framework itself reports.
+
+use std::time::Duration;
+
+/// A handler failure that must not be retried: the handler is marked failed and the cause moves on.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct PermanentError {
+    /// What went wrong, shown in the progress annotation and the Warning Event.
+    pub message: String,
+}
+
+impl PermanentError {
+    /// A permanent failure with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        PermanentError {
+            message: message.into(),
+        }
+    }
+}
+
+/// A handler failure to be retried after `delay`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct TemporaryError {
+    /// What went wrong.
+    pub message: String,
+    /// How long to wait before the next attempt.
+    pub delay: Duration,
+}
+
+impl TemporaryError {
+    /// A temporary failure, retried after `delay`.
+    pub fn new(message: impl Into<String>, delay: Duration) -> Self {
+        TemporaryError {
+            message: message.into(),
+            delay,
+        }
+    }
+}
+
+/// The error side of a handler's result.
+///
+/// Any `std::error::Error` converts into it with `?`; [`PermanentError`] and [`TemporaryError`]
+/// keep their meaning through that conversion. Like `anyhow::Error`, this type deliberately does
+/// not implement `std::error::Error` itself, so that the blanket conversion can exist.
+#[derive(Debug)]
+pub enum HandlerError {
+    /// Do not retry.
+    Permanent(String),
+    /// Retry after the given delay.
+    Temporary(String, Duration),
+    /// Any other error: retried with the handler's backoff (or per its errors mode).
+    Other(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl HandlerError {
+    /// A permanent failure with this message.
+    pub fn permanent(message: impl Into<String>) -> Self {
+        HandlerError::Permanent(message.into())
+    }
+
+    /// A temporary failure retried after `delay`.
+    pub fn temporary(message: impl Into<String>, delay: Duration) -> Self {
+        HandlerError::Temporary(message.into(), delay)
+    }
+
+    /// An arbitrary failure given as a message.
+    pub fn message(message: impl Into<String>) -> Self {
+        HandlerError::Other(message.into().into())
+    }
+
+    /// The human-readable message of the failure.
+    pub fn to_message(&self) -> String {
+        match self {
+            HandlerError::Permanent(m) | HandlerError::Temporary(m, _) => m.clone(),
+            HandlerError::Other(e) => e.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for HandlerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.to_message())
+    }
+}
+
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for HandlerError {
+    fn from(error: E) -> Self {
+        let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(error);
+        let boxed = match boxed.downcast::<PermanentError>() {
+            Ok(permanent) => return HandlerError::Permanent(permanent.message),
+            Err(other) => other,
+        };
+        match boxed.downcast::<TemporaryError>() {
+            Ok(temporary) => HandlerError::Temporary(temporary.message, temporary.delay),
+            Err(other) => HandlerError::Other(other),
+        }
+    }
+}
+
+/// What handlers return: a value stored in `status.<handler-id>` (unless it serializes to
+/// `null`, as `()` does), or a [`HandlerError`].
+pub type HandlerResult<T = ()> = Result<T, HandlerError>;
+
+/// Errors of the framework itself: configuration mistakes and API failures.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The Kubernetes API answered with an error or could not be reached.
+    #[error("kubernetes API: {0}")]
+    Kube(#[from] kube::Error),
+    /// The operator was configured inconsistently (duplicate handler ids, bad patterns...).
+    #[error("configuration: {0}")]
+    Config(String),
+    /// A resource could not be found through discovery.
+    #[error("resource {0} is not served by the API server")]
+    UnknownResource(String),
+    /// A startup handler failed permanently.
+    #[error("startup handler {id} failed: {message}")]
+    Startup {
+        /// The handler's id.
+        id: String,
+        /// Its failure.
+        message: String,
+    },
+    /// Reading the client configuration failed.
+    #[error("client configuration: {0}")]
+    ClientConfig(String),
+    /// Serializing or deserializing failed.
+    #[error("serialization: {0}")]
+    Json(#[from] serde_json::Error),
+    /// Input or output failed.
+    #[error("I/O: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn classify(result: Result<(), HandlerError>) -> HandlerError {
+        match result {
+            Err(e) => e,
+            Ok(()) => HandlerError::message("ok"),
+        }
+    }
+
+    #[test]
+    fn question_mark_keeps_the_kind_of_failure() {
+        let permanent = classify((|| {
+            Err(PermanentError::new("bad spec"))?;
+            Ok(())
+        })());
+        assert!(matches!(permanent, HandlerError::Permanent(m) if m == "bad spec"));
+        let temporary = classify((|| {
+            Err(TemporaryError::new("later", Duration::from_secs(3)))?;
+            Ok(())
+        })());
+        assert!(
+            matches!(temporary, HandlerError::Temporary(m, d) if m == "later" && d == Duration::from_secs(3))
+        );
+        let other = classify((|| {
+            "x".parse::<u32>()?;
+            Ok(())
+        })());
+        assert!(matches!(other, HandlerError::Other(_)));
+        assert_eq!(other.to_message(), "invalid digit found in string");
+    }
+}

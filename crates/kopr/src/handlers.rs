@@ -1,0 +1,458 @@
+//! Handler registration: what runs, on which cause, with which id, filters and retry limits.
+//!
+//! The public builders ([`Handler`], [`Timer`], [`Daemon`]) are typed by the resource; they are
+//! erased into [`HandlerSpec`]s that the reactor runs without knowing the type.
+
+use std::any::Any;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::context::{Context, RawContext};
+use crate::errors::HandlerError;
+use crate::filters::{Filtered, Filters};
+
+/// What a handler's failures mean when they are neither permanent nor temporary errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ErrorsMode {
+    /// Retry with the handler's backoff (the default).
+    #[default]
+    Temporary,
+    /// Treat every failure as permanent.
+    Permanent,
+    /// Log the failure and consider the handler done.
+    Ignored,
+}
+
+/// Retry limits of one handler.
+#[derive(Debug, Clone)]
+pub struct HandlerOptions {
+    /// Give up after this many failed attempts.
+    pub retries: Option<u32>,
+    /// Give up when this much time has passed since the first attempt.
+    pub timeout: Option<Duration>,
+    /// The delay before retrying an ordinary error.
+    pub backoff: Duration,
+    /// How ordinary errors are treated.
+    pub errors: ErrorsMode,
+}
+
+impl Default for HandlerOptions {
+    fn default() -> Self {
+        HandlerOptions {
+            retries: None,
+            timeout: None,
+            backoff: Duration::from_secs(60),
+            errors: ErrorsMode::Temporary,
+        }
+    }
+}
+
+/// The erased handler function: takes the context, returns the JSON result.
+pub(crate) type HandlerFn =
+    Arc<dyn Fn(RawContext) -> BoxFuture<'static, Result<Value, HandlerError>> + Send + Sync>;
+
+/// When a change handler runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Trigger {
+    /// The object was created (or seen for the first time without a diff base).
+    Create,
+    /// The object's essence changed.
+    Update,
+    /// The object is being deleted; `optional` handlers add no finalizer.
+    Delete {
+        /// Whether the handler may be skipped when the object goes away without a finalizer.
+        optional: bool,
+    },
+    /// The operator started and found the object; `deleted` also resumes objects being deleted.
+    Resume {
+        /// Also run for objects already marked for deletion.
+        deleted: bool,
+    },
+    /// A field changed (on creation or update); path segments.
+    Field(Vec<String>),
+    /// Every raw watch event, with no persistence.
+    Event,
+}
+
+/// An erased change or event handler.
+#[derive(Clone)]
+pub struct HandlerSpec {
+    pub(crate) id: String,
+    pub(crate) trigger: Trigger,
+    pub(crate) filters: Filters,
+    pub(crate) options: HandlerOptions,
+    pub(crate) func: HandlerFn,
+}
+
+impl std::fmt::Debug for HandlerSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandlerSpec")
+            .field("id", &self.id)
+            .field("trigger", &self.trigger)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Makes a handler function erased over the resource type.
+fn erase<K, F, Fut, R>(func: F) -> HandlerFn
+where
+    K: Send + Sync + 'static,
+    F: Fn(Context<K>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
+    R: Serialize + Send + 'static,
+{
+    Arc::new(move |raw: RawContext| {
+        let typed: Option<Arc<K>> = raw.typed.clone().downcast::<K>().ok();
+        match typed {
+            Some(object) => {
+                let future = func(Context::from_raw(object, raw));
+                Box::pin(async move {
+                    let value = future.await?;
+                    Ok(serde_json::to_value(value).unwrap_or(Value::Null))
+                })
+            }
+            None => Box::pin(async {
+                Err(HandlerError::permanent("the object does not have the handler's type"))
+            }),
+        }
+    })
+}
+
+/// Derives a handler id from the function's type name: its path without the crate, with `::`
+/// turned into `.`; closures get their registration position appended.
+pub(crate) fn default_id<F>(position: usize) -> String {
+    let full = std::any::type_name::<F>();
+    let path = full.split_once("::").map_or(full, |(_, rest)| rest);
+    let mut id = path.replace("{{closure}}", "closure").replace("::", ".");
+    if id.contains("closure") {
+        id = format!("{id}{position}");
+    }
+    sanitize_id(&id)
+}
+
+/// Makes `id` usable as the name part of an annotation key: at most 63 characters from
+/// `[A-Za-z0-9._-]`, starting and ending with an alphanumeric character.
+pub(crate) fn sanitize_id(id: &str) -> String {
+    let cleaned: String = id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' })
+        .collect();
+    let trimmed = cleaned.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+    if trimmed.len() <= 63 {
+        return if trimmed.is_empty() { "handler".into() } else { trimmed.to_owned() };
+    }
+    // Keep the distinctive tail and make the cut unique with a hash of the whole id.
+    let hash = id.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3));
+    let tail = &trimmed[trimmed.len() - 54..];
+    let tail = tail.trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
+    format!("{:08x}-{tail}", hash as u32)
+}
+
+/// A change handler under construction: the function, its id, limits and filters.
+pub struct Handler<K> {
+    pub(crate) id: Option<String>,
+    pub(crate) default_id: fn(usize) -> String,
+    pub(crate) filters: Filters,
+    pub(crate) options: HandlerOptions,
+    pub(crate) func: HandlerFn,
+    pub(crate) optional: bool,
+    pub(crate) resume_deleted: bool,
+    _resource: PhantomData<fn() -> K>,
+}
+
+impl<K: Send + Sync + 'static> Handler<K> {
+    /// A handler running `func`, an async function taking a [`Context`] and returning a
+    /// [`HandlerResult`](crate::HandlerResult) of anything serializable.
+    pub fn new<F, Fut, R>(func: F) -> Self
+    where
+        F: Fn(Context<K>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
+        R: Serialize + Send + 'static,
+    {
+        Handler {
+            id: None,
+            default_id: default_id::<F>,
+            filters: Filters::default(),
+            options: HandlerOptions::default(),
+            func: erase(func),
+            optional: false,
+            resume_deleted: false,
+            _resource: PhantomData,
+        }
+    }
+
+    /// Overrides the id derived from the function's path.
+    pub fn id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
+    /// Gives up after `retries` failed attempts.
+    pub fn retries(mut self, retries: u32) -> Self {
+        self.options.retries = Some(retries);
+        self
+    }
+
+    /// Gives up when `timeout` has passed since the first attempt.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.options.timeout = Some(timeout);
+        self
+    }
+
+    /// Waits `backoff` before retrying an ordinary error (default 60 s).
+    pub fn backoff(mut self, backoff: Duration) -> Self {
+        self.options.backoff = backoff;
+        self
+    }
+
+    /// Chooses how ordinary errors are treated.
+    pub fn errors(mut self, mode: ErrorsMode) -> Self {
+        self.options.errors = mode;
+        self
+    }
+
+    /// For delete handlers: do not add a finalizer for this handler; it runs only if the object
+    /// is still seen while being deleted.
+    pub fn optional(mut self) -> Self {
+        self.optional = true;
+        self
+    }
+
+    /// For resume handlers: also run for objects already being deleted.
+    pub fn deleted(mut self) -> Self {
+        self.resume_deleted = true;
+        self
+    }
+
+    pub(crate) fn into_spec(self, trigger: Trigger, position: usize) -> HandlerSpec {
+        let trigger = match trigger {
+            Trigger::Delete { .. } => Trigger::Delete {
+                optional: self.optional,
+            },
+            Trigger::Resume { .. } => Trigger::Resume {
+                deleted: self.resume_deleted,
+            },
+            other => other,
+        };
+        HandlerSpec {
+            id: sanitize_id(&self.id.unwrap_or_else(|| (self.default_id)(position))),
+            trigger,
+            filters: self.filters,
+            options: self.options,
+            func: self.func,
+        }
+    }
+}
+
+impl<K> Filtered for Handler<K> {
+    fn filters_mut(&mut self) -> &mut Filters {
+        &mut self.filters
+    }
+}
+
+/// Anything that can be registered as a handler: a [`Handler`] or a bare async function.
+pub trait IntoHandler<K, Marker> {
+    /// Converts into a handler.
+    fn into_handler(self) -> Handler<K>;
+}
+
+/// Marker for [`IntoHandler`] implemented by functions.
+pub struct FunctionMarker;
+/// Marker for [`IntoHandler`] implemented by [`Handler`].
+pub struct HandlerMarker;
+
+impl<K> IntoHandler<K, HandlerMarker> for Handler<K> {
+    fn into_handler(self) -> Handler<K> {
+        self
+    }
+}
+
+impl<K, F, Fut, R> IntoHandler<K, (FunctionMarker, R)> for F
+where
+    K: Send + Sync + 'static,
+    F: Fn(Context<K>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
+    R: Serialize + Send + 'static,
+{
+    fn into_handler(self) -> Handler<K> {
+        Handler::new(self)
+    }
+}
+
+/// A periodic handler: runs every `interval` for each matching object.
+pub struct Timer<K> {
+    pub(crate) handler: Handler<K>,
+    pub(crate) interval: Duration,
+    pub(crate) idle: Option<Duration>,
+    pub(crate) initial_delay: Option<Duration>,
+    pub(crate) sharp: bool,
+}
+
+impl<K: Send + Sync + 'static> Timer<K> {
+    /// Runs `func` every `interval`.
+    pub fn every<F, Fut, R>(interval: Duration, func: F) -> Self
+    where
+        F: Fn(Context<K>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
+        R: Serialize + Send + 'static,
+    {
+        Timer {
+            handler: Handler::new(func),
+            interval,
+            idle: None,
+            initial_delay: None,
+            sharp: false,
+        }
+    }
+
+    /// Overrides the derived id.
+    pub fn id(mut self, id: impl Into<String>) -> Self {
+        self.handler = self.handler.id(id);
+        self
+    }
+
+    /// Runs only once the object has not changed for `idle`.
+    pub fn idle(mut self, idle: Duration) -> Self {
+        self.idle = Some(idle);
+        self
+    }
+
+    /// Waits `delay` before the first run (default: one interval).
+    pub fn initial_delay(mut self, delay: Duration) -> Self {
+        self.initial_delay = Some(delay);
+        self
+    }
+
+    /// Keeps a fixed schedule (start-to-start) instead of waiting a full interval after each
+    /// run finishes.
+    pub fn sharp(mut self) -> Self {
+        self.sharp = true;
+        self
+    }
+
+    /// Waits `backoff` before retrying after a failure, instead of a full interval.
+    pub fn backoff(mut self, backoff: Duration) -> Self {
+        self.handler = self.handler.backoff(backoff);
+        self
+    }
+}
+
+impl<K> Filtered for Timer<K> {
+    fn filters_mut(&mut self) -> &mut Filters {
+        &mut self.handler.filters
+    }
+}
+
+/// A long-running task per matching object.
+///
+/// The task gets [`Context::cancelled`] which fires when the object is deleted, stops matching,
+/// or the operator stops. An `Err` return restarts it after the backoff; `Ok` ends it for good.
+pub struct Daemon<K> {
+    pub(crate) handler: Handler<K>,
+    pub(crate) initial_delay: Option<Duration>,
+    pub(crate) cancellation_timeout: Duration,
+}
+
+impl<K: Send + Sync + 'static> Daemon<K> {
+    /// A daemon running `func`.
+    pub fn new<F, Fut, R>(func: F) -> Self
+    where
+        F: Fn(Context<K>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, HandlerError>> + Send + 'static,
+        R: Serialize + Send + 'static,
+    {
+        Daemon {
+            handler: Handler::new(func).backoff(Duration::from_secs(5)),
+            initial_delay: None,
+            cancellation_timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// Overrides the derived id.
+    pub fn id(mut self, id: impl Into<String>) -> Self {
+        self.handler = self.handler.id(id);
+        self
+    }
+
+    /// Waits `delay` before starting.
+    pub fn initial_delay(mut self, delay: Duration) -> Self {
+        self.initial_delay = Some(delay);
+        self
+    }
+
+    /// The delay before restarting after an error (default 5 s).
+    pub fn backoff(mut self, backoff: Duration) -> Self {
+        self.handler = self.handler.backoff(backoff);
+        self
+    }
+
+    /// How long to wait for the daemon to exit after cancellation before abandoning it
+    /// (default 30 s).
+    pub fn cancellation_timeout(mut self, timeout: Duration) -> Self {
+        self.cancellation_timeout = timeout;
+        self
+    }
+}
+
+impl<K> Filtered for Daemon<K> {
+    fn filters_mut(&mut self) -> &mut Filters {
+        &mut self.handler.filters
+    }
+}
+
+/// An erased timer.
+#[derive(Clone)]
+pub(crate) struct TimerSpec {
+    pub(crate) handler: HandlerSpec,
+    pub(crate) interval: Duration,
+    pub(crate) idle: Option<Duration>,
+    pub(crate) initial_delay: Option<Duration>,
+    pub(crate) sharp: bool,
+}
+
+/// An erased daemon.
+#[derive(Clone)]
+pub(crate) struct DaemonSpec {
+    pub(crate) handler: HandlerSpec,
+    pub(crate) initial_delay: Option<Duration>,
+    pub(crate) cancellation_timeout: Duration,
+}
+
+/// Turns a JSON object into the typed value handlers receive, or explains why it cannot.
+pub(crate) type ParseFn =
+    Arc<dyn Fn(&Value) -> Result<Arc<dyn Any + Send + Sync>, String> + Send + Sync>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_annotation_safe() {
+        assert_eq!(sanitize_id("handlers.create_fn"), "handlers.create_fn");
+        assert_eq!(sanitize_id("a b/c"), "a-b-c");
+        let long = "x".repeat(100);
+        let id = sanitize_id(&long);
+        assert!(id.len() <= 63, "{id}");
+        assert_ne!(sanitize_id(&"y".repeat(100)), id);
+        assert_eq!(sanitize_id("--"), "handler");
+    }
+
+    async fn sample(_: Context<Value>) -> Result<(), HandlerError> {
+        Ok(())
+    }
+
+    #[test]
+    fn default_ids_come_from_the_function_path() {
+        let handler = Handler::<Value>::new(sample).into_spec(Trigger::Create, 0);
+        assert_eq!(handler.id, "handlers.tests.sample");
+        let closure = Handler::<Value>::new(|_ctx: Context<Value>| async { Ok(()) })
+            .into_spec(Trigger::Create, 3);
+        assert!(closure.id.ends_with("closure3"), "{}", closure.id);
+    }
+}

@@ -1,0 +1,311 @@
+//! The operator: resources with their handlers, operator-level startup and cleanup handlers,
+//! shared state, settings, and the run loop.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, Patch, PatchParams};
+use serde::de::DeserializeOwned;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::context::Memo;
+use crate::errors::{Error, HandlerError};
+use crate::events::EventRecorder;
+use crate::handlers::Trigger;
+use crate::namespaces::NamespacePatterns;
+use crate::reactor::{ResourceRuntime, Settings, Shared, watch_resource};
+use crate::resource::{Resource, ResourceSpec};
+use crate::storage::Storage;
+
+/// What startup and cleanup handlers receive.
+#[derive(Clone)]
+pub struct Lifecycle {
+    /// The Kubernetes client.
+    pub client: kube::Client,
+    memo: Memo,
+}
+
+impl Lifecycle {
+    /// Shared operator state of type `T`.
+    pub fn memo<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.memo.get::<T>()
+    }
+}
+
+type LifecycleFn =
+    Arc<dyn Fn(Lifecycle) -> BoxFuture<'static, Result<(), HandlerError>> + Send + Sync>;
+
+/// An operator: register resources and handlers, then [`run_until`](Operator::run_until) or
+/// [`main`](Operator::main).
+///
+/// ```no_run
+/// use kopr::{Context, HandlerResult, Operator, Resource};
+/// use kube::api::DynamicObject;
+///
+/// async fn created(ctx: Context<DynamicObject>) -> HandlerResult<String> {
+///     Ok(format!("hello {}", ctx.name()))
+/// }
+///
+/// # async fn run() -> std::process::ExitCode {
+/// Operator::new()
+///     .resource(Resource::dynamic("example.com", "v1", "greetings").on_create(created))
+///     .main()
+///     .await
+/// # }
+/// ```
+pub struct Operator {
+    pub(crate) resources: Vec<ResourceSpec>,
+    startup: Vec<(String, LifecycleFn)>,
+    cleanup: Vec<(String, LifecycleFn)>,
+    memo: Memo,
+    pub(crate) settings: Settings,
+}
+
+impl Default for Operator {
+    fn default() -> Self {
+        Operator::new()
+    }
+}
+
+impl Operator {
+    /// An operator with no resources and default settings (all namespaces, 32 workers,
+    /// annotation storage).
+    pub fn new() -> Self {
+        Operator {
+            resources: Vec::new(),
+            startup: Vec::new(),
+            cleanup: Vec::new(),
+            memo: Memo::default(),
+            settings: Settings::default(),
+        }
+    }
+
+    /// Serves a resource with its handlers.
+    pub fn resource<K: DeserializeOwned + Send + Sync + 'static>(mut self, resource: Resource<K>) -> Self {
+        self.resources.push(resource.into_spec());
+        self
+    }
+
+    /// Runs `handler` before watching begins; watching starts only once every startup handler
+    /// succeeded. Temporary errors are retried, permanent ones stop the operator.
+    pub fn on_startup<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(Lifecycle) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), HandlerError>> + Send + 'static,
+    {
+        let id = crate::handlers::default_id::<F>(self.startup.len());
+        self.startup.push((id, Arc::new(move |l| Box::pin(handler(l)))));
+        self
+    }
+
+    /// Runs `handler` when the operator stops, after handlers finished and daemons exited.
+    pub fn on_cleanup<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(Lifecycle) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), HandlerError>> + Send + 'static,
+    {
+        let id = crate::handlers::default_id::<F>(self.cleanup.len());
+        self.cleanup.push((id, Arc::new(move |l| Box::pin(handler(l)))));
+        self
+    }
+
+    /// Shares `value` with every handler ([`Context::memo`](crate::Context::memo)).
+    pub fn memo<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.memo.insert(value);
+        self
+    }
+
+    /// Serves only the namespaces matching `patterns` (default: all).
+    pub fn namespaces(mut self, patterns: NamespacePatterns) -> Self {
+        self.settings.namespaces = patterns;
+        self
+    }
+
+    /// Handles at most `workers` objects at the same time (default 32).
+    pub fn workers(mut self, workers: usize) -> Self {
+        self.settings.workers = workers.max(1);
+        self
+    }
+
+    /// Chooses where progress and the diff base are stored (default: annotations).
+    pub fn storage(mut self, storage: Storage) -> Self {
+        self.settings.storage = storage;
+        self
+    }
+
+    /// Changes any other setting.
+    pub fn configure(mut self, change: impl FnOnce(&mut Settings)) -> Self {
+        change(&mut self.settings);
+        self
+    }
+
+    /// The CRDs of the typed custom resources registered with [`Resource::custom`].
+    pub fn crds(&self) -> Vec<CustomResourceDefinition> {
+        self.resources.iter().filter_map(|r| r.crd.clone()).collect()
+    }
+
+    /// Creates or updates the operator's CRDs on the server (server-side apply) and waits until
+    /// each is established.
+    pub async fn install_crds(&self, client: &kube::Client) -> Result<(), Error> {
+        let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+        let params = PatchParams::apply("kopr").force();
+        for crd in self.crds() {
+            let name = crd.metadata.name.clone().unwrap_or_default();
+            api.patch(&name, &params, &Patch::Apply(&crd)).await?;
+            let established = kube::runtime::conditions::is_crd_established();
+            let wait = kube::runtime::wait::await_condition(api.clone(), &name, established);
+            tokio::time::timeout(Duration::from_secs(30), wait)
+                .await
+                .map_err(|_| Error::Config(format!("CRD {name} was not established within 30 s")))?
+                .map_err(|e| Error::Config(format!("waiting for CRD {name}: {e}")))?;
+        }
+        Ok(())
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        for resource in &self.resources {
+            let mut seen: Vec<(String, std::mem::Discriminant<Trigger>)> = Vec::new();
+            for handler in &resource.handlers {
+                let entry = (handler.id.clone(), std::mem::discriminant(&handler.trigger));
+                if seen.contains(&entry) {
+                    return Err(Error::Config(format!(
+                        "two handlers of {} share the id '{}'; give one of them another with .id()",
+                        resource.target, handler.id
+                    )));
+                }
+                seen.push(entry);
+            }
+            let mut others: Vec<&str> = resource
+                .timers
+                .iter()
+                .map(|t| t.handler.id.as_str())
+                .chain(resource.daemons.iter().map(|d| d.handler.id.as_str()))
+                .collect();
+            others.sort_unstable();
+            if let Some(pair) = others.windows(2).find(|w| w[0] == w[1]) {
+                return Err(Error::Config(format!(
+                    "two timers or daemons of {} share the id '{}'",
+                    resource.target, pair[0]
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the operator until `shutdown` completes: runs startup handlers, watches every
+    /// resource, and on shutdown stops watching, lets running handlers finish (within
+    /// [`Settings::shutdown_timeout`]), cancels daemons and runs cleanup handlers.
+    pub async fn run_until(
+        self,
+        client: kube::Client,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), Error> {
+        self.check()?;
+        let token = CancellationToken::new();
+        let lifecycle = Lifecycle {
+            client: client.clone(),
+            memo: self.memo.clone(),
+        };
+        let events = EventRecorder::start(client.clone());
+        let tasks = TaskTracker::new();
+        let shared = Arc::new(Shared {
+            client: client.clone(),
+            events,
+            memo: self.memo.clone(),
+            workers: Arc::new(Semaphore::new(self.settings.workers)),
+            settings: self.settings.clone(),
+            shutdown: token.clone(),
+            tasks: tasks.clone(),
+        });
+        tokio::pin!(shutdown);
+        let startup = run_startup(&self.startup, &lifecycle);
+        tokio::select! {
+            result = startup => result?,
+            () = &mut shutdown => return Ok(()),
+        }
+        for spec in self.resources {
+            let shared = shared.clone();
+            tasks.spawn(serve(shared, spec));
+        }
+        tracing::info!("operator started");
+        shutdown.await;
+        tracing::info!("operator stopping");
+        token.cancel();
+        tasks.close();
+        if tokio::time::timeout(self.settings.shutdown_timeout, tasks.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "handlers did not finish within {:?}; stopping anyway",
+                self.settings.shutdown_timeout
+            );
+        }
+        for (id, handler) in &self.cleanup {
+            if let Err(error) = handler(lifecycle.clone()).await {
+                tracing::warn!(handler = %id, %error, "cleanup handler failed");
+            }
+        }
+        tracing::info!("operator stopped");
+        Ok(())
+    }
+}
+
+async fn run_startup(handlers: &[(String, LifecycleFn)], lifecycle: &Lifecycle) -> Result<(), Error> {
+    for (id, handler) in handlers {
+        loop {
+            match handler(lifecycle.clone()).await {
+                Ok(()) => break,
+                Err(HandlerError::Permanent(message)) => {
+                    return Err(Error::Startup {
+                        id: id.clone(),
+                        message,
+                    });
+                }
+                Err(error) => {
+                    let delay = match &error {
+                        HandlerError::Temporary(_, delay) => *delay,
+                        _ => Duration::from_secs(5),
+                    };
+                    tracing::warn!(handler = %id, %error, "startup handler failed; retrying in {delay:?}");
+                    tokio::time::sleep(delay).await;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Finds the resource through discovery (waiting for its CRD if needed), then watches it.
+async fn serve(shared: Arc<Shared>, spec: ResourceSpec) {
+    let mut delay = Duration::from_millis(500);
+    let mut announced = false;
+    let resolved = loop {
+        match crate::discovery::resolve(&shared.client, &spec.target).await {
+            Ok(Some(resolved)) => break resolved,
+            Ok(None) if !announced => {
+                tracing::warn!(resource = %spec.target, "not served yet; waiting for it (is its CRD installed?)");
+                announced = true;
+            }
+            Ok(None) => {}
+            Err(error) => tracing::warn!(resource = %spec.target, %error, "discovery failed; retrying"),
+        }
+        tokio::select! {
+            () = shared.shutdown.cancelled() => return,
+            () = tokio::time::sleep(delay) => {}
+        }
+        delay = (delay * 2).min(Duration::from_secs(5));
+    };
+    tracing::info!(
+        resource = %spec.target,
+        kind = %resolved.api_resource.kind,
+        namespaced = resolved.namespaced,
+        "watching"
+    );
+    watch_resource(ResourceRuntime::new(shared, spec, resolved)).await;
+}

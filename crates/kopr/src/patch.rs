@@ -1,0 +1,191 @@
+//! The patch a cycle accumulates: handlers' own changes plus the framework's bookkeeping,
+//! sent together at the end of the cycle as at most one merge patch for the object and one for
+//! its `/status` subresource.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// A JSON merge patch being built. Cloning gives another handle to the same patch.
+#[derive(Debug, Clone, Default)]
+pub struct Patch {
+    inner: Arc<Mutex<Value>>,
+}
+
+impl Patch {
+    /// An empty patch.
+    pub fn new() -> Patch {
+        Patch::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Value> {
+        // A handler that panicked while holding the lock leaves a usable value behind.
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Sets the value at the dotted `path` (for example `status.phase`); `null` deletes the
+    /// field on the server. A value that cannot be serialized is stored as `null`.
+    pub fn set(&self, path: &str, value: impl Serialize) -> &Self {
+        let value = serde_json::to_value(value).unwrap_or(Value::Null);
+        let segments: Vec<&str> = path.split('.').filter(|s| !s.is_empty()).collect();
+        self.set_at(&segments, value);
+        self
+    }
+
+    /// Sets the value at a path given as segments (segments may contain dots).
+    pub fn set_at(&self, path: &[&str], value: Value) {
+        let mut guard = self.lock();
+        let Some((last, parents)) = path.split_last() else {
+            merge_into(&mut guard, value);
+            return;
+        };
+        let mut node = &mut *guard;
+        for segment in parents {
+            node = object_entry(node, segment);
+        }
+        if !node.is_object() {
+            *node = Value::Object(Map::new());
+        }
+        if let Value::Object(map) = node {
+            map.insert((*last).to_owned(), value);
+        }
+    }
+
+    /// Merges a whole merge-patch document into this one.
+    pub fn merge(&self, patch: Value) -> &Self {
+        merge_into(&mut self.lock(), patch);
+        self
+    }
+
+    /// Sets `status.<key>`.
+    pub fn status(&self, key: &str, value: impl Serialize) -> &Self {
+        self.set_at(&["status", key], serde_json::to_value(value).unwrap_or(Value::Null));
+        self
+    }
+
+    /// Sets `spec.<key>`.
+    pub fn spec(&self, key: &str, value: impl Serialize) -> &Self {
+        self.set_at(&["spec", key], serde_json::to_value(value).unwrap_or(Value::Null));
+        self
+    }
+
+    /// Sets the label `key` (`None` removes it).
+    pub fn label(&self, key: &str, value: Option<&str>) -> &Self {
+        self.set_at(&["metadata", "labels", key], value.map_or(Value::Null, Value::from));
+        self
+    }
+
+    /// Sets the annotation `key` (`None` removes it).
+    pub fn annotation(&self, key: &str, value: Option<&str>) -> &Self {
+        self.set_at(
+            &["metadata", "annotations", key],
+            value.map_or(Value::Null, Value::from),
+        );
+        self
+    }
+
+    /// Whether nothing has been set.
+    pub fn is_empty(&self) -> bool {
+        match &*self.lock() {
+            Value::Null => true,
+            Value::Object(map) => map.is_empty(),
+            _ => false,
+        }
+    }
+
+    /// A copy of the document built so far.
+    pub fn to_value(&self) -> Value {
+        match &*self.lock() {
+            Value::Null => Value::Object(Map::new()),
+            other => other.clone(),
+        }
+    }
+}
+
+fn object_entry<'a>(node: &'a mut Value, key: &str) -> &'a mut Value {
+    if !node.is_object() {
+        *node = Value::Object(Map::new());
+    }
+    match node {
+        Value::Object(map) => map
+            .entry(key.to_owned())
+            .or_insert_with(|| Value::Object(Map::new())),
+        _ => unreachable!("just made an object"),
+    }
+}
+
+/// Merges merge-patch `patch` into merge-patch `target`, keeping nested `null`s (they delete on
+/// the server). A `null` patch as a whole is an empty patch.
+pub fn merge_into(target: &mut Value, patch: Value) {
+    match patch {
+        Value::Null => {}
+        Value::Object(entries) => {
+            if !target.is_object() {
+                *target = Value::Object(Map::new());
+            }
+            if let Value::Object(map) = target {
+                for (key, value) in entries {
+                    match map.get_mut(&key) {
+                        Some(existing) if value.is_object() && existing.is_object() => {
+                            merge_into(existing, value)
+                        }
+                        _ => {
+                            map.insert(key, value);
+                        }
+                    }
+                }
+            }
+        }
+        other => *target = other,
+    }
+}
+
+/// Splits a merge patch into the part for the object and the `status` part.
+pub fn split_status(mut patch: Value) -> (Value, Option<Value>) {
+    let status = patch.as_object_mut().and_then(|map| map.remove("status"));
+    (patch, status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn builds_nested_merge_patches() {
+        let patch = Patch::new();
+        assert!(patch.is_empty());
+        patch.set("status.phase", "Ready");
+        patch.status("count", 3);
+        patch.label("app", Some("web"));
+        patch.annotation("old", None);
+        patch.merge(json!({"status": {"extra": true}}));
+        assert_eq!(
+            patch.to_value(),
+            json!({"status": {"phase": "Ready", "count": 3, "extra": true},
+                   "metadata": {"labels": {"app": "web"}, "annotations": {"old": null}}})
+        );
+        let (body, status) = split_status(patch.to_value());
+        assert_eq!(status, Some(json!({"phase": "Ready", "count": 3, "extra": true})));
+        assert!(body.get("status").is_none());
+    }
+
+    #[test]
+    fn a_null_patch_changes_nothing() {
+        let mut target = json!({"a": 1});
+        merge_into(&mut target, Value::Null);
+        merge_into(&mut target, json!({"b": null}));
+        assert_eq!(target, json!({"a": 1, "b": null}));
+    }
+
+    #[test]
+    fn clones_share_one_document() {
+        let a = Patch::new();
+        let b = a.clone();
+        b.spec("replicas", 2);
+        assert_eq!(a.to_value(), json!({"spec": {"replicas": 2}}));
+    }
+}

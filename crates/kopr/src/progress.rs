@@ -1,0 +1,150 @@
+//! Per-handler progress, persisted on the object so that retries, delays and successes survive
+//! operator restarts: one `kopr.dev/<handler-id>` annotation per handler (or a `status.kopr.progress`
+//! entry), cleared once the cause is fully handled.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::storage::{ANNOTATION_PREFIX, Storage};
+
+/// What is known about one handler's attempts for the current cause.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Progress {
+    /// When the first attempt started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<Timestamp>,
+    /// When the handler finished (successfully or not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<Timestamp>,
+    /// Not to be retried before this time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delayed: Option<Timestamp>,
+    /// How many attempts have failed so far.
+    #[serde(default)]
+    pub retries: u32,
+    /// The handler succeeded.
+    #[serde(default)]
+    pub success: bool,
+    /// The handler failed permanently.
+    #[serde(default)]
+    pub failure: bool,
+    /// The last failure's message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl Progress {
+    /// Whether the handler needs no more attempts.
+    pub fn is_finished(&self) -> bool {
+        self.success || self.failure
+    }
+
+    /// Whether an attempt may run at `now`.
+    pub fn is_ready(&self, now: Timestamp) -> bool {
+        !self.is_finished() && self.delayed.is_none_or(|d| d <= now)
+    }
+}
+
+/// The annotation key for a handler's progress.
+pub fn annotation_key(handler_id: &str) -> String {
+    format!("{ANNOTATION_PREFIX}{handler_id}")
+}
+
+/// Reads a handler's progress from the object; absent or unreadable records count as fresh.
+pub fn read(storage: Storage, body: &Value, handler_id: &str) -> Progress {
+    let raw = match storage {
+        Storage::Annotations => body
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(annotation_key(handler_id)))
+            .and_then(Value::as_str)
+            .and_then(|text| serde_json::from_str(text).ok()),
+        Storage::Status => body
+            .pointer("/status/kopr/progress")
+            .and_then(|p| p.get(handler_id))
+            .and_then(|v| serde_json::from_value(v.clone()).ok()),
+    };
+    raw.unwrap_or_default()
+}
+
+/// The merge patch that stores `progress` for a handler.
+pub fn write_patch(storage: Storage, handler_id: &str, progress: &Progress) -> Value {
+    match storage {
+        Storage::Annotations => {
+            let text = serde_json::to_string(progress).unwrap_or_default();
+            json!({"metadata": {"annotations": {annotation_key(handler_id): text}}})
+        }
+        Storage::Status => json!({"status": {"kopr": {"progress": {handler_id: progress}}}}),
+    }
+}
+
+/// The merge patch that clears the progress of the given handlers, where present.
+pub fn purge_patch<'a>(storage: Storage, body: &Value, ids: impl Iterator<Item = &'a str>) -> Value {
+    let mut patch = Value::Null;
+    for id in ids {
+        let present = match storage {
+            Storage::Annotations => body
+                .pointer("/metadata/annotations")
+                .and_then(|a| a.get(annotation_key(id)))
+                .is_some(),
+            Storage::Status => body
+                .pointer("/status/kopr/progress")
+                .and_then(|p| p.get(id))
+                .is_some(),
+        };
+        if present {
+            let piece = match storage {
+                Storage::Annotations => {
+                    json!({"metadata": {"annotations": {annotation_key(id): null}}})
+                }
+                Storage::Status => json!({"status": {"kopr": {"progress": {id: null}}}}),
+            };
+            crate::patch::merge_into(&mut patch, piece);
+        }
+    }
+    patch
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_through_annotations_and_status() {
+        let progress = Progress {
+            started: Some(Timestamp::UNIX_EPOCH),
+            retries: 2,
+            message: Some("boom".into()),
+            ..Progress::default()
+        };
+        for storage in [Storage::Annotations, Storage::Status] {
+            let mut body = json!({"metadata": {"name": "x"}});
+            crate::patch::merge_into(&mut body, write_patch(storage, "h1", &progress));
+            assert_eq!(read(storage, &body, "h1"), progress);
+            assert_eq!(read(storage, &body, "h2"), Progress::default());
+            let purge = purge_patch(storage, &body, ["h1", "h2"].into_iter());
+            let mut cleared = body.clone();
+            json_patch::merge(&mut cleared, &purge);
+            assert_eq!(read(storage, &cleared, "h1"), Progress::default());
+        }
+    }
+
+    #[test]
+    fn readiness() {
+        let now = Timestamp::UNIX_EPOCH;
+        let later = now + jiff::SignedDuration::from_secs(5);
+        assert!(Progress::default().is_ready(now));
+        let delayed = Progress {
+            delayed: Some(later),
+            ..Progress::default()
+        };
+        assert!(!delayed.is_ready(now));
+        assert!(delayed.is_ready(later));
+        let done = Progress {
+            success: true,
+            ..Progress::default()
+        };
+        assert!(done.is_finished() && !done.is_ready(now));
+    }
+}

@@ -1,0 +1,670 @@
+//! One cycle for one object: detect the cause, pick the next handler whose turn it is, run it,
+//! and persist its outcome together with its patch in one request (plus `/status`).
+//!
+//! One handler runs per cycle and its outcome is written before the next one starts, so a
+//! handler that succeeded never runs again for the same cause, even across a crash: only the
+//! attempt in flight at the crash can repeat.
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde_json::{Value, json};
+use tracing::Instrument;
+
+use super::{ObjectKey, ResourceRuntime, background};
+use crate::context::{RawContext, Reason};
+use crate::diff::{Diff, diff, resolve};
+use crate::errors::HandlerError;
+use crate::events::EventType;
+use crate::filters::FilterInput;
+use crate::handlers::{ErrorsMode, HandlerSpec, Trigger};
+use crate::patch::{Patch, merge_into};
+use crate::progress::{self, Progress};
+use crate::storage::{self, essence, has_finalizer};
+
+/// What the worker does after a cycle.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// Nothing more to do until the next event.
+    Done,
+    /// The cycle patched the object; run again on the returned body.
+    Continue(Value),
+    /// Run again after this delay (a handler is delayed).
+    WakeAfter(Duration),
+    /// The framework failed (API error); retry with the per-object backoff.
+    Failed(String),
+}
+
+type Typed = Arc<dyn Any + Send + Sync>;
+
+/// A handler chosen for this cycle with its view of the change.
+struct Selected<'a> {
+    handler: &'a HandlerSpec,
+    reason: Reason,
+    diff: Diff,
+    old: Option<Value>,
+    new: Option<Value>,
+}
+
+/// How a fully handled cause is closed.
+enum Finish {
+    /// Store the diff base (when `write`) and clear the progress records.
+    DiffBase { write: bool },
+    /// Remove kopr's finalizer so the object can go.
+    RemoveFinalizer,
+}
+
+fn is_deleting(body: &Value) -> bool {
+    body.pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
+}
+
+/// Runs one cycle for `body`.
+pub(crate) async fn run(
+    runtime: &Arc<ResourceRuntime>,
+    key: &ObjectKey,
+    body: Arc<Value>,
+    deleted: bool,
+) -> Outcome {
+    if deleted {
+        background::stop_all(runtime, key).await;
+        run_optional_deletes(runtime, key, &body).await;
+        return Outcome::Done;
+    }
+    let typed = match (runtime.spec.parse)(&body) {
+        Ok(typed) => typed,
+        Err(message) => return report_parse_error(runtime, key, &body, message).await,
+    };
+    let mut patch = Value::Null;
+    if runtime.slots().get_mut(key).and_then(|s| s.reported_parse_error.take()).is_some()
+        || body.pointer("/status/kopr/message").is_some_and(|m| !m.is_null())
+    {
+        merge_into(&mut patch, json!({"status": {"kopr": {"message": null}}}));
+    }
+    if is_deleting(&body) {
+        return deletion(runtime, key, body, typed, patch).await;
+    }
+    let needs = needs_finalizer(runtime, &body);
+    if needs != has_finalizer(&body) {
+        let operations = storage::finalizer_patch(&body, needs);
+        return match runtime.apply_json(key, operations).await {
+            Ok(Some(new)) => Outcome::Continue(new),
+            Ok(None) => Outcome::Done,
+            Err(error) => Outcome::Failed(format!("updating the finalizer: {error}")),
+        };
+    }
+    background::reconcile(runtime, key, &body);
+    changes(runtime, key, body, typed, patch).await
+}
+
+/// Whether some delete handler, timer or daemon that applies to the object needs the finalizer.
+fn needs_finalizer(runtime: &ResourceRuntime, body: &Value) -> bool {
+    let spec = &runtime.spec;
+    spec.handlers.iter().any(|h| {
+        matches!(h.trigger, Trigger::Delete { optional: false }) && h.filters.matches_object(body)
+    }) || spec.timers.iter().any(|t| t.handler.filters.matches_object(body))
+        || spec.daemons.iter().any(|d| d.handler.filters.matches_object(body))
+}
+
+async fn report_parse_error(
+    runtime: &ResourceRuntime,
+    key: &ObjectKey,
+    body: &Value,
+    message: String,
+) -> Outcome {
+    {
+        let mut slots = runtime.slots();
+        let Some(slot) = slots.get_mut(key) else {
+            return Outcome::Done;
+        };
+        if slot.reported_parse_error.as_deref() == Some(message.as_str()) {
+            return Outcome::Done;
+        }
+        slot.reported_parse_error = Some(message.clone());
+    }
+    let text = format!("The object cannot be handled: {message}");
+    tracing::error!(object = %key, kind = %runtime.api_resource().kind, "{text}");
+    runtime
+        .shared
+        .events
+        .post(body, EventType::Warning, "InvalidObject", &text);
+    let status = json!({"status": {"kopr": {"message": text}}});
+    match runtime.apply_merge(key, status).await {
+        Ok(_) => Outcome::Done,
+        Err(error) => Outcome::Failed(format!("reporting a parse error: {error}")),
+    }
+}
+
+/// The create/update/resume part of a cycle.
+async fn changes(
+    runtime: &Arc<ResourceRuntime>,
+    key: &ObjectKey,
+    body: Arc<Value>,
+    typed: Typed,
+    patch: Value,
+) -> Outcome {
+    let storage = runtime.shared.settings.storage;
+    let essence = essence(&body);
+    tracing::debug!(object = %key, %body, %essence, "changes");
+    let (stored, resume_due) = {
+        let slots = runtime.slots();
+        let slot = slots.get(key);
+        let memory = slot.and_then(|s| s.memory_diff_base.clone());
+        (
+            storage::read_diff_base(storage, &body).or(memory),
+            slot.is_some_and(|s| s.resume_due),
+        )
+    };
+    let cause = match &stored {
+        None => Some(Reason::Create),
+        Some(base) if *base != essence => Some(Reason::Update),
+        Some(_) => None,
+    };
+    let full_diff = match cause {
+        Some(_) => diff(stored.as_ref(), Some(&essence)),
+        None => Diff::default(),
+    };
+    let mut selected = Vec::new();
+    for handler in &runtime.spec.handlers {
+        let choice = match (&handler.trigger, cause) {
+            (Trigger::Create, Some(Reason::Create)) => {
+                Some((Reason::Create, full_diff.clone(), None, Some(essence.clone())))
+            }
+            (Trigger::Update, Some(Reason::Update)) => Some((
+                Reason::Update,
+                full_diff.clone(),
+                stored.clone(),
+                Some(essence.clone()),
+            )),
+            (Trigger::Field(path), Some(reason)) => {
+                let relative = full_diff.relative_to(path);
+                (!relative.is_empty()).then(|| {
+                    let old = stored.as_ref().and_then(|b| resolve(b, path)).cloned();
+                    let new = resolve(&essence, path).cloned();
+                    (reason, relative, old, new)
+                })
+            }
+            (Trigger::Resume { .. }, _) if resume_due => {
+                Some((Reason::Resume, Diff::default(), None, Some(essence.clone())))
+            }
+            _ => None,
+        };
+        if let Some((reason, diff, old, new)) = choice {
+            let input = FilterInput {
+                body: &body,
+                old: old.as_ref(),
+                new: new.as_ref(),
+                diff: &diff,
+            };
+            if handler.filters.matches(&input) {
+                selected.push(Selected {
+                    handler,
+                    reason,
+                    diff,
+                    old,
+                    new,
+                });
+            }
+        }
+    }
+    let tracks_changes = runtime.spec.handlers.iter().any(|h| {
+        matches!(h.trigger, Trigger::Create | Trigger::Update | Trigger::Field(_))
+            && h.filters.matches_object(&body)
+    });
+    if selected.is_empty() && (cause.is_none() || !tracks_changes) {
+        if let Some(slot) = runtime.slots().get_mut(key) {
+            slot.resume_due = false;
+        }
+        return apply_leftover(runtime, key, patch).await;
+    }
+    let finish = Finish::DiffBase {
+        write: cause.is_some() && tracks_changes,
+    };
+    run_selected(runtime, key, body, typed, selected, patch, finish).await
+}
+
+/// Sends a patch that is not tied to any handler (clearing a stale error message).
+async fn apply_leftover(runtime: &ResourceRuntime, key: &ObjectKey, patch: Value) -> Outcome {
+    if patch.is_null() {
+        return Outcome::Done;
+    }
+    match runtime.apply_merge(key, patch).await {
+        Ok(_) => Outcome::Done,
+        Err(error) => Outcome::Failed(format!("patching: {error}")),
+    }
+}
+
+/// The deletion part of a cycle: stop timers and daemons, run delete handlers, release the
+/// finalizer.
+async fn deletion(
+    runtime: &Arc<ResourceRuntime>,
+    key: &ObjectKey,
+    body: Arc<Value>,
+    typed: Typed,
+    patch: Value,
+) -> Outcome {
+    background::stop_all(runtime, key).await;
+    if !has_finalizer(&body) {
+        run_optional_deletes(runtime, key, &body).await;
+        return apply_leftover(runtime, key, patch).await;
+    }
+    let resume_due = runtime.slots().get(key).is_some_and(|s| s.resume_due);
+    let empty = Diff::default();
+    let selected: Vec<Selected> = runtime
+        .spec
+        .handlers
+        .iter()
+        .filter_map(|handler| {
+            let reason = match handler.trigger {
+                Trigger::Delete { .. } => Reason::Delete,
+                Trigger::Resume { deleted: true } if resume_due => Reason::Resume,
+                _ => return None,
+            };
+            let input = FilterInput {
+                body: &body,
+                old: None,
+                new: None,
+                diff: &empty,
+            };
+            handler.filters.matches(&input).then(|| Selected {
+                handler,
+                reason,
+                diff: Diff::default(),
+                old: None,
+                new: None,
+            })
+        })
+        .collect();
+    run_selected(runtime, key, body, typed, selected, patch, Finish::RemoveFinalizer).await
+}
+
+/// Runs optional delete handlers once, best effort, for an object leaving without a finalizer.
+async fn run_optional_deletes(runtime: &Arc<ResourceRuntime>, key: &ObjectKey, body: &Arc<Value>) {
+    let due = {
+        let mut slots = runtime.slots();
+        match slots.get_mut(key) {
+            Some(slot) if !slot.optional_deletes_done => {
+                slot.optional_deletes_done = true;
+                true
+            }
+            _ => false,
+        }
+    };
+    let optional: Vec<&HandlerSpec> = runtime
+        .spec
+        .handlers
+        .iter()
+        .filter(|h| matches!(h.trigger, Trigger::Delete { optional: true }))
+        .filter(|h| h.filters.matches_object(body))
+        .collect();
+    if !due || optional.is_empty() {
+        return;
+    }
+    let Ok(typed) = (runtime.spec.parse)(body) else {
+        return;
+    };
+    for handler in optional {
+        let call = Call {
+            handler,
+            reason: Reason::Delete,
+            diff: Diff::default(),
+            old: None,
+            new: None,
+            event_type: None,
+            retry: 0,
+            started: Timestamp::now(),
+            cancel: runtime.shared.shutdown.child_token(),
+        };
+        let (result, _) = invoke(runtime, key, body, &typed, call).await;
+        if let Err(error) = result {
+            tracing::warn!(object = %key, handler = %handler.id, %error, "optional delete handler failed");
+        }
+    }
+}
+
+/// Picks the next handler whose turn it is, runs it, and persists the outcome.
+async fn run_selected(
+    runtime: &Arc<ResourceRuntime>,
+    key: &ObjectKey,
+    body: Arc<Value>,
+    typed: Typed,
+    selected: Vec<Selected<'_>>,
+    mut patch: Value,
+    finish: Finish,
+) -> Outcome {
+    let storage = runtime.shared.settings.storage;
+    let now = Timestamp::now();
+    let mut records: Vec<Progress> = selected
+        .iter()
+        .map(|s| progress::read(storage, &body, &s.handler.id))
+        .collect();
+    let next = (0..selected.len()).find(|&i| records[i].is_ready(now));
+    if let Some(index) = next {
+        let chosen = &selected[index];
+        let (record, result, handler_patch) =
+            execute(runtime, key, &body, &typed, chosen, &records[index]).await;
+        merge_into(&mut patch, handler_patch);
+        if let Some(result) = result.filter(|r| !r.is_null()) {
+            merge_into(&mut patch, json!({"status": {chosen.handler.id.clone(): result}}));
+        }
+        records[index] = record;
+    } else if let Some(earliest) = records
+        .iter()
+        .filter(|r| !r.is_finished())
+        .filter_map(|r| r.delayed)
+        .min()
+    {
+        let wait = Duration::try_from(earliest.duration_since(now)).unwrap_or_default();
+        return Outcome::WakeAfter(wait);
+    }
+    let finished = records.iter().all(Progress::is_finished);
+    if !finished {
+        if let Some(index) = next {
+            let id = &selected[index].handler.id;
+            merge_into(&mut patch, progress::write_patch(storage, id, &records[index]));
+        }
+        return send(runtime, key, patch).await;
+    }
+    let ids = selected.iter().map(|s| s.handler.id.as_str());
+    match finish {
+        Finish::DiffBase { write } => {
+            merge_into(&mut patch, progress::purge_patch(storage, &body, ids));
+            if write {
+                store_diff_base(runtime, key, &body, &mut patch);
+            }
+            if let Some(slot) = runtime.slots().get_mut(key) {
+                slot.resume_due = false;
+            }
+            send(runtime, key, patch).await
+        }
+        Finish::RemoveFinalizer => {
+            // The object is going away: only the handlers' own changes are worth sending.
+            let mut own = patch;
+            let purge = progress::purge_patch(storage, &body, ids);
+            strip(&mut own, &purge);
+            let mut current = (*body).clone();
+            if !own.is_null() && own.as_object().is_some_and(|m| !m.is_empty()) {
+                match runtime.apply_merge(key, own).await {
+                    Ok(Some(new)) => current = new,
+                    Ok(None) => return Outcome::Done,
+                    Err(error) => return Outcome::Failed(format!("patching: {error}")),
+                }
+            }
+            let operations = storage::finalizer_patch(&current, false);
+            match runtime.apply_json(key, operations).await {
+                Ok(_) => Outcome::Done,
+                Err(error) => Outcome::Failed(format!("removing the finalizer: {error}")),
+            }
+        }
+    }
+}
+
+/// Removes from `patch` the keys that `purge` would clear (progress records of a finished
+/// deletion need no write).
+fn strip(patch: &mut Value, purge: &Value) {
+    if let (Value::Object(target), Value::Object(remove)) = (patch, purge) {
+        for (key, value) in remove {
+            if value.is_null() {
+                target.remove(key);
+            } else if let Some(inner) = target.get_mut(key) {
+                strip(inner, value);
+                if inner.as_object().is_some_and(|m| m.is_empty()) {
+                    target.remove(key);
+                }
+            }
+        }
+    }
+}
+
+/// Adds the diff base to `patch`: the essence of the object as it will be after the patch, so a
+/// handler's own label or spec changes do not look like a user's update.
+fn store_diff_base(runtime: &ResourceRuntime, key: &ObjectKey, body: &Value, patch: &mut Value) {
+    let storage = runtime.shared.settings.storage;
+    let mut after = body.clone();
+    json_patch::merge(&mut after, patch);
+    let essence = essence(&after);
+    match storage::write_diff_base(storage, body, &essence) {
+        Some(write) => {
+            merge_into(patch, write);
+            if let Some(slot) = runtime.slots().get_mut(key) {
+                slot.memory_diff_base = None;
+            }
+        }
+        None => {
+            let first = {
+                let mut slots = runtime.slots();
+                let slot = slots.get_mut(key);
+                let first = slot.as_ref().is_some_and(|s| s.memory_diff_base.is_none());
+                if let Some(slot) = slot {
+                    slot.memory_diff_base = Some(essence);
+                }
+                first
+            };
+            if first {
+                let text = "The object is too large to keep its last handled state in an \
+                            annotation; it is kept in memory, so changes made while the operator \
+                            is down are seen as a new creation after a restart.";
+                tracing::warn!(object = %key, "{text}");
+                runtime
+                    .shared
+                    .events
+                    .post(body, EventType::Warning, "DiffBaseTooLarge", text);
+            }
+        }
+    }
+}
+
+async fn send(runtime: &ResourceRuntime, key: &ObjectKey, patch: Value) -> Outcome {
+    if patch.is_null() {
+        return Outcome::Done;
+    }
+    match runtime.apply_merge(key, patch).await {
+        Ok(Some(new)) => Outcome::Continue(new),
+        Ok(None) => Outcome::Done,
+        Err(error) => Outcome::Failed(format!("patching: {error}")),
+    }
+}
+
+/// One handler call's inputs.
+pub(crate) struct Call<'a> {
+    pub(crate) handler: &'a HandlerSpec,
+    pub(crate) reason: Reason,
+    pub(crate) diff: Diff,
+    pub(crate) old: Option<Value>,
+    pub(crate) new: Option<Value>,
+    pub(crate) event_type: Option<&'static str>,
+    pub(crate) retry: u32,
+    pub(crate) started: Timestamp,
+    pub(crate) cancel: tokio_util::sync::CancellationToken,
+}
+
+/// Runs a handler in its own task (so a panic is caught) inside its span, and returns its
+/// result and the patch it built. `limit` bounds the attempt's duration.
+pub(crate) async fn invoke(
+    runtime: &ResourceRuntime,
+    key: &ObjectKey,
+    body: &Arc<Value>,
+    typed: &Typed,
+    call: Call<'_>,
+) -> (Result<Value, HandlerError>, Value) {
+    invoke_with_limit(runtime, key, body, typed, call, None).await
+}
+
+async fn invoke_with_limit(
+    runtime: &ResourceRuntime,
+    key: &ObjectKey,
+    body: &Arc<Value>,
+    typed: &Typed,
+    call: Call<'_>,
+    limit: Option<Duration>,
+) -> (Result<Value, HandlerError>, Value) {
+    let span = tracing::info_span!(
+        "handler",
+        handler = %call.handler.id,
+        kind = %runtime.api_resource().kind,
+        object = %key,
+        reason = %call.reason,
+    );
+    let patch = Patch::new();
+    let shared = &runtime.shared;
+    let context = RawContext {
+        typed: typed.clone(),
+        body: body.clone(),
+        reason: call.reason,
+        diff: call.diff,
+        old: call.old,
+        new: call.new,
+        handler_id: call.handler.id.clone(),
+        event_type: call.event_type,
+        retry: call.retry,
+        started: call.started,
+        patch: patch.clone(),
+        client: shared.client.clone(),
+        span: span.clone(),
+        cancel: call.cancel,
+        memo: shared.memo.clone(),
+        events: shared.events.clone(),
+    };
+    let future = (call.handler.func)(context);
+    let task = tokio::spawn(future.instrument(span));
+    let abort = task.abort_handle();
+    let joined = match limit {
+        Some(limit) => match tokio::time::timeout(limit, task).await {
+            Ok(joined) => joined,
+            Err(_) => {
+                abort.abort();
+                return (
+                    Err(HandlerError::permanent(format!(
+                        "Handler '{}' has timed out after {limit:?}.",
+                        call.handler.id
+                    ))),
+                    patch.to_value(),
+                );
+            }
+        },
+        None => task.await,
+    };
+    let result = match joined {
+        Ok(result) => result,
+        Err(error) if error.is_panic() => {
+            let payload = error.into_panic();
+            let text = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a non-text panic".into());
+            Err(HandlerError::message(format!("panicked: {text}")))
+        }
+        Err(_) => Err(HandlerError::message("cancelled")),
+    };
+    (result, patch.to_value())
+}
+
+/// Runs the chosen change handler and works out its new progress record.
+async fn execute(
+    runtime: &ResourceRuntime,
+    key: &ObjectKey,
+    body: &Arc<Value>,
+    typed: &Typed,
+    chosen: &Selected<'_>,
+    record: &Progress,
+) -> (Progress, Option<Value>, Value) {
+    let handler = chosen.handler;
+    let options = &handler.options;
+    let now = Timestamp::now();
+    let started = record.started.unwrap_or(now);
+    let elapsed = Duration::try_from(now.duration_since(started)).unwrap_or_default();
+    let limit = options.timeout.map(|t| t.saturating_sub(elapsed));
+    let call = Call {
+        handler,
+        reason: chosen.reason,
+        diff: chosen.diff.clone(),
+        old: chosen.old.clone(),
+        new: chosen.new.clone(),
+        event_type: None,
+        retry: record.retries,
+        started,
+        cancel: runtime.shared.shutdown.child_token(),
+    };
+    let (result, patch) = invoke_with_limit(runtime, key, body, typed, call, limit).await;
+    let mut next = Progress {
+        started: Some(started),
+        ..record.clone()
+    };
+    let id = &handler.id;
+    let events = &runtime.shared.events;
+    let finished_at = Timestamp::now();
+    let error = match result {
+        Ok(value) => {
+            next.success = true;
+            next.stopped = Some(finished_at);
+            next.delayed = None;
+            next.message = None;
+            tracing::info!(object = %key, handler = %id, reason = %chosen.reason, "Handler '{id}' succeeded.");
+            if runtime.shared.settings.success_events {
+                events.post(body, EventType::Normal, "HandlerSucceeded", &format!("Handler '{id}' succeeded."));
+            }
+            return (next, Some(value), patch);
+        }
+        Err(error) => error,
+    };
+    let message = error.to_message();
+    let retry_in = match error {
+        HandlerError::Permanent(_) => None,
+        HandlerError::Temporary(_, delay) => Some(delay),
+        HandlerError::Other(_) => match options.errors {
+            ErrorsMode::Temporary => Some(options.backoff),
+            ErrorsMode::Permanent => None,
+            ErrorsMode::Ignored => {
+                tracing::warn!(object = %key, handler = %id, "Handler '{id}' failed with an error, ignored: {message}");
+                events.post(body, EventType::Warning, "HandlerFailed", &format!("Handler '{id}' failed with an error, ignored: {message}"));
+                next.success = true;
+                next.stopped = Some(finished_at);
+                next.message = Some(message);
+                return (next, None, patch);
+            }
+        },
+    };
+    next.message = Some(message.clone());
+    let Some(delay) = retry_in else {
+        return fail(runtime, key, body, next, format!("Handler '{id}' failed permanently: {message}"), patch);
+    };
+    next.retries = next.retries.saturating_add(1);
+    if let Some(limit) = options.retries.filter(|&limit| next.retries >= limit) {
+        return fail(runtime, key, body, next, format!("Handler '{id}' has exceeded {limit} retries: {message}"), patch);
+    }
+    let total = Duration::try_from(finished_at.duration_since(started)).unwrap_or_default();
+    if let Some(timeout) = options.timeout.filter(|&t| total + delay > t) {
+        return fail(runtime, key, body, next, format!("Handler '{id}' has timed out after {timeout:?}: {message}"), patch);
+    }
+    let delay_signed = jiff::SignedDuration::try_from(delay).unwrap_or(jiff::SignedDuration::ZERO);
+    next.delayed = finished_at.checked_add(delay_signed).ok();
+    let text = format!(
+        "Handler '{id}' failed temporarily: {message} (attempt {}, retrying in {delay:?})",
+        next.retries
+    );
+    tracing::error!(object = %key, handler = %id, "{text}");
+    events.post(body, EventType::Warning, "HandlerRetrying", &text);
+    (next, None, patch)
+}
+
+fn fail(
+    runtime: &ResourceRuntime,
+    key: &ObjectKey,
+    body: &Value,
+    mut next: Progress,
+    text: String,
+    patch: Value,
+) -> (Progress, Option<Value>, Value) {
+    next.failure = true;
+    next.stopped = Some(Timestamp::now());
+    next.delayed = None;
+    tracing::error!(object = %key, handler = ?next.message, "{text}");
+    runtime
+        .shared
+        .events
+        .post(body, EventType::Warning, "HandlerFailed", &text);
+    (next, None, patch)
+}

@@ -1,0 +1,425 @@
+//! The reactor: watches each resource, keeps one slot per object, and runs the object's cycles
+//! serially while different objects run concurrently under a worker limit.
+//!
+//! Events arriving while an object is being handled are coalesced into the slot's latest body
+//! and handled right after, never lost. Stale events (older than a body the operator already
+//! has, e.g. from its own patch) are dropped by resourceVersion.
+
+mod background;
+mod cycle;
+mod patching;
+mod watching;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use kube::api::{Api, ApiResource, DynamicObject};
+use serde_json::Value;
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::context::Memo;
+use crate::discovery::Resolved;
+use crate::events::EventRecorder;
+use crate::namespaces::NamespacePatterns;
+use crate::resource::ResourceSpec;
+use crate::storage::Storage;
+
+pub(crate) use watching::watch_resource;
+
+/// Operator-wide settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The namespaces served (ignored for cluster-scoped resources).
+    pub namespaces: NamespacePatterns,
+    /// How many objects are handled at the same time.
+    pub workers: usize,
+    /// Where progress and the diff base are kept.
+    pub storage: Storage,
+    /// Server-side timeout of each watch request; the watch is renewed after it.
+    pub watch_timeout: Duration,
+    /// How long running handlers may take to finish when the operator stops.
+    pub shutdown_timeout: Duration,
+    /// The longest per-object backoff after framework errors (API failures, conflicts).
+    pub max_error_backoff: Duration,
+    /// Post a Normal event when a handler succeeds.
+    pub success_events: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            namespaces: NamespacePatterns::all(),
+            workers: 32,
+            storage: Storage::Annotations,
+            watch_timeout: Duration::from_secs(60),
+            shutdown_timeout: Duration::from_secs(30),
+            max_error_backoff: Duration::from_secs(60),
+            success_events: true,
+        }
+    }
+}
+
+/// What every resource runtime shares.
+pub(crate) struct Shared {
+    pub(crate) client: kube::Client,
+    pub(crate) events: EventRecorder,
+    pub(crate) memo: Memo,
+    pub(crate) settings: Settings,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) workers: Arc<Semaphore>,
+    pub(crate) tasks: TaskTracker,
+}
+
+/// An object's identity within a resource.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct ObjectKey {
+    pub(crate) namespace: Option<String>,
+    pub(crate) name: String,
+}
+
+impl ObjectKey {
+    pub(crate) fn of(body: &Value) -> Option<ObjectKey> {
+        let meta = body.get("metadata")?;
+        Some(ObjectKey {
+            namespace: meta
+                .get("namespace")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            name: meta.get("name")?.as_str()?.to_owned(),
+        })
+    }
+}
+
+impl std::fmt::Display for ObjectKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.namespace {
+            Some(ns) => write!(f, "{ns}/{}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+/// Everything the operator remembers about one object between cycles.
+#[derive(Default)]
+pub(crate) struct Slot {
+    /// The newest body known.
+    pub(crate) latest: Option<Arc<Value>>,
+    /// A cycle should run for `latest`.
+    pub(crate) pending: bool,
+    /// A worker owns this slot.
+    pub(crate) running: bool,
+    /// First seen in a listing, so resume handlers are due (until they are done).
+    pub(crate) resume_due: bool,
+    /// The object is gone from the server.
+    pub(crate) deleted: bool,
+    /// When the next scheduled wake-up fires.
+    pub(crate) wake_at: Option<Instant>,
+    /// Consecutive framework failures, for the per-object backoff.
+    pub(crate) failures: u32,
+    /// The last parse failure reported, so it is reported once.
+    pub(crate) reported_parse_error: Option<String>,
+    /// The diff base kept in memory when it does not fit in an annotation.
+    pub(crate) memory_diff_base: Option<Value>,
+    /// Optional delete handlers already run for this deletion.
+    pub(crate) optional_deletes_done: bool,
+    /// Running timers and daemons by id.
+    pub(crate) background: HashMap<String, background::Task>,
+    /// Shares the newest body and the time of the last change with timers and daemons.
+    pub(crate) body_channel: Option<tokio::sync::watch::Sender<(Arc<Value>, Instant)>>,
+}
+
+/// One served resource: its spec, how it is served, and the per-object slots.
+pub(crate) struct ResourceRuntime {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) spec: ResourceSpec,
+    pub(crate) resolved: Resolved,
+    slots: Mutex<HashMap<ObjectKey, Slot>>,
+}
+
+/// Numeric resourceVersion, when the server uses numbers (etcd and kopr-apiserver both do).
+fn resource_version(body: &Value) -> Option<u64> {
+    body.pointer("/metadata/resourceVersion")?
+        .as_str()?
+        .parse()
+        .ok()
+}
+
+/// Whether `incoming` is older than (or the same as) what the slot already holds.
+fn is_stale(incoming: &Value, latest: &Value) -> bool {
+    match (resource_version(incoming), resource_version(latest)) {
+        (Some(new), Some(old)) => new <= old && uid(incoming) == uid(latest),
+        _ => false,
+    }
+}
+
+fn uid(body: &Value) -> Option<&str> {
+    body.pointer("/metadata/uid")?.as_str()
+}
+
+impl ResourceRuntime {
+    pub(crate) fn new(shared: Arc<Shared>, spec: ResourceSpec, resolved: Resolved) -> Arc<Self> {
+        Arc::new(ResourceRuntime {
+            shared,
+            spec,
+            resolved,
+            slots: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub(crate) fn slots(&self) -> MutexGuard<'_, HashMap<ObjectKey, Slot>> {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn api_resource(&self) -> &ApiResource {
+        &self.resolved.api_resource
+    }
+
+    /// The API for objects in `namespace` (or cluster-scoped ones).
+    pub(crate) fn api(&self, namespace: Option<&str>) -> Api<DynamicObject> {
+        let client = self.shared.client.clone();
+        match namespace {
+            Some(ns) if self.resolved.namespaced => {
+                Api::namespaced_with(client, ns, self.api_resource())
+            }
+            _ => Api::all_with(client, self.api_resource()),
+        }
+    }
+
+    /// Whether any handler, timer or daemon could ever apply to this object.
+    fn concerns(&self, body: &Value) -> bool {
+        let spec = &self.spec;
+        spec.handlers.iter().any(|h| h.filters.matches_object(body))
+            || spec.timers.iter().any(|t| t.handler.filters.matches_object(body))
+            || spec.daemons.iter().any(|d| d.handler.filters.matches_object(body))
+            || crate::storage::has_finalizer(body)
+    }
+
+    /// Records a new body for an object and makes sure a worker will handle it.
+    pub(crate) fn enqueue(self: &Arc<Self>, body: Value, listed: bool) {
+        let Some(key) = ObjectKey::of(&body) else { return };
+        let mut slots = self.slots();
+        if !slots.contains_key(&key) && !self.concerns(&body) {
+            return;
+        }
+        let slot = slots.entry(key.clone()).or_insert_with(|| Slot {
+            resume_due: listed,
+            ..Slot::default()
+        });
+        if let Some(latest) = &slot.latest {
+            if is_stale(&body, latest) {
+                return;
+            }
+            if uid(&body) != uid(latest) {
+                // The same name now belongs to a new object: forget the old one's state.
+                slot.memory_diff_base = None;
+                slot.reported_parse_error = None;
+                slot.optional_deletes_done = false;
+            }
+        }
+        let body = Arc::new(body);
+        if let Some(channel) = &slot.body_channel {
+            // Idle timers count from the last change of the essence, not of status or bookkeeping.
+            let changed = slot
+                .latest
+                .as_deref()
+                .is_none_or(|old| crate::storage::essence(old) != crate::storage::essence(&body));
+            if changed {
+                channel.send_replace((body.clone(), Instant::now()));
+            } else {
+                channel.send_modify(|(latest, _)| *latest = body.clone());
+            }
+        }
+        slot.latest = Some(body);
+        slot.deleted = false;
+        self.mark_pending(key, slot);
+    }
+
+    /// Records that an object is gone from the server.
+    pub(crate) fn enqueue_deleted(self: &Arc<Self>, body: Value) {
+        let Some(key) = ObjectKey::of(&body) else { return };
+        let mut slots = self.slots();
+        let Some(slot) = slots.get_mut(&key) else { return };
+        slot.latest = Some(Arc::new(body));
+        slot.deleted = true;
+        self.mark_pending(key, slot);
+    }
+
+    /// Treats objects in `scope` that a relist did not return as deleted.
+    pub(crate) fn forget_missing(
+        self: &Arc<Self>,
+        listed: &std::collections::HashSet<ObjectKey>,
+        in_scope: impl Fn(&ObjectKey) -> bool,
+    ) {
+        let missing: Vec<Value> = self
+            .slots()
+            .iter()
+            .filter(|(key, slot)| in_scope(key) && !listed.contains(key) && !slot.deleted)
+            .filter_map(|(_, slot)| slot.latest.as_deref().cloned())
+            .collect();
+        for body in missing {
+            self.enqueue_deleted(body);
+        }
+    }
+
+    fn mark_pending(self: &Arc<Self>, key: ObjectKey, slot: &mut Slot) {
+        slot.pending = true;
+        if !slot.running {
+            slot.running = true;
+            let runtime = self.clone();
+            self.shared.tasks.spawn(async move { runtime.work(key).await });
+        }
+    }
+
+    /// Makes the object's next cycle run after `delay` (keeping an earlier wake-up if any).
+    pub(crate) fn wake_after(self: &Arc<Self>, key: &ObjectKey, delay: Duration) {
+        let at = Instant::now() + delay;
+        {
+            let mut slots = self.slots();
+            let Some(slot) = slots.get_mut(key) else { return };
+            if slot.wake_at.is_some_and(|existing| existing <= at && existing > Instant::now()) {
+                return;
+            }
+            slot.wake_at = Some(at);
+        }
+        let runtime = self.clone();
+        let key = key.clone();
+        let shutdown = self.shared.shutdown.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = shutdown.cancelled() => {}
+                () = tokio::time::sleep_until(at) => {
+                    let mut slots = runtime.slots();
+                    if let Some(slot) = slots.get_mut(&key)
+                        && slot.wake_at == Some(at)
+                    {
+                        slot.wake_at = None;
+                        runtime.mark_pending(key, slot);
+                    }
+                }
+            }
+        });
+    }
+
+    /// The worker: runs cycles for one object until nothing is pending.
+    async fn work(self: Arc<Self>, key: ObjectKey) {
+        loop {
+            if self.shared.shutdown.is_cancelled() {
+                self.release(&key);
+                return;
+            }
+            let Ok(permit) = self.shared.workers.clone().acquire_owned().await else {
+                self.release(&key);
+                return;
+            };
+            let job = {
+                let mut slots = self.slots();
+                let Some(slot) = slots.get_mut(&key) else { return };
+                match (&slot.latest, slot.pending) {
+                    (Some(latest), true) => {
+                        slot.pending = false;
+                        Some((latest.clone(), slot.deleted))
+                    }
+                    _ => {
+                        // Checked and released under one lock, so no event slips in between.
+                        slot.running = false;
+                        if slot.deleted && slot.background.is_empty() {
+                            slots.remove(&key);
+                        }
+                        None
+                    }
+                }
+            };
+            let Some((body, deleted)) = job else { return };
+            let outcome = cycle::run(&self, &key, body, deleted).await;
+            drop(permit);
+            self.settle(&key, outcome);
+        }
+    }
+
+    /// Marks the worker as gone (on shutdown).
+    fn release(&self, key: &ObjectKey) {
+        if let Some(slot) = self.slots().get_mut(key) {
+            slot.running = false;
+        }
+    }
+
+    fn settle(self: &Arc<Self>, key: &ObjectKey, outcome: cycle::Outcome) {
+        match outcome {
+            cycle::Outcome::Done => self.reset_failures(key),
+            cycle::Outcome::Continue(body) => {
+                self.reset_failures(key);
+                let mut slots = self.slots();
+                if let Some(slot) = slots.get_mut(key) {
+                    let newer = slot.latest.as_deref().is_none_or(|l| !is_stale(&body, l));
+                    if newer {
+                        let body = Arc::new(body);
+                        if let Some(channel) = &slot.body_channel {
+                            channel.send_modify(|(latest, _)| *latest = body.clone());
+                        }
+                        slot.latest = Some(body);
+                    }
+                    slot.pending = true;
+                }
+            }
+            cycle::Outcome::WakeAfter(delay) => {
+                self.reset_failures(key);
+                self.wake_after(key, delay);
+            }
+            cycle::Outcome::Failed(error) => {
+                let failures = {
+                    let mut slots = self.slots();
+                    let Some(slot) = slots.get_mut(key) else { return };
+                    slot.failures = slot.failures.saturating_add(1);
+                    slot.failures
+                };
+                let delay = error_backoff(failures, self.shared.settings.max_error_backoff);
+                tracing::warn!(object = %key, %error, retry_in = ?delay, "cycle failed; will retry");
+                self.wake_after(key, delay);
+            }
+        }
+    }
+
+    fn reset_failures(&self, key: &ObjectKey) {
+        if let Some(slot) = self.slots().get_mut(key) {
+            slot.failures = 0;
+        }
+    }
+}
+
+/// Exponential per-object backoff for framework errors: 0.5 s doubling up to `max`, with
+/// ±20 % jitter so that many objects failing together do not retry in lockstep.
+fn error_backoff(failures: u32, max: Duration) -> Duration {
+    let base = Duration::from_millis(500).saturating_mul(1u32 << failures.saturating_sub(1).min(16));
+    let capped = base.min(max);
+    let jitter = rand::random_range(0.8..1.2);
+    capped.mul_f64(jitter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn staleness_compares_numeric_versions_of_the_same_object() {
+        let at = |rv: &str, uid: &str| json!({"metadata": {"resourceVersion": rv, "uid": uid}});
+        assert!(is_stale(&at("5", "a"), &at("7", "a")));
+        assert!(is_stale(&at("7", "a"), &at("7", "a")));
+        assert!(!is_stale(&at("8", "a"), &at("7", "a")));
+        assert!(!is_stale(&at("5", "b"), &at("7", "a")), "a recreated object is never stale");
+        assert!(!is_stale(&at("x", "a"), &at("7", "a")), "opaque versions are never stale");
+    }
+
+    #[test]
+    fn error_backoff_grows_and_caps() {
+        let max = Duration::from_secs(10);
+        let first = error_backoff(1, max);
+        assert!(first >= Duration::from_millis(400) && first <= Duration::from_millis(600));
+        assert!(error_backoff(4, max) > error_backoff(1, max));
+        assert!(error_backoff(40, max) <= Duration::from_secs(12));
+    }
+}

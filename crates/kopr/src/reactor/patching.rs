@@ -1,0 +1,85 @@
+//! Sending a cycle's writes: one merge patch for the object and one for `/status` at most, and
+//! the finalizer's guarded JSON patch.
+
+use kube::api::{Patch, PatchParams};
+use serde_json::Value;
+
+use super::{ObjectKey, ResourceRuntime};
+use crate::patch::split_status;
+
+/// The field manager kopr's patches are recorded under.
+pub(crate) const FIELD_MANAGER: &str = "kopr";
+
+fn is_empty(patch: &Value) -> bool {
+    match patch {
+        Value::Null => true,
+        Value::Object(map) => map.is_empty(),
+        _ => false,
+    }
+}
+
+fn is_not_found(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status) if status.code == 404)
+}
+
+impl ResourceRuntime {
+    /// Applies a merge patch, sending `status` to the subresource when the resource has one.
+    /// Returns the newest body, or `None` when nothing was sent or the object is gone.
+    pub(crate) async fn apply_merge(
+        &self,
+        key: &ObjectKey,
+        patch: Value,
+    ) -> Result<Option<Value>, kube::Error> {
+        let (main, status) = if self.resolved.status_subresource {
+            split_status(patch)
+        } else {
+            (patch, None)
+        };
+        tracing::debug!(object = %key, %main, status = ?status, "patching");
+        let api = self.api(key.namespace.as_deref());
+        let params = PatchParams {
+            field_manager: Some(FIELD_MANAGER.into()),
+            ..PatchParams::default()
+        };
+        let mut latest = None;
+        if !is_empty(&main) {
+            match api.patch(&key.name, &params, &Patch::Merge(&main)).await {
+                Ok(object) => latest = Some(serde_json::to_value(object).unwrap_or(Value::Null)),
+                Err(error) if is_not_found(&error) => return Ok(None),
+                Err(error) => return Err(error),
+            }
+        }
+        if let Some(status) = status.filter(|s| !is_empty(s)) {
+            let body = serde_json::json!({ "status": status });
+            match api.patch_status(&key.name, &params, &Patch::Merge(&body)).await {
+                Ok(object) => latest = Some(serde_json::to_value(object).unwrap_or(Value::Null)),
+                Err(error) if is_not_found(&error) => return Ok(None),
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(latest.filter(|v| !v.is_null()))
+    }
+
+    /// Applies a JSON patch (used for the finalizer, guarded by a resourceVersion test).
+    pub(crate) async fn apply_json(
+        &self,
+        key: &ObjectKey,
+        patch: Value,
+    ) -> Result<Option<Value>, kube::Error> {
+        let operations: json_patch::Patch = serde_json::from_value(patch)
+            .map_err(kube::Error::SerdeError)?;
+        let api = self.api(key.namespace.as_deref());
+        let params = PatchParams {
+            field_manager: Some(FIELD_MANAGER.into()),
+            ..PatchParams::default()
+        };
+        match api
+            .patch(&key.name, &params, &Patch::<()>::Json(operations))
+            .await
+        {
+            Ok(object) => Ok(Some(serde_json::to_value(object).unwrap_or(Value::Null))),
+            Err(error) if is_not_found(&error) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Watching a resource with kube-runtime's watcher: relists after 410s, backs off on errors,
+//! renews the watch every `watch_timeout`, and restarts a stream that stays silent for too long
+//! (a dead connection), so events are never silently lost.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::api::{Api, DynamicObject};
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::WatchStreamExt;
+use serde_json::Value;
+
+use super::cycle::{Call, invoke};
+use super::{ObjectKey, ResourceRuntime};
+use crate::context::Reason;
+use crate::diff::Diff;
+use crate::handlers::Trigger;
+
+/// Watches every namespace the operator serves for this resource until shutdown.
+pub(crate) async fn watch_resource(runtime: Arc<ResourceRuntime>) {
+    let patterns = &runtime.shared.settings.namespaces;
+    let mut streams = Vec::new();
+    match patterns.exact_names() {
+        Some(names) if runtime.resolved.namespaced => {
+            for namespace in names {
+                let api = runtime.api(Some(&namespace));
+                let scope = Some(namespace);
+                streams.push(tokio::spawn(watch_stream(runtime.clone(), api, scope)));
+            }
+        }
+        _ => {
+            let api = runtime.api(None);
+            streams.push(tokio::spawn(watch_stream(runtime.clone(), api, None)));
+        }
+    }
+    for stream in streams {
+        let _ = stream.await;
+    }
+}
+
+fn served(runtime: &ResourceRuntime, body: &Value) -> bool {
+    if !runtime.resolved.namespaced {
+        return true;
+    }
+    let namespace = body
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    runtime.shared.settings.namespaces.matches(namespace)
+}
+
+async fn watch_stream(runtime: Arc<ResourceRuntime>, api: Api<DynamicObject>, scope: Option<String>) {
+    let settings = &runtime.shared.settings;
+    let timeout_secs = u32::try_from(settings.watch_timeout.as_secs()).unwrap_or(u32::MAX).max(1);
+    // A healthy watch yields at least a bookmark or a renewal within the server-side timeout;
+    // silence for twice that long means the connection died without closing.
+    let silence_limit = settings.watch_timeout * 2 + Duration::from_secs(5);
+    let shutdown = runtime.shared.shutdown.clone();
+    let kind = runtime.api_resource().kind.clone();
+    'restart: loop {
+        let config = watcher::Config::default().timeout(timeout_secs);
+        let stream = watcher::watcher(api.clone(), config).default_backoff();
+        futures::pin_mut!(stream);
+        let mut listing: Option<HashSet<ObjectKey>> = None;
+        loop {
+            let next = tokio::select! {
+                () = shutdown.cancelled() => return,
+                next = tokio::time::timeout(silence_limit, stream.next()) => next,
+            };
+            let item = match next {
+                Err(_) => {
+                    tracing::warn!(%kind, "watch silent for {silence_limit:?}; restarting it");
+                    continue 'restart;
+                }
+                Ok(None) => {
+                    tracing::warn!(%kind, "watch stream ended; restarting it");
+                    continue 'restart;
+                }
+                Ok(Some(item)) => item,
+            };
+            match item {
+                Ok(Event::Init) => listing = Some(HashSet::new()),
+                Ok(Event::InitApply(object)) => {
+                    let body = to_value(object);
+                    if !served(&runtime, &body) {
+                        continue;
+                    }
+                    if let (Some(listed), Some(key)) = (listing.as_mut(), ObjectKey::of(&body)) {
+                        listed.insert(key);
+                    }
+                    run_event_handlers(&runtime, &body, "ADDED");
+                    runtime.enqueue(body, true);
+                }
+                Ok(Event::InitDone) => {
+                    if let Some(listed) = listing.take() {
+                        let scope = scope.clone();
+                        runtime.forget_missing(&listed, |key| {
+                            scope.is_none() || key.namespace == scope
+                        });
+                    }
+                }
+                Ok(Event::Apply(object)) => {
+                    let body = to_value(object);
+                    if served(&runtime, &body) {
+                        run_event_handlers(&runtime, &body, "MODIFIED");
+                        runtime.enqueue(body, false);
+                    }
+                }
+                Ok(Event::Delete(object)) => {
+                    let body = to_value(object);
+                    if served(&runtime, &body) {
+                        run_event_handlers(&runtime, &body, "DELETED");
+                        runtime.enqueue_deleted(body);
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(%kind, %error, "watch failed; retrying with backoff");
+                }
+            }
+        }
+    }
+}
+
+fn to_value(object: DynamicObject) -> Value {
+    serde_json::to_value(object).unwrap_or(Value::Null)
+}
+
+/// Runs `on_event` handlers for a raw watch event in the background; errors are logged only.
+fn run_event_handlers(runtime: &Arc<ResourceRuntime>, body: &Value, event_type: &'static str) {
+    let handlers: Vec<_> = runtime
+        .spec
+        .handlers
+        .iter()
+        .filter(|h| h.trigger == Trigger::Event && h.filters.matches_object(body))
+        .cloned()
+        .collect();
+    if handlers.is_empty() {
+        return;
+    }
+    let Ok(typed) = (runtime.spec.parse)(body) else {
+        return;
+    };
+    let Some(key) = ObjectKey::of(body) else { return };
+    let runtime = runtime.clone();
+    let body = Arc::new(body.clone());
+    runtime.shared.tasks.clone().spawn(async move {
+        for handler in &handlers {
+            let call = Call {
+                handler,
+                reason: Reason::Event,
+                diff: Diff::default(),
+                old: None,
+                new: None,
+                event_type: Some(event_type),
+                retry: 0,
+                started: jiff::Timestamp::now(),
+                cancel: runtime.shared.shutdown.child_token(),
+            };
+            let (result, _) = invoke(&runtime, &key, &body, &typed, call).await;
+            if let Err(error) = result {
+                tracing::warn!(object = %key, handler = %handler.id, %error, "event handler failed (ignored)");
+            }
+        }
+    });
+}

@@ -1,0 +1,234 @@
+//! The resources an operator serves and the handlers registered for each.
+//!
+//! A [`Resource`] is typed (any `kube::Resource`, including `#[derive(CustomResource)]` types and
+//! k8s-openapi kinds) or dynamic (group/version/plural, or a kind or short name looked up through
+//! discovery, served as `DynamicObject`). Either way it is erased into a [`ResourceSpec`].
+
+use std::any::Any;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{ApiResource, DynamicObject};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::handlers::{
+    DaemonSpec, HandlerSpec, IntoHandler, ParseFn, TimerSpec, Trigger, Daemon, Timer,
+};
+
+/// How the resource is named before discovery confirms it.
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    /// Group, version and plural are known.
+    Known(ApiResource),
+    /// A kind, plural, singular or short name to look up through discovery.
+    Lookup(String),
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Known(ar) if ar.group.is_empty() => write!(f, "{}/{}", ar.version, ar.plural),
+            Target::Known(ar) => write!(f, "{}/{}/{}", ar.group, ar.version, ar.plural),
+            Target::Lookup(name) => f.write_str(name),
+        }
+    }
+}
+
+/// A resource with its handlers, erased over the object type.
+#[derive(Clone)]
+pub struct ResourceSpec {
+    pub(crate) target: Target,
+    pub(crate) handlers: Vec<HandlerSpec>,
+    pub(crate) timers: Vec<TimerSpec>,
+    pub(crate) daemons: Vec<DaemonSpec>,
+    pub(crate) crd: Option<CustomResourceDefinition>,
+    pub(crate) parse: ParseFn,
+}
+
+impl std::fmt::Debug for ResourceSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResourceSpec")
+            .field("target", &self.target)
+            .field("handlers", &self.handlers)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A resource and its handlers, built in the order they are to run.
+pub struct Resource<K> {
+    spec: ResourceSpec,
+    _resource: PhantomData<fn() -> K>,
+}
+
+fn parser<K: DeserializeOwned + Send + Sync + 'static>() -> ParseFn {
+    Arc::new(|body: &Value| {
+        let deserializer = body.clone();
+        serde_path_to_error::deserialize::<_, K>(deserializer)
+            .map(|object| Arc::new(object) as Arc<dyn Any + Send + Sync>)
+            .map_err(|error| {
+                let path = error.path().to_string();
+                if path == "." {
+                    error.into_inner().to_string()
+                } else {
+                    format!("{path}: {}", error.into_inner())
+                }
+            })
+    })
+}
+
+impl<K> Resource<K>
+where
+    K: kube::Resource<DynamicType = ()> + DeserializeOwned + Send + Sync + 'static,
+{
+    /// A typed resource: a k8s-openapi kind or a `#[derive(CustomResource)]` type.
+    pub fn new() -> Self {
+        Resource::with_target(Target::Known(ApiResource::erase::<K>(&())))
+    }
+
+    /// A typed custom resource whose CRD the operator can print (`crd` command) and install.
+    pub fn custom() -> Self
+    where
+        K: kube::CustomResourceExt,
+    {
+        let mut resource = Resource::new();
+        resource.spec.crd = Some(K::crd());
+        resource
+    }
+}
+
+impl<K> Default for Resource<K>
+where
+    K: kube::Resource<DynamicType = ()> + DeserializeOwned + Send + Sync + 'static,
+{
+    fn default() -> Self {
+        Resource::new()
+    }
+}
+
+impl Resource<DynamicObject> {
+    /// A dynamic resource named as Kopf names them: group, version and plural
+    /// (group `""` for the core API).
+    pub fn dynamic(group: &str, version: &str, plural: &str) -> Self {
+        let api_version = if group.is_empty() {
+            version.to_owned()
+        } else {
+            format!("{group}/{version}")
+        };
+        Resource::with_target(Target::Known(ApiResource {
+            group: group.to_owned(),
+            version: version.to_owned(),
+            api_version,
+            kind: String::new(),
+            plural: plural.to_owned(),
+        }))
+    }
+
+    /// A dynamic resource found through discovery by kind, plural, singular or short name
+    /// (optionally qualified with the group, as in `greetings.example.com`).
+    pub fn lookup(name: &str) -> Self {
+        Resource::with_target(Target::Lookup(name.to_owned()))
+    }
+}
+
+impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
+    fn with_target(target: Target) -> Self {
+        Resource {
+            spec: ResourceSpec {
+                target,
+                handlers: Vec::new(),
+                timers: Vec::new(),
+                daemons: Vec::new(),
+                crd: None,
+                parse: parser::<K>(),
+            },
+            _resource: PhantomData,
+        }
+    }
+
+    fn position(&self) -> usize {
+        self.spec.handlers.len() + self.spec.timers.len() + self.spec.daemons.len()
+    }
+
+    fn register<M>(mut self, trigger: Trigger, handler: impl IntoHandler<K, M>) -> Self {
+        let position = self.position();
+        let spec = handler.into_handler().into_spec(trigger, position);
+        self.spec.handlers.push(spec);
+        self
+    }
+
+    /// Runs `handler` when an object is created.
+    pub fn on_create<M>(self, handler: impl IntoHandler<K, M>) -> Self {
+        self.register(Trigger::Create, handler)
+    }
+
+    /// Runs `handler` when an object's essence (spec, labels, annotations...) changes.
+    pub fn on_update<M>(self, handler: impl IntoHandler<K, M>) -> Self {
+        self.register(Trigger::Update, handler)
+    }
+
+    /// Runs `handler` when an object is deleted. A finalizer keeps the object until it succeeds,
+    /// unless the handler is marked [`optional`](crate::Handler::optional).
+    pub fn on_delete<M>(self, handler: impl IntoHandler<K, M>) -> Self {
+        self.register(Trigger::Delete { optional: false }, handler)
+    }
+
+    /// Runs `handler` for every existing object when the operator starts.
+    pub fn on_resume<M>(self, handler: impl IntoHandler<K, M>) -> Self {
+        self.register(Trigger::Resume { deleted: false }, handler)
+    }
+
+    /// Runs `handler` when the field at the dotted `path` changes (including on creation); the
+    /// context's old, new and diff are relative to that field.
+    pub fn on_field<M>(self, path: &str, handler: impl IntoHandler<K, M>) -> Self {
+        self.register(Trigger::Field(crate::diff::parse_path(path)), handler)
+    }
+
+    /// Runs `handler` on every raw watch event, without persistence; errors are logged and
+    /// ignored.
+    pub fn on_event<M>(self, handler: impl IntoHandler<K, M>) -> Self {
+        self.register(Trigger::Event, handler)
+    }
+
+    /// Adds a timer.
+    pub fn timer(mut self, timer: Timer<K>) -> Self {
+        let position = self.position();
+        let Timer {
+            handler,
+            interval,
+            idle,
+            initial_delay,
+            sharp,
+        } = timer;
+        self.spec.timers.push(TimerSpec {
+            handler: handler.into_spec(Trigger::Event, position),
+            interval,
+            idle,
+            initial_delay,
+            sharp,
+        });
+        self
+    }
+
+    /// Adds a daemon.
+    pub fn daemon(mut self, daemon: Daemon<K>) -> Self {
+        let position = self.position();
+        let Daemon {
+            handler,
+            initial_delay,
+            cancellation_timeout,
+        } = daemon;
+        self.spec.daemons.push(DaemonSpec {
+            handler: handler.into_spec(Trigger::Event, position),
+            initial_delay,
+            cancellation_timeout,
+        });
+        self
+    }
+
+    /// The erased specification.
+    pub fn into_spec(self) -> ResourceSpec {
+        self.spec
+    }
+}

@@ -1,0 +1,267 @@
+//! Testing operators without a cluster: an in-process kopr-apiserver on a random port, CRD
+//! installation, operators run in the background (stopped gracefully or killed like a crashed
+//! process), and helpers to await object conditions and log lines.
+//!
+//! ```no_run
+//! # async fn test() -> Result<(), kopr::Error> {
+//! use kopr::testing::TestCluster;
+//! let cluster = TestCluster::start().await?;
+//! let operator = kopr::Operator::new(); // .resource(...)
+//! let running = cluster.run(operator);
+//! // create objects with cluster.client(), then await their state:
+//! // kopr::testing::wait_for(&api, "name", timeout, |o| ...).await?;
+//! running.stop().await?;
+//! # Ok(()) }
+//! ```
+
+use std::io::Write;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kopr_apiserver::{ApiServer, Config};
+use kube::api::{Api, PostParams};
+use kube::runtime::wait::Condition;
+use serde::de::DeserializeOwned;
+
+use crate::errors::Error;
+use crate::operator::Operator;
+
+/// A running in-process API server and a client for it.
+pub struct TestCluster {
+    server: ApiServer,
+    client: kube::Client,
+}
+
+/// Builds a client from kubeconfig text.
+pub async fn client_from_yaml(kubeconfig: &str) -> Result<kube::Client, Error> {
+    let invalid = |e: &dyn std::fmt::Display| Error::ClientConfig(e.to_string());
+    let file = kube::config::Kubeconfig::from_yaml(kubeconfig).map_err(|e| invalid(&e))?;
+    let config = kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
+        .await
+        .map_err(|e| invalid(&e))?;
+    kube::Client::try_from(config).map_err(Error::Kube)
+}
+
+impl TestCluster {
+    /// Starts an API server with in-memory storage on a random loopback port.
+    pub async fn start() -> Result<TestCluster, Error> {
+        let server = ApiServer::start(Config::ephemeral())
+            .await
+            .map_err(|e| Error::Config(format!("starting the API server: {e}")))?;
+        let client = client_from_yaml(&server.kubeconfig_yaml()).await?;
+        Ok(TestCluster { server, client })
+    }
+
+    /// A client for the server.
+    pub fn client(&self) -> kube::Client {
+        self.client.clone()
+    }
+
+    /// The kubeconfig (YAML) pointing at the server.
+    pub fn kubeconfig_yaml(&self) -> String {
+        self.server.kubeconfig_yaml()
+    }
+
+    /// The server itself (metrics, address, shutdown).
+    pub fn server(&self) -> &ApiServer {
+        &self.server
+    }
+
+    /// Creates a CRD and waits until it is established.
+    pub async fn install_crd(&self, crd: &CustomResourceDefinition) -> Result<(), Error> {
+        let api: Api<CustomResourceDefinition> = Api::all(self.client.clone());
+        api.create(&PostParams::default(), crd).await?;
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let established = kube::runtime::conditions::is_crd_established();
+        wait_for(&api, &name, Duration::from_secs(30), move |crd| established.matches_object(crd)).await?;
+        Ok(())
+    }
+
+    /// Runs `operator` against this server on its own thread and runtime, as a separate process
+    /// would run it.
+    pub fn run(&self, operator: Operator) -> RunningOperator {
+        let kubeconfig = self.server.kubeconfig_yaml();
+        let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let (kill, kill_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || -> Result<(), Error> {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()?;
+            let result = runtime.block_on(async move {
+                let client = client_from_yaml(&kubeconfig).await?;
+                let run = operator.run_until(client, async move {
+                    let _ = stop_rx.await;
+                });
+                tokio::select! {
+                    result = run => result,
+                    Ok(()) = kill_rx => Ok(()),
+                }
+            });
+            // Drops every task still running (handlers, daemons) without waiting: on a kill
+            // this is the crash.
+            runtime.shutdown_background();
+            result
+        });
+        RunningOperator {
+            stop: Some(stop),
+            kill: Some(kill),
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops the server.
+    pub async fn shutdown(self) {
+        self.server.shutdown().await;
+    }
+}
+
+/// An operator running in the background.
+pub struct RunningOperator {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    kill: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<Result<(), Error>>>,
+}
+
+impl RunningOperator {
+    async fn join(&mut self) -> Result<(), Error> {
+        let Some(thread) = self.thread.take() else {
+            return Ok(());
+        };
+        tokio::task::spawn_blocking(move || thread.join())
+            .await
+            .map_err(|e| Error::Config(format!("operator thread: {e}")))?
+            .map_err(|_| Error::Config("the operator thread panicked".into()))?
+    }
+
+    /// Stops gracefully (as on SIGTERM) and returns the operator's result.
+    pub async fn stop(mut self) -> Result<(), Error> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.join().await
+    }
+
+    /// Kills the operator like a crashed process: running handlers and daemons are dropped
+    /// mid-way and nothing is cleaned up.
+    pub async fn kill(mut self) {
+        if let Some(kill) = self.kill.take() {
+            let _ = kill.send(());
+        }
+        let _ = self.join().await;
+    }
+}
+
+impl Drop for RunningOperator {
+    fn drop(&mut self) {
+        if let Some(kill) = self.kill.take() {
+            let _ = kill.send(());
+        }
+    }
+}
+
+/// Waits until the object `name` satisfies `condition` (given `None` while it does not exist),
+/// returning it. Fails after `timeout`.
+pub async fn wait_for<K, F>(api: &Api<K>, name: &str, timeout: Duration, condition: F) -> Result<Option<K>, Error>
+where
+    K: kube::Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + 'static,
+    F: Fn(Option<&K>) -> bool + Send,
+{
+    let wait = kube::runtime::wait::await_condition(api.clone(), name, condition);
+    match tokio::time::timeout(timeout, wait).await {
+        Ok(Ok(object)) => Ok(object),
+        Ok(Err(error)) => Err(Error::Config(format!("waiting for {name}: {error}"))),
+        Err(_) => Err(Error::Config(format!("{name} did not reach the condition within {timeout:?}"))),
+    }
+}
+
+/// Log lines captured from every `tracing` event in the process.
+#[derive(Clone)]
+pub struct Logs {
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+static LOGS: OnceLock<Logs> = OnceLock::new();
+
+struct LineWriter {
+    lines: Arc<Mutex<Vec<String>>>,
+    buffer: Vec<u8>,
+}
+
+impl Write for LineWriter {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buffer.extend_from_slice(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for LineWriter {
+    fn drop(&mut self) {
+        let text = String::from_utf8_lossy(&self.buffer).trim_end().to_owned();
+        if !text.is_empty() {
+            eprintln!("{text}");
+            self.lines.lock().unwrap_or_else(|p| p.into_inner()).push(text);
+        }
+    }
+}
+
+/// Starts capturing logs (once per process; later calls return the same capture). Installs the
+/// global `tracing` subscriber at info level (`RUST_LOG` overrides).
+pub fn capture_logs() -> Logs {
+    LOGS.get_or_init(|| {
+        let logs = Logs {
+            lines: Arc::new(Mutex::new(Vec::new())),
+        };
+        let lines = logs.lines.clone();
+        let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+            tracing_subscriber::EnvFilter::new("info,kube=warn,hyper=warn,kopr_apiserver=warn")
+        });
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_ansi(false)
+            .with_writer(move || LineWriter {
+                lines: lines.clone(),
+                buffer: Vec::new(),
+            })
+            .try_init();
+        logs
+    })
+    .clone()
+}
+
+impl Logs {
+    /// Every captured line so far.
+    pub fn lines(&self) -> Vec<String> {
+        self.lines.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// How many captured lines contain all of `needles`.
+    pub fn count(&self, needles: &[&str]) -> usize {
+        self.lines()
+            .iter()
+            .filter(|line| needles.iter().all(|n| line.contains(n)))
+            .count()
+    }
+
+    /// Waits until a line containing all of `needles` has been logged.
+    pub async fn wait_for(&self, needles: &[&str], timeout: Duration) -> Result<String, Error> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if let Some(line) = self
+                .lines()
+                .into_iter()
+                .find(|line| needles.iter().all(|n| line.contains(n)))
+            {
+                return Ok(line);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(Error::Config(format!("no log line with {needles:?} within {timeout:?}")));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
