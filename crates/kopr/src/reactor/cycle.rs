@@ -423,7 +423,9 @@ fn strip(patch: &mut Value, purge: &Value) {
 fn store_diff_base(runtime: &ResourceRuntime, key: &ObjectKey, body: &Value, patch: &mut Value) {
     let storage = runtime.shared.settings.storage;
     let mut after = body.clone();
-    json_patch::merge(&mut after, patch);
+    if patch.is_object() {
+        json_patch::merge(&mut after, patch);
+    }
     let essence = essence(&after);
     match storage::write_diff_base(storage, body, &essence) {
         Some(write) => {
@@ -629,15 +631,15 @@ async fn execute(
     };
     next.message = Some(message.clone());
     let Some(delay) = retry_in else {
-        return fail(runtime, key, body, next, format!("Handler '{id}' failed permanently: {message}"), patch);
+        return fail(runtime, key, body, id, next, format!("Handler '{id}' failed permanently: {message}"), patch);
     };
     next.retries = next.retries.saturating_add(1);
     if let Some(limit) = options.retries.filter(|&limit| next.retries >= limit) {
-        return fail(runtime, key, body, next, format!("Handler '{id}' has exceeded {limit} retries: {message}"), patch);
+        return fail(runtime, key, body, id, next, format!("Handler '{id}' has exceeded {limit} retries: {message}"), patch);
     }
     let total = Duration::try_from(finished_at.duration_since(started)).unwrap_or_default();
     if let Some(timeout) = options.timeout.filter(|&t| total + delay > t) {
-        return fail(runtime, key, body, next, format!("Handler '{id}' has timed out after {timeout:?}: {message}"), patch);
+        return fail(runtime, key, body, id, next, format!("Handler '{id}' has timed out after {timeout:?}: {message}"), patch);
     }
     let delay_signed = jiff::SignedDuration::try_from(delay).unwrap_or(jiff::SignedDuration::ZERO);
     next.delayed = finished_at.checked_add(delay_signed).ok();
@@ -654,6 +656,7 @@ fn fail(
     runtime: &ResourceRuntime,
     key: &ObjectKey,
     body: &Value,
+    id: &str,
     mut next: Progress,
     text: String,
     patch: Value,
@@ -661,7 +664,7 @@ fn fail(
     next.failure = true;
     next.stopped = Some(Timestamp::now());
     next.delayed = None;
-    tracing::error!(object = %key, handler = ?next.message, "{text}");
+    tracing::error!(object = %key, handler = %id, "{text}");
     runtime
         .shared
         .events

@@ -41,17 +41,19 @@ impl ResourceRuntime {
             field_manager: Some(FIELD_MANAGER.into()),
             ..PatchParams::default()
         };
+        // Status first: the object's own patch carries the "handled" marker (diff base), so it
+        // must land last.
         let mut latest = None;
-        if !is_empty(&main) {
-            match api.patch(&key.name, &params, &Patch::Merge(&main)).await {
+        if let Some(status) = status.filter(|s| !is_empty(s)) {
+            let body = serde_json::json!({ "status": status });
+            match api.patch_status(&key.name, &params, &Patch::Merge(&body)).await {
                 Ok(object) => latest = Some(serde_json::to_value(object).unwrap_or(Value::Null)),
                 Err(error) if is_not_found(&error) => return Ok(None),
                 Err(error) => return Err(error),
             }
         }
-        if let Some(status) = status.filter(|s| !is_empty(s)) {
-            let body = serde_json::json!({ "status": status });
-            match api.patch_status(&key.name, &params, &Patch::Merge(&body)).await {
+        if !is_empty(&main) {
+            match api.patch(&key.name, &params, &Patch::Merge(&main)).await {
                 Ok(object) => latest = Some(serde_json::to_value(object).unwrap_or(Value::Null)),
                 Err(error) if is_not_found(&error) => return Ok(None),
                 Err(error) => return Err(error),
