@@ -545,3 +545,30 @@ async fn bad_input_gets_kube_statuses() {
         "299 - \"unknown field \\\"spec\\\"\""
     );
 }
+
+/// Patches without a resourceVersion never fail with a conflict: a lost race is retried on the
+/// server, as kube-apiserver's GuaranteedUpdate does. A patch naming a stale resourceVersion is
+/// still a 409.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_patches_without_resource_version_all_succeed() {
+    let f = common::start().await;
+    let api: Api<ConfigMap> = Api::namespaced(f.client.clone(), "default");
+    let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "racy"}})).unwrap();
+    let created = api.create(&PostParams::default(), &cm).await.unwrap();
+    let mut tasks = Vec::new();
+    for n in 0..16 {
+        let api = api.clone();
+        tasks.push(tokio::spawn(async move {
+            let patch = json!({"data": {format!("k{n}"): n.to_string()}});
+            api.patch("racy", &PatchParams::default(), &Patch::Merge(&patch)).await
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap().expect("an unconditional patch succeeds");
+    }
+    let data = api.get("racy").await.unwrap().data.unwrap();
+    assert_eq!(data.len(), 16);
+    let stale = json!({"metadata": {"resourceVersion": created.metadata.resource_version}, "data": {"x": "y"}});
+    let err = api.patch("racy", &PatchParams::default(), &Patch::Merge(&stale)).await.unwrap_err();
+    assert!(matches!(err, kube::Error::Api(ref s) if s.code == 409), "{err:?}");
+}

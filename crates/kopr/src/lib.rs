@@ -38,6 +38,7 @@
 //! [`testing`]).
 
 pub mod adopt;
+pub mod apply;
 pub mod cli;
 pub mod context;
 pub mod diff;
@@ -47,6 +48,7 @@ pub mod events;
 pub mod filters;
 pub mod handlers;
 pub mod logging;
+pub mod manifests;
 pub mod namespaces;
 pub mod operator;
 pub mod patch;

@@ -609,11 +609,14 @@ impl Api {
             };
             let current_view = convert::to_view(rt, &current.object);
             let mut new = mutate(&current_view)?;
+            // A patch is conditional only when it names a resourceVersion of its own: the
+            // merged object otherwise carries the current one, and a lost race is retried.
             let patch_precondition = if is_put {
                 None
             } else {
                 object::meta_str(&new, "resourceVersion")
                     .filter(|s| !s.is_empty())
+                    .filter(|s| Some(*s) != object::meta_str(&current_view, "resourceVersion"))
                     .map(str::to_string)
             };
             if let Some(want) = precondition.or(patch_precondition.as_deref())
