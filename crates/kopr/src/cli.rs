@@ -1,33 +1,121 @@
 //! The operator binary's command line, the equivalent of `kopf run`: `run` against a cluster,
-//! `dev` against a fresh embedded API server, and `crd` to print the CRDs.
+//! `dev` against an embedded API server (or a cluster) with manifests applied, `crd` and
+//! `manifests` to print what to deploy.
+//!
+//! An operator without options of its own calls [`Operator::main`]. One with its own options
+//! (flags of `run` and `dev`, a [`clap::Args`] type) builds its operator from them with
+//! [`Operator::main_with`]; [`App`] also adds subcommands and deployment details:
+//!
+//! ```no_run
+//! use kopr::cli::App;
+//! use kopr::manifests::Manifests;
+//! use kopr::Operator;
+//!
+//! /// Options of the operator.
+//! #[derive(clap::Args)]
+//! struct Options {
+//!     /// Seconds between refreshes.
+//!     #[arg(long, default_value_t = 60)]
+//!     interval: u64,
+//! }
+//!
+//! /// More commands.
+//! #[derive(clap::Subcommand)]
+//! enum Extra {
+//!     /// Say hello.
+//!     Hello,
+//! }
+//!
+//! fn operator(options: &Options) -> Operator {
+//!     Operator::new() // .resource(...) using options.interval
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> std::process::ExitCode {
+//!     App::new(operator)
+//!         .name("my-operator")
+//!         .manifests(Manifests::new("my-operator").child::<k8s_openapi::api::core::v1::ConfigMap>())
+//!         .commands(|command: Extra| async move {
+//!             match command {
+//!                 Extra::Hello => println!("hello"),
+//!             }
+//!             Ok::<(), std::io::Error>(())
+//!         })
+//!         .main()
+//!         .await
+//! }
+//! ```
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::fmt::Display;
+use std::future::Future;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use futures::future::LocalBoxFuture;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use crate::errors::Error;
 use crate::logging::{self, LogFormat};
+use crate::manifests::{Manifests, to_yaml};
 use crate::namespaces::NamespacePatterns;
 use crate::operator::Operator;
 
-#[derive(Debug, Parser)]
-#[command(about = "A Kubernetes operator built with kopr", version)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
+/// Options for operators that have none of their own.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct NoArgs {}
+
+/// Extra subcommands for operators that have none.
+#[derive(Debug, Clone, Copy)]
+pub enum NoCommand {}
+
+impl FromArgMatches for NoCommand {
+    fn from_arg_matches(_: &ArgMatches) -> Result<Self, clap::Error> {
+        Err(clap::Error::new(clap::error::ErrorKind::InvalidSubcommand))
+    }
+
+    fn update_from_arg_matches(&mut self, _: &ArgMatches) -> Result<(), clap::Error> {
+        match *self {}
+    }
 }
 
-#[derive(Debug, Subcommand)]
-enum Command {
+impl Subcommand for NoCommand {
+    fn augment_subcommands(cmd: clap::Command) -> clap::Command {
+        cmd
+    }
+
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        cmd
+    }
+
+    fn has_subcommand(_: &str) -> bool {
+        false
+    }
+}
+
+#[derive(Parser)]
+#[command(about = "A Kubernetes operator built with kopr", version)]
+struct Cli<A: Args, X: Subcommand> {
+    #[command(subcommand)]
+    command: Command<A, X>,
+}
+
+#[derive(Subcommand)]
+enum Command<A: Args, X: Subcommand> {
     /// Run the operator against a cluster (KUBECONFIG, ~/.kube/config or in-cluster).
-    Run(RunArgs),
-    /// Run the operator against an embedded kopr API server, with its CRDs installed.
+    Run(RunArgs<A>),
+    /// Run the operator against an embedded kopr API server (or a cluster), with its CRDs
+    /// installed and manifests applied.
     #[cfg(feature = "embedded")]
-    Dev(DevArgs),
+    Dev(DevArgs<A>),
     /// Print the CRDs of the operator's typed custom resources as YAML.
     Crd,
+    /// Print the YAML to deploy the operator: CRDs, ServiceAccount, ClusterRole and binding,
+    /// Deployment.
+    Manifests(ManifestsArgs),
+    #[command(flatten)]
+    Extra(X),
 }
 
 /// Options shared by `run` and `dev`.
@@ -60,8 +148,8 @@ struct Common {
     workers: Option<usize>,
 }
 
-#[derive(Debug, Args)]
-struct RunArgs {
+#[derive(Args)]
+struct RunArgs<A: Args> {
     #[command(flatten)]
     common: Common,
     /// The kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster).
@@ -70,23 +158,64 @@ struct RunArgs {
     /// The kubeconfig context to use.
     #[arg(long)]
     context: Option<String>,
+    #[command(flatten, next_help_heading = "Operator options")]
+    options: A,
 }
 
 #[cfg(feature = "embedded")]
-#[derive(Debug, Args)]
-struct DevArgs {
+#[derive(Args)]
+struct DevArgs<A: Args> {
     #[command(flatten)]
     common: Common,
-    /// Where the embedded API server keeps its data, certificates and kubeconfig.
+    /// Where the embedded API server keeps its data, credentials and kubeconfig.
     #[arg(long, default_value = ".kopr")]
     data_dir: PathBuf,
-    /// The address the embedded API server listens on.
+    /// Keep objects in memory only (credentials and the kubeconfig still go to --data-dir).
+    #[arg(long)]
+    in_memory: bool,
+    /// The address the embedded API server listens on (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:6443")]
     listen: std::net::SocketAddr,
+    /// Apply these manifests (files, or directories of .yaml/.yml/.json files) before the
+    /// operator starts (repeatable).
+    #[arg(long = "apply", value_name = "PATH")]
+    apply: Vec<PathBuf>,
+    /// Use the cluster of this kubeconfig instead of starting an embedded API server.
+    #[arg(long, conflicts_with_all = ["in_memory", "data_dir", "listen"])]
+    kubeconfig: Option<PathBuf>,
+    /// Use this kubeconfig context instead of starting an embedded API server.
+    #[arg(long, conflicts_with_all = ["in_memory", "data_dir", "listen"])]
+    context: Option<String>,
+    #[command(flatten, next_help_heading = "Operator options")]
+    options: A,
+}
+
+#[derive(Debug, Args)]
+struct ManifestsArgs {
+    /// The operator's container image (default: <operator>:latest).
+    #[arg(long)]
+    image: Option<String>,
+    /// The namespace of the ServiceAccount and Deployment.
+    #[arg(long)]
+    namespace: Option<String>,
+    /// Operator options for the Deployment's `run -A`, after `--`.
+    #[arg(last = true, value_name = "OPTIONS")]
+    run_args: Vec<String>,
+}
+
+/// What the command line reports: framework errors, apply failures, plain messages.
+#[derive(Debug, thiserror::Error)]
+enum CliError {
+    #[error(transparent)]
+    Kopr(#[from] Error),
+    #[error(transparent)]
+    Apply(#[from] crate::apply::ApplyError),
+    #[error("{0}")]
+    Message(String),
 }
 
 impl Common {
-    fn apply(&self, operator: Operator) -> Result<Operator, Error> {
+    fn init_logging(&self) {
         let level = if self.debug {
             tracing::Level::DEBUG
         } else if self.quiet {
@@ -94,13 +223,15 @@ impl Common {
         } else {
             tracing::Level::INFO
         };
-        let _ = self.verbose;
+        let _ = (self.verbose, self.standalone);
         logging::init(level, self.log_format);
+    }
+
+    fn configure(&self, operator: Operator) -> Result<Operator, Error> {
         let patterns = if self.namespaces.is_empty() || self.all_namespaces {
             NamespacePatterns::all()
         } else {
-            NamespacePatterns::parse(&self.namespaces)
-                .map_err(|e| Error::Config(e.to_string()))?
+            NamespacePatterns::parse(&self.namespaces).map_err(|e| Error::Config(e.to_string()))?
         };
         let mut operator = operator.namespaces(patterns);
         if let Some(workers) = self.workers {
@@ -112,7 +243,7 @@ impl Common {
 
 /// Builds a client from an explicit kubeconfig and/or context, or infers one (KUBECONFIG,
 /// `~/.kube/config`, in-cluster service account).
-pub async fn client_from(kubeconfig: Option<&std::path::Path>, context: Option<String>) -> Result<kube::Client, Error> {
+pub async fn client_from(kubeconfig: Option<&Path>, context: Option<String>) -> Result<kube::Client, Error> {
     let options = KubeConfigOptions {
         context,
         ..KubeConfigOptions::default()
@@ -156,11 +287,140 @@ pub async fn shutdown_signal() {
     }
 }
 
-impl Operator {
-    /// Parses the command line and runs the chosen command; returns the process exit code.
+type BuildFn<A> = Box<dyn FnOnce(&A) -> Operator>;
+type ExtraFn<X> = Box<dyn FnOnce(X) -> LocalBoxFuture<'static, Result<(), String>>>;
+
+/// An operator's command line: the built-in commands (`run`, `dev`, `crd`, `manifests`), the
+/// operator's own options `A` (flattened into `run` and `dev`; `crd` and `manifests` build the
+/// operator from their defaults, or from the options after `manifests ... --`), and extra
+/// subcommands `X`.
+pub struct App<A, X = NoCommand> {
+    build: BuildFn<A>,
+    extra: ExtraFn<X>,
+    name: Option<String>,
+    about: Option<String>,
+    version: Option<String>,
+    manifests: Option<Manifests>,
+}
+
+impl<A: Args + 'static> App<A, NoCommand> {
+    /// A command line whose operator is built by `build` from the parsed options.
+    pub fn new(build: impl FnOnce(&A) -> Operator + 'static) -> Self {
+        App {
+            build: Box::new(build),
+            extra: Box::new(|never: NoCommand| match never {}),
+            name: None,
+            about: None,
+            version: None,
+            manifests: None,
+        }
+    }
+}
+
+impl<A: Args + 'static, X: Subcommand + 'static> App<A, X> {
+    /// The program's name in help and usage, and the default operator name in `manifests`
+    /// (default: the file name the binary was started as).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The one-line description in `--help`.
+    pub fn about(mut self, about: impl Into<String>) -> Self {
+        self.about = Some(about.into());
+        self
+    }
+
+    /// The version `--version` prints.
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = Some(version.into());
+        self
+    }
+
+    /// How the operator is deployed (`manifests`): its name, and the RBAC its handlers need
+    /// beyond what kopr derives (child kinds, installing its own CRDs).
+    pub fn manifests(mut self, manifests: Manifests) -> Self {
+        self.manifests = Some(manifests);
+        self
+    }
+
+    /// Adds the subcommands `Y`, run by `handler` (errors are printed and exit with status 1).
+    pub fn commands<Y, F, Fut, E>(self, handler: F) -> App<A, Y>
+    where
+        Y: Subcommand + 'static,
+        F: FnOnce(Y) -> Fut + 'static,
+        Fut: Future<Output = Result<(), E>> + 'static,
+        E: Display + 'static,
+    {
+        App {
+            build: self.build,
+            extra: Box::new(move |command: Y| {
+                let future = handler(command);
+                Box::pin(async move { future.await.map_err(|e| e.to_string()) })
+            }),
+            name: self.name,
+            about: self.about,
+            version: self.version,
+            manifests: self.manifests,
+        }
+    }
+
+    fn program_name(&self, first: Option<&OsString>) -> String {
+        if let Some(name) = &self.name {
+            return name.clone();
+        }
+        first
+            .map(Path::new)
+            .and_then(Path::file_stem)
+            .and_then(|s| s.to_str())
+            .filter(|s| !s.is_empty())
+            .unwrap_or("operator")
+            .to_owned()
+    }
+
+    fn clap_command(&self, name: &str) -> clap::Command {
+        let mut command = Cli::<A, X>::command().name(leak(name)).bin_name(name.to_owned());
+        if let Some(about) = &self.about {
+            command = command.about(about.clone());
+        }
+        if let Some(version) = &self.version {
+            command = command.version(leak(version));
+        }
+        command
+    }
+
+    /// The clap command, for generating help or completions.
+    pub fn command(&self) -> clap::Command {
+        let first = std::env::args_os().next();
+        self.clap_command(&self.program_name(first.as_ref()))
+    }
+
+    /// Parses the process's command line and runs the chosen command; returns the exit code.
     pub async fn main(self) -> ExitCode {
-        let cli = Cli::parse();
-        match self.execute(cli.command).await {
+        self.main_from(std::env::args_os()).await
+    }
+
+    /// Parses `args` (the first is the program name) and runs the chosen command; returns the
+    /// exit code. Usage errors, `--help` and `--version` are printed as clap prints them.
+    pub async fn main_from<I, T>(self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        let name = self.program_name(args.first());
+        let parsed = self
+            .clap_command(&name)
+            .try_get_matches_from(args)
+            .and_then(|matches| Cli::<A, X>::from_arg_matches(&matches));
+        let cli = match parsed {
+            Ok(cli) => cli,
+            Err(error) => {
+                let _ = error.print();
+                return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+            }
+        };
+        match self.execute(&name, cli.command).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("error: {error}");
@@ -169,44 +429,186 @@ impl Operator {
         }
     }
 
-    async fn execute(self, command: Command) -> Result<(), Error> {
+    async fn execute(self, name: &str, command: Command<A, X>) -> Result<(), CliError> {
         match command {
-            Command::Crd => {
-                let mut out = String::new();
-                for crd in self.crds() {
-                    out.push_str("---\n");
-                    out.push_str(&serde_saphyr::to_string(&crd).map_err(|e| Error::Config(e.to_string()))?);
-                }
-                print!("{out}");
+            Command::Run(args) => {
+                args.common.init_logging();
+                let operator = args.common.configure((self.build)(&args.options))?;
+                let client = client_from(args.kubeconfig.as_deref(), args.context).await?;
+                operator.run_until(client, shutdown_signal()).await?;
                 Ok(())
             }
-            Command::Run(args) => {
-                let operator = args.common.apply(self)?;
-                let client = client_from(args.kubeconfig.as_deref(), args.context).await?;
-                operator.run_until(client, shutdown_signal()).await
-            }
             #[cfg(feature = "embedded")]
-            Command::Dev(args) => {
-                let operator = args.common.apply(self)?;
-                let config = kopr_apiserver::Config {
-                    data_dir: Some(args.data_dir.clone()),
-                    listen: args.listen,
-                    kubeconfig: Some(args.data_dir.join("kubeconfig")),
-                    in_memory: false,
-                    ..kopr_apiserver::Config::ephemeral()
-                };
-                let server = kopr_apiserver::ApiServer::start(config)
-                    .await
-                    .map_err(|e| Error::Config(format!("starting the embedded API server: {e}")))?;
-                let kubeconfig = args.data_dir.join("kubeconfig");
-                tracing::info!(url = %server.url(), kubeconfig = %kubeconfig.display(), "embedded API server ready; use: kubectl --kubeconfig {}", kubeconfig.display());
-                eprintln!("kopr dev: API server at {}; kubectl --kubeconfig {}", server.url(), kubeconfig.display());
-                let client = client_from(Some(&kubeconfig), None).await?;
-                operator.install_crds(&client).await?;
-                let result = operator.run_until(client, shutdown_signal()).await;
-                server.shutdown().await;
-                result
+            Command::Dev(args) => dev(name, args, self.build).await,
+            Command::Crd => {
+                let options = parse_options::<A>(name, &[])?;
+                let operator = (self.build)(&options);
+                print!("{}", to_yaml(&operator.crds())?);
+                Ok(())
+            }
+            Command::Manifests(args) => {
+                let options = parse_options::<A>(name, &args.run_args)?;
+                let operator = (self.build)(&options);
+                let mut manifests = self
+                    .manifests
+                    .unwrap_or_else(|| Manifests::new(name))
+                    .run_args(args.run_args);
+                if let Some(image) = args.image {
+                    manifests = manifests.image(image);
+                }
+                if let Some(namespace) = args.namespace {
+                    manifests = manifests.namespace(namespace);
+                }
+                print!("{}", manifests.render(&operator)?);
+                Ok(())
+            }
+            Command::Extra(command) => (self.extra)(command).await.map_err(CliError::Message),
+        }
+    }
+}
+
+/// clap (without its `string` feature) takes names and versions as `&'static str`; the few
+/// bytes a command line needs are kept for the life of the process.
+fn leak(text: &str) -> &'static str {
+    Box::leak(text.to_owned().into_boxed_str())
+}
+
+/// Parses the operator's own options from `args` alone (their defaults when empty).
+fn parse_options<A: Args>(name: &str, args: &[String]) -> Result<A, CliError> {
+    let command = A::augment_args(clap::Command::new(leak(name)).no_binary_name(true));
+    command
+        .try_get_matches_from(args)
+        .and_then(|matches| A::from_arg_matches(&matches))
+        .map_err(|error| {
+            let text = error.render().to_string();
+            let text = text.trim().trim_start_matches("error: ");
+            CliError::Message(format!("invalid operator options: {text}"))
+        })
+}
+
+impl Operator {
+    /// Parses the command line and runs the chosen command; returns the process exit code.
+    pub async fn main(self) -> ExitCode {
+        App::new(move |_: &NoArgs| self).main().await
+    }
+
+    /// Like [`main`](Operator::main) for an operator with options of its own: `build` makes
+    /// the operator from the parsed options `A`.
+    pub async fn main_with<A: Args + 'static>(build: impl FnOnce(&A) -> Operator + 'static) -> ExitCode {
+        App::new(build).main().await
+    }
+}
+
+/// The name to suggest in `kubectl get` for the operator's first resource.
+#[cfg(feature = "embedded")]
+fn first_resource_name(operator: &Operator) -> Option<String> {
+    use crate::resource::Target;
+    operator.resources.first().map(|resource| match &resource.target {
+        Target::Known(ar) => ar.plural.clone(),
+        Target::Lookup(name) => name.clone(),
+    })
+}
+
+#[cfg(feature = "embedded")]
+fn check_data_dir(dir: &Path) -> Result<(), CliError> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        CliError::Message(format!("cannot create the data directory {}: {e}", dir.display()))
+    })?;
+    let probe = dir.join(".kopr-write-check");
+    std::fs::write(&probe, b"").map_err(|e| {
+        CliError::Message(format!(
+            "the data directory {} is not writable: {e}; choose another with --data-dir",
+            dir.display()
+        ))
+    })?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+#[cfg(feature = "embedded")]
+fn check_listen(address: std::net::SocketAddr) -> Result<(), CliError> {
+    if address.port() == 0 {
+        return Ok(());
+    }
+    match std::net::TcpListener::bind(address) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(CliError::Message(format!(
+            "cannot listen on {address}: the address is already in use (another `dev` or API \
+             server?); choose another with --listen, e.g. --listen 127.0.0.1:0"
+        ))),
+        Err(e) => Err(CliError::Message(format!("cannot listen on {address}: {e}"))),
+    }
+}
+
+#[cfg(feature = "embedded")]
+async fn dev<A: Args>(name: &str, args: DevArgs<A>, build: BuildFn<A>) -> Result<(), CliError> {
+    args.common.init_logging();
+    // Read every manifest first: a broken file stops here, before anything starts.
+    let documents = crate::apply::load(&args.apply)?;
+    let operator = args.common.configure(build(&args.options))?;
+    let external = args.kubeconfig.is_some() || args.context.is_some();
+    let (client, server, kubectl) = if external {
+        let client = client_from(args.kubeconfig.as_deref(), args.context.clone()).await?;
+        let mut kubectl = String::from("kubectl");
+        if let Some(path) = &args.kubeconfig {
+            kubectl.push_str(&format!(" --kubeconfig {}", path.display()));
+        }
+        if let Some(context) = &args.context {
+            kubectl.push_str(&format!(" --context {context}"));
+        }
+        eprintln!("{name} dev: using the cluster of `{kubectl}`");
+        (client, None, kubectl)
+    } else {
+        check_data_dir(&args.data_dir)?;
+        check_listen(args.listen)?;
+        let kubeconfig = args.data_dir.join("kubeconfig");
+        let config = kopr_apiserver::Config {
+            data_dir: Some(args.data_dir.clone()),
+            listen: args.listen,
+            kubeconfig: Some(kubeconfig.clone()),
+            in_memory: args.in_memory,
+            ..kopr_apiserver::Config::ephemeral()
+        };
+        let server = kopr_apiserver::ApiServer::start(config).await.map_err(|e| {
+            CliError::Message(format!(
+                "starting the embedded API server on {} with data in {}: {e}",
+                args.listen,
+                args.data_dir.display()
+            ))
+        })?;
+        let storage = if args.in_memory {
+            "objects in memory".to_owned()
+        } else {
+            format!("objects in {}", args.data_dir.join("state.db").display())
+        };
+        let absolute = std::path::absolute(&kubeconfig).unwrap_or_else(|_| kubeconfig.clone());
+        eprintln!("{name} dev: embedded API server at {} ({storage})", server.url());
+        eprintln!("{name} dev: kubeconfig {}", absolute.display());
+        let client = client_from(Some(&kubeconfig), None).await?;
+        (client, Some(server), format!("kubectl --kubeconfig {}", kubeconfig.display()))
+    };
+    operator.install_crds(&client).await?;
+    let outcomes = crate::apply::apply(&client, &documents).await;
+    let mut failed = 0;
+    for outcome in &outcomes {
+        match &outcome.result {
+            Ok(_) => eprintln!("{name} dev: {outcome}"),
+            Err(error) => {
+                failed += 1;
+                eprintln!("{name} dev: error: {error}");
             }
         }
     }
+    if failed > 0 {
+        eprintln!("{name} dev: {failed} of {} manifests were not applied; the operator runs anyway", outcomes.len());
+    }
+    match first_resource_name(&operator) {
+        Some(resource) => eprintln!("{name} dev: try: {kubectl} get {resource}"),
+        None => eprintln!("{name} dev: try: {kubectl} get all"),
+    }
+    let result = operator.run_until(client, shutdown_signal()).await;
+    if let Some(server) = server {
+        server.shutdown().await;
+    }
+    result.map_err(CliError::from)
 }

@@ -1,0 +1,416 @@
+//! Deploying an operator: the manifests `<operator> manifests` prints.
+//!
+//! From the operator's registered resources, [`Manifests`] derives the CRDs, a ServiceAccount, a
+//! least-privilege ClusterRole with its ClusterRoleBinding, and a single-replica Deployment
+//! (strategy `Recreate`, so two instances never handle the same objects) running
+//! `<operator> run -A`. What the operator does that kopr cannot see, creating children or its
+//! own CRDs, is declared here.
+//!
+//! The ClusterRole grants:
+//!
+//! - on every served resource: `get`, `list`, `watch`, `patch`, and `patch` on its `/status`
+//!   (progress, the diff base, finalizers and handler results are written there);
+//! - `create` on core `events`;
+//! - `get`, `list`, `watch` on `customresourcedefinitions` when the operator has CRDs, and also
+//!   `create` and `patch` when it [installs them itself](Manifests::installs_crds);
+//! - on each declared [child kind](Manifests::child): `create`, `get`, `list`, `watch`,
+//!   `patch`, `delete`.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
+use k8s_openapi::api::core::v1::{
+    Capabilities, Container, Namespace, PodSecurityContext, PodSpec, PodTemplateSpec,
+    ResourceRequirements, SecurityContext, ServiceAccount,
+};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, RoleRef, Subject};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use serde_json::Value;
+
+use crate::errors::Error;
+use crate::operator::Operator;
+use crate::resource::Target;
+
+/// A kind of object, as RBAC names it: API group (`""` for the core group) and plural.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ResourceKind {
+    /// The API group.
+    pub group: String,
+    /// The plural resource name.
+    pub plural: String,
+}
+
+impl ResourceKind {
+    /// The kind of a typed resource (a k8s-openapi kind or a custom resource type).
+    pub fn of<K: kube::Resource<DynamicType = ()>>() -> Self {
+        ResourceKind {
+            group: K::group(&()).into_owned(),
+            plural: K::plural(&()).into_owned(),
+        }
+    }
+
+    /// A kind given by group and plural.
+    pub fn new(group: &str, plural: &str) -> Self {
+        ResourceKind {
+            group: group.to_owned(),
+            plural: plural.to_owned(),
+        }
+    }
+}
+
+/// What to deploy and how: the operator's name, image and namespace, the arguments `run`
+/// gets, and what RBAC cannot be derived from the handlers.
+#[derive(Debug, Clone)]
+pub struct Manifests {
+    name: String,
+    image: Option<String>,
+    namespace: String,
+    installs_crds: bool,
+    children: Vec<ResourceKind>,
+    run_args: Vec<String>,
+}
+
+const NAME_LABEL: &str = "app.kubernetes.io/name";
+
+impl Manifests {
+    /// Manifests for the operator `name`: the name of its binary, ServiceAccount, roles and
+    /// Deployment. The defaults: image `<name>:latest`, namespace `default`.
+    pub fn new(name: impl Into<String>) -> Self {
+        Manifests {
+            name: name.into(),
+            image: None,
+            namespace: "default".into(),
+            installs_crds: false,
+            children: Vec::new(),
+            run_args: Vec::new(),
+        }
+    }
+
+    /// The operator's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Renames the operator.
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The container image (default `<name>:latest`).
+    pub fn image(mut self, image: impl Into<String>) -> Self {
+        self.image = Some(image.into());
+        self
+    }
+
+    /// The namespace of the ServiceAccount and the Deployment (default `default`). Any other
+    /// namespace is included as a Namespace object.
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = namespace.into();
+        self
+    }
+
+    /// Declares that the operator creates or updates its CRDs itself at startup, which needs
+    /// `create` and `patch` on CustomResourceDefinitions.
+    pub fn installs_crds(mut self) -> Self {
+        self.installs_crds = true;
+        self
+    }
+
+    /// Declares a kind of child object the operator manages (creates, patches, deletes).
+    pub fn child<K: kube::Resource<DynamicType = ()>>(self) -> Self {
+        self.child_kind(ResourceKind::of::<K>())
+    }
+
+    /// Declares a kind of child object by group and plural.
+    pub fn child_kind(mut self, kind: ResourceKind) -> Self {
+        if !self.children.contains(&kind) {
+            self.children.push(kind);
+        }
+        self
+    }
+
+    /// Appends arguments to the Deployment's `run -A` (operator options such as
+    /// `--refresh-interval 600`).
+    pub fn run_args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.run_args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// The RBAC rules the operator needs (see the module documentation).
+    pub fn rules(&self, operator: &Operator) -> Vec<PolicyRule> {
+        let mut served: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for resource in &operator.resources {
+            let kind = served_kind(&resource.target);
+            let plurals = served.entry(kind.group).or_default();
+            if !plurals.contains(&kind.plural) {
+                plurals.push(kind.plural);
+            }
+        }
+        let mut rules = Vec::new();
+        for (group, plurals) in &served {
+            rules.push(rule(group, plurals.clone(), &["get", "list", "watch", "patch"]));
+            let status = plurals.iter().map(|p| format!("{p}/status")).collect();
+            rules.push(rule(group, status, &["patch"]));
+        }
+        rules.push(rule("", vec!["events".into()], &["create"]));
+        if self.installs_crds || !operator.crds().is_empty() {
+            let mut verbs = vec!["get", "list", "watch"];
+            if self.installs_crds {
+                verbs.extend(["create", "patch"]);
+            }
+            rules.push(rule(
+                "apiextensions.k8s.io",
+                vec!["customresourcedefinitions".into()],
+                &verbs,
+            ));
+        }
+        let mut children: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for child in &self.children {
+            children.entry(child.group.clone()).or_default().push(child.plural.clone());
+        }
+        for (group, plurals) in children {
+            rules.push(rule(
+                &group,
+                plurals,
+                &["create", "get", "list", "watch", "patch", "delete"],
+            ));
+        }
+        rules
+    }
+
+    fn labels(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([(NAME_LABEL.to_owned(), self.name.clone())])
+    }
+
+    fn meta(&self, namespaced: bool) -> ObjectMeta {
+        ObjectMeta {
+            name: Some(self.name.clone()),
+            namespace: namespaced.then(|| self.namespace.clone()),
+            labels: Some(self.labels()),
+            ..ObjectMeta::default()
+        }
+    }
+
+    fn deployment(&self) -> Deployment {
+        let image = self.image.clone().unwrap_or_else(|| format!("{}:latest", self.name));
+        let mut args = vec!["run".to_owned(), "-A".to_owned()];
+        args.extend(self.run_args.iter().cloned());
+        let container = Container {
+            name: self.name.clone(),
+            image: Some(image),
+            command: Some(vec![self.name.clone()]),
+            args: Some(args),
+            resources: Some(ResourceRequirements {
+                requests: Some(BTreeMap::from([
+                    ("cpu".to_owned(), Quantity("10m".into())),
+                    ("memory".to_owned(), Quantity("32Mi".into())),
+                ])),
+                limits: Some(BTreeMap::from([("memory".to_owned(), Quantity("256Mi".into()))])),
+                ..ResourceRequirements::default()
+            }),
+            security_context: Some(SecurityContext {
+                allow_privilege_escalation: Some(false),
+                read_only_root_filesystem: Some(true),
+                capabilities: Some(Capabilities {
+                    drop: Some(vec!["ALL".into()]),
+                    ..Capabilities::default()
+                }),
+                ..SecurityContext::default()
+            }),
+            ..Container::default()
+        };
+        Deployment {
+            metadata: self.meta(true),
+            spec: DeploymentSpec {
+                replicas: Some(1),
+                strategy: Some(DeploymentStrategy {
+                    type_: Some("Recreate".into()),
+                    ..DeploymentStrategy::default()
+                }),
+                selector: LabelSelector {
+                    match_labels: Some(self.labels()),
+                    ..LabelSelector::default()
+                },
+                template: PodTemplateSpec {
+                    metadata: Some(ObjectMeta {
+                        labels: Some(self.labels()),
+                        ..ObjectMeta::default()
+                    }),
+                    spec: Some(PodSpec {
+                        service_account_name: Some(self.name.clone()),
+                        security_context: Some(PodSecurityContext {
+                            run_as_non_root: Some(true),
+                            ..PodSecurityContext::default()
+                        }),
+                        containers: vec![container],
+                        ..PodSpec::default()
+                    }),
+                },
+                ..DeploymentSpec::default()
+            },
+            ..Deployment::default()
+        }
+    }
+
+    /// Every object, in the order to apply them: the Namespace (unless `default`), the CRDs,
+    /// ServiceAccount, ClusterRole, ClusterRoleBinding and Deployment.
+    pub fn objects(&self, operator: &Operator) -> Result<Vec<Value>, Error> {
+        let mut objects = Vec::new();
+        if self.namespace != "default" {
+            let namespace = Namespace {
+                metadata: ObjectMeta {
+                    name: Some(self.namespace.clone()),
+                    ..ObjectMeta::default()
+                },
+                ..Namespace::default()
+            };
+            objects.push(serde_json::to_value(namespace)?);
+        }
+        for crd in operator.crds() {
+            objects.push(serde_json::to_value(crd)?);
+        }
+        let account = ServiceAccount {
+            metadata: self.meta(true),
+            ..ServiceAccount::default()
+        };
+        objects.push(serde_json::to_value(account)?);
+        let role = ClusterRole {
+            metadata: self.meta(false),
+            rules: Some(self.rules(operator)),
+            ..ClusterRole::default()
+        };
+        objects.push(serde_json::to_value(role)?);
+        let binding = ClusterRoleBinding {
+            metadata: self.meta(false),
+            role_ref: RoleRef {
+                api_group: Some("rbac.authorization.k8s.io".into()),
+                kind: "ClusterRole".into(),
+                name: self.name.clone(),
+            },
+            subjects: Some(vec![Subject {
+                kind: "ServiceAccount".into(),
+                name: self.name.clone(),
+                namespace: Some(self.namespace.clone()),
+                ..Subject::default()
+            }]),
+        };
+        objects.push(serde_json::to_value(binding)?);
+        objects.push(serde_json::to_value(self.deployment())?);
+        Ok(objects)
+    }
+
+    /// The objects as one multi-document YAML stream.
+    pub fn render(&self, operator: &Operator) -> Result<String, Error> {
+        to_yaml(&self.objects(operator)?)
+    }
+}
+
+/// Renders objects as a multi-document YAML stream, each document starting with `---`.
+pub fn to_yaml<T: serde::Serialize>(objects: &[T]) -> Result<String, Error> {
+    let mut out = String::new();
+    for object in objects {
+        out.push_str("---\n");
+        let text = serde_saphyr::to_string(object).map_err(|e| Error::Config(format!("rendering YAML: {e}")))?;
+        out.push_str(&text);
+        if !text.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+fn rule(group: &str, resources: Vec<String>, verbs: &[&str]) -> PolicyRule {
+    PolicyRule {
+        api_groups: Some(vec![group.to_owned()]),
+        resources: Some(resources),
+        verbs: verbs.iter().map(|v| (*v).to_owned()).collect(),
+        ..PolicyRule::default()
+    }
+}
+
+/// The RBAC kind of a served resource. A resource looked up by a group-qualified name
+/// (`greetings.example.com`) is taken as plural and group; one looked up by a bare kind or
+/// short name cannot be resolved without a server and is granted by that (lowercased) name in
+/// every group; register it with `Resource::dynamic` or a typed resource for exact rules.
+fn served_kind(target: &Target) -> ResourceKind {
+    match target {
+        Target::Known(resource) => ResourceKind::new(&resource.group, &resource.plural),
+        Target::Lookup(name) => match name.split_once('.') {
+            Some((plural, group)) => ResourceKind::new(group, plural),
+            None => ResourceKind::new("*", &name.to_ascii_lowercase()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Resource;
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    fn verbs_for(rules: &[PolicyRule], group: &str, resource: &str) -> Vec<String> {
+        rules
+            .iter()
+            .filter(|r| r.api_groups.as_deref() == Some(&[group.to_owned()][..]))
+            .filter(|r| r.resources.as_ref().is_some_and(|rs| rs.iter().any(|x| x == resource)))
+            .flat_map(|r| r.verbs.clone())
+            .collect()
+    }
+
+    #[test]
+    fn rules_follow_resources_children_and_crd_installation() {
+        let operator = Operator::new()
+            .resource(Resource::dynamic("example.com", "v1", "greetings"))
+            .resource(Resource::lookup("books.christianb93.github.com"));
+        let plain = Manifests::new("op").rules(&operator);
+        assert_eq!(verbs_for(&plain, "example.com", "greetings"), ["get", "list", "watch", "patch"]);
+        assert_eq!(verbs_for(&plain, "example.com", "greetings/status"), ["patch"]);
+        assert_eq!(verbs_for(&plain, "christianb93.github.com", "books"), ["get", "list", "watch", "patch"]);
+        assert_eq!(verbs_for(&plain, "", "events"), ["create"]);
+        assert!(verbs_for(&plain, "apiextensions.k8s.io", "customresourcedefinitions").is_empty());
+        assert!(verbs_for(&plain, "", "configmaps").is_empty());
+
+        let full = Manifests::new("op").installs_crds().child::<ConfigMap>().rules(&operator);
+        assert_eq!(
+            verbs_for(&full, "apiextensions.k8s.io", "customresourcedefinitions"),
+            ["get", "list", "watch", "create", "patch"]
+        );
+        assert_eq!(
+            verbs_for(&full, "", "configmaps"),
+            ["create", "get", "list", "watch", "patch", "delete"]
+        );
+    }
+
+    #[test]
+    fn objects_are_complete_and_ordered() {
+        let operator = Operator::new().resource(Resource::dynamic("example.com", "v1", "greetings"));
+        let manifests = Manifests::new("greeting")
+            .image("registry.local/greeting:1")
+            .namespace("operators")
+            .run_args(["--timer-interval", "30"]);
+        let objects = manifests.objects(&operator).unwrap();
+        let kinds: Vec<&str> = objects.iter().filter_map(|o| o["kind"].as_str()).collect();
+        assert_eq!(
+            kinds,
+            ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Deployment"]
+        );
+        let deployment = &objects[4];
+        assert_eq!(deployment["metadata"]["namespace"], "operators");
+        assert_eq!(deployment["spec"]["replicas"], 1);
+        assert_eq!(deployment["spec"]["strategy"]["type"], "Recreate");
+        let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(container["image"], "registry.local/greeting:1");
+        assert_eq!(container["command"], serde_json::json!(["greeting"]));
+        assert_eq!(container["args"], serde_json::json!(["run", "-A", "--timer-interval", "30"]));
+        assert_eq!(objects[3]["subjects"][0]["namespace"], "operators");
+        let yaml = manifests.render(&operator).unwrap();
+        assert_eq!(yaml.matches("---\n").count(), 5);
+        assert!(yaml.contains("kind: Deployment"), "{yaml}");
+    }
+}

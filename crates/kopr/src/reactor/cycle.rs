@@ -186,7 +186,8 @@ async fn changes(
                     (reason, relative, old, new)
                 })
             }
-            (Trigger::Resume { .. }, _) if resume_due => {
+            // A new object is created, never resumed (even when first seen in a listing).
+            (Trigger::Resume { .. }, cause) if resume_due && cause != Some(Reason::Create) => {
                 Some((Reason::Resume, Diff::default(), None, Some(essence.clone())))
             }
             _ => None,
