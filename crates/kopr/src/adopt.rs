@@ -340,6 +340,24 @@ fn object_entry<'a>(
         .ok_or_else(|| AdoptError(format!("child field {key} is not an object")))
 }
 
+/// Adopts `child` (a k8s-openapi struct, a `DynamicObject`, a custom resource or a
+/// `serde_json::Value`) into `owner`'s lifecycle with every [`AdoptOptions`] rule: a controller
+/// owner reference with `blockOwnerDeletion`, `generateName: <owner>-` for an unnamed child, the
+/// owner's namespace, and the owner's labels.
+pub fn adopt<C, O>(child: &mut C, owner: &O) -> Result<(), AdoptError>
+where
+    C: serde::Serialize + serde::de::DeserializeOwned,
+    O: serde::Serialize,
+{
+    let owner = serde_json::to_value(owner).map_err(|e| AdoptError(e.to_string()))?;
+    let owner = Owner::from_value(&owner)?;
+    let mut value = serde_json::to_value(&*child).map_err(|e| AdoptError(e.to_string()))?;
+    adopt_value(&mut value, &owner, &AdoptOptions::default())?;
+    *child = serde_json::from_value(value).map_err(|e| AdoptError(e.to_string()))?;
+    Ok(())
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -631,21 +649,4 @@ mod tests {
         let boxed: Box<dyn std::error::Error> = Box::new(e);
         assert!(boxed.to_string().contains('x'));
     }
-}
-
-/// Adopts `child` (a k8s-openapi struct, a `DynamicObject`, a custom resource or a
-/// `serde_json::Value`) into `owner`'s lifecycle with every [`AdoptOptions`] rule: a controller
-/// owner reference with `blockOwnerDeletion`, `generateName: <owner>-` for an unnamed child, the
-/// owner's namespace, and the owner's labels.
-pub fn adopt<C, O>(child: &mut C, owner: &O) -> Result<(), AdoptError>
-where
-    C: serde::Serialize + serde::de::DeserializeOwned,
-    O: serde::Serialize,
-{
-    let owner = serde_json::to_value(owner).map_err(|e| AdoptError(e.to_string()))?;
-    let owner = Owner::from_value(&owner)?;
-    let mut value = serde_json::to_value(&*child).map_err(|e| AdoptError(e.to_string()))?;
-    adopt_value(&mut value, &owner, &AdoptOptions::default())?;
-    *child = serde_json::from_value(value).map_err(|e| AdoptError(e.to_string()))?;
-    Ok(())
 }

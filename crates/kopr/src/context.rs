@@ -161,6 +161,7 @@ impl<K> Context<K> {
     }
 
     /// The new value (of the field, or of the essence).
+    #[allow(clippy::new_ret_no_self)] // Kopf's name for it; not a constructor.
     pub fn new(&self) -> Option<&Value> {
         self.raw.new.as_ref()
     }

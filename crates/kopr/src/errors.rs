@@ -108,7 +108,7 @@ pub type HandlerResult<T = ()> = Result<T, HandlerError>;
 pub enum Error {
     /// The Kubernetes API answered with an error or could not be reached.
     #[error("kubernetes API: {0}")]
-    Kube(#[from] kube::Error),
+    Kube(Box<kube::Error>),
     /// The operator was configured inconsistently (duplicate handler ids, bad patterns...).
     #[error("configuration: {0}")]
     Config(String),
@@ -132,6 +132,12 @@ pub enum Error {
     /// Input or output failed.
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
+}
+
+impl From<kube::Error> for Error {
+    fn from(error: kube::Error) -> Self {
+        Error::Kube(Box::new(error))
+    }
 }
 
 #[cfg(test)]

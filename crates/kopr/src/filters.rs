@@ -9,6 +9,9 @@ use serde_json::Value;
 
 use crate::diff::{Diff, resolve};
 
+/// A predicate on a possibly absent value.
+pub type ValuePredicate = Arc<dyn Fn(Option<&Value>) -> bool + Send + Sync>;
+
 /// A test on one value: a label, an annotation, a field, or the old/new value of a changed field.
 #[derive(Clone)]
 pub enum Matcher {
@@ -19,7 +22,7 @@ pub enum Matcher {
     /// The value is absent (or `null`).
     Absent,
     /// A predicate on the value, `None` when absent.
-    Predicate(Arc<dyn Fn(Option<&Value>) -> bool + Send + Sync>),
+    Predicate(ValuePredicate),
 }
 
 impl Matcher {

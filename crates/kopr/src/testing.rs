@@ -40,7 +40,7 @@ pub async fn client_from_yaml(kubeconfig: &str) -> Result<kube::Client, Error> {
     let config = kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
         .await
         .map_err(|e| invalid(&e))?;
-    kube::Client::try_from(config).map_err(Error::Kube)
+    kube::Client::try_from(config).map_err(Error::from)
 }
 
 impl TestCluster {
