@@ -17,7 +17,7 @@ async fn temporary_errors_are_retried_until_success() {
     namespace(&cluster, "r1").await;
     let attempts = Arc::new(AtomicU32::new(0));
     let seen = attempts.clone();
-    let operator = Operator::new().resource(Resource::<Widget>::custom().on_create(
+    let operator = Operator::new().configure(|s| s.success_events = true).resource(Resource::<Widget>::custom().on_create(
         Handler::new(move |ctx: Context<Widget>| {
             let attempts = seen.clone();
             async move {

@@ -45,7 +45,8 @@ pub struct Settings {
     pub shutdown_timeout: Duration,
     /// The longest per-object backoff after framework errors (API failures, conflicts).
     pub max_error_backoff: Duration,
-    /// Post a Normal event when a handler succeeds.
+    /// Post a Normal event when a handler succeeds (off by default: one more request per
+    /// handled object; failures are always posted as Warning events).
     pub success_events: bool,
 }
 
@@ -58,7 +59,7 @@ impl Default for Settings {
             watch_timeout: Duration::from_secs(60),
             shutdown_timeout: Duration::from_secs(30),
             max_error_backoff: Duration::from_secs(60),
-            success_events: true,
+            success_events: false,
         }
     }
 }
