@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use kopr::{Context, Handler, HandlerResult, Operator, Resource};
+use kopr::{Operator, Resource};
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
@@ -15,17 +15,8 @@ async fn an_undeserializable_object_is_reported_and_others_are_served() {
     let cluster = cluster().await;
     namespace(&cluster, "b1").await;
     let calls = Calls::default();
-    let c = calls.clone();
-    let operator = Operator::new().resource(Resource::<Widget>::custom().on_create(
-        Handler::new(move |ctx: Context<Widget>| {
-            let calls = c.clone();
-            async move {
-                calls.record(ctx.name().to_owned());
-                HandlerResult::Ok(())
-            }
-        })
-        .id("make"),
-    ));
+    let operator =
+        Operator::new().resource(Resource::<Widget>::custom().on_create(recording(&calls, "make")));
     let running = cluster.run(operator);
     let api = widgets(&cluster, "b1");
     // `size` is int-or-string in the schema, but the Rust type wants an integer.
@@ -41,15 +32,32 @@ async fn an_undeserializable_object_is_reported_and_others_are_served() {
     .unwrap();
     raw.create(&PostParams::default(), &broken).await.unwrap();
     create_widget(&api, "fine", "ok").await;
-    wait_widget(&api, "fine", |w| annotations(w).contains_key("kopr.dev/last-handled-configuration")).await;
-    let status = kopr::testing::wait_for(&raw, "broken", WAIT, |o: Option<&kube::api::DynamicObject>| {
-        o.and_then(|o| o.data.pointer("/status/kopr/message")).is_some()
+    wait_widget(&api, "fine", |w| {
+        annotations(w).contains_key("kopr.dev/last-handled-configuration")
     })
+    .await;
+    let status = kopr::testing::wait_for(
+        &raw,
+        "broken",
+        WAIT,
+        |o: Option<&kube::api::DynamicObject>| {
+            o.and_then(|o| o.data.pointer("/status/kopr/message"))
+                .is_some()
+        },
+    )
     .await
     .unwrap()
     .unwrap();
-    let message = status.data.pointer("/status/kopr/message").and_then(Value::as_str).unwrap().to_owned();
-    assert!(message.contains("spec.size") && message.contains("invalid type"), "{message}");
+    let message = status
+        .data
+        .pointer("/status/kopr/message")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    assert!(
+        message.contains("spec.size") && message.contains("invalid type"),
+        "{message}"
+    );
     let mut events = Vec::new();
     for _ in 0..100 {
         events = events_about(&cluster, "b1", "broken").await;
@@ -65,12 +73,26 @@ async fn an_undeserializable_object_is_reported_and_others_are_served() {
     assert_eq!(calls.all(), vec!["fine"]);
 
     // Fixing the object gets it handled and clears the message.
-    raw.patch("broken", &PatchParams::default(), &Patch::Merge(json!({"spec": {"size": 3}}))).await.unwrap();
-    let fixed = kopr::testing::wait_for(&raw, "broken", WAIT, |o: Option<&kube::api::DynamicObject>| {
-        o.is_some_and(|o| {
-            o.metadata.annotations.as_ref().is_some_and(|a| a.contains_key("kopr.dev/last-handled-configuration"))
-        })
-    })
+    raw.patch(
+        "broken",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"size": 3}})),
+    )
+    .await
+    .unwrap();
+    let fixed = kopr::testing::wait_for(
+        &raw,
+        "broken",
+        WAIT,
+        |o: Option<&kube::api::DynamicObject>| {
+            o.is_some_and(|o| {
+                o.metadata
+                    .annotations
+                    .as_ref()
+                    .is_some_and(|a| a.contains_key("kopr.dev/last-handled-configuration"))
+            })
+        },
+    )
     .await
     .unwrap()
     .unwrap();

@@ -20,7 +20,13 @@ fn recorder(calls: &Calls, id: &'static str) -> Handler<Widget> {
     .id(id)
 }
 
-async fn create(api: &kube::Api<Widget>, name: &str, labels: Value, annotations: Value, spec: Value) {
+async fn create(
+    api: &kube::Api<Widget>,
+    name: &str,
+    labels: Value,
+    annotations: Value,
+    spec: Value,
+) {
     let widget: Widget = serde_json::from_value(json!({
         "apiVersion": "kopr.test/v1", "kind": "Widget",
         "metadata": {"name": name, "labels": labels, "annotations": annotations},
@@ -42,35 +48,86 @@ async fn every_filter_kind() {
             .on_create(recorder(&calls, "label-absent").label("tier", Matcher::Absent))
             .on_create(recorder(&calls, "annotation-check").annotation(
                 "owner",
-                Matcher::check(|v| v.and_then(Value::as_str).is_some_and(|s| s.starts_with("team-"))),
+                Matcher::check(|v| {
+                    v.and_then(Value::as_str)
+                        .is_some_and(|s| s.starts_with("team-"))
+                }),
             ))
             .on_create(recorder(&calls, "field-value").field_value("spec.size", Matcher::is(7)))
-            .on_create(recorder(&calls, "when").when(|input| input.body["spec"]["message"] == "special"))
-            .on_field("spec.message", recorder(&calls, "old-new").old_value("a").new_value("b")),
+            .on_create(
+                recorder(&calls, "when").when(|input| input.body["spec"]["message"] == "special"),
+            )
+            .on_field(
+                "spec.message",
+                recorder(&calls, "old-new").old_value("a").new_value("b"),
+            ),
     );
     let running = cluster.run(operator);
     let api = widgets(&cluster, "f1");
-    create(&api, "web", json!({"tier": "web"}), json!({}), json!({"message": "a"})).await;
-    create(&api, "db", json!({"tier": "db"}), json!({"owner": "team-x"}), json!({"message": "special", "size": 7})).await;
-    create(&api, "bare", json!({}), json!({"owner": "someone"}), json!({"message": "a"})).await;
+    create(
+        &api,
+        "web",
+        json!({"tier": "web"}),
+        json!({}),
+        json!({"message": "a"}),
+    )
+    .await;
+    create(
+        &api,
+        "db",
+        json!({"tier": "db"}),
+        json!({"owner": "team-x"}),
+        json!({"message": "special", "size": 7}),
+    )
+    .await;
+    create(
+        &api,
+        "bare",
+        json!({}),
+        json!({"owner": "someone"}),
+        json!({"message": "a"}),
+    )
+    .await;
     for name in ["web", "db", "bare"] {
-        wait_widget(&api, name, |w| annotations(w).contains_key("kopr.dev/last-handled-configuration")).await;
+        wait_widget(&api, name, |w| {
+            annotations(w).contains_key("kopr.dev/last-handled-configuration")
+        })
+        .await;
     }
     let mut all = calls.all();
     all.sort();
     assert_eq!(
         all,
         vec![
-            "annotation-check db", "field-value db", "label-absent bare", "label-present db",
-            "label-present web", "label-value web", "when db",
+            "annotation-check db",
+            "field-value db",
+            "label-absent bare",
+            "label-present db",
+            "label-present web",
+            "label-value web",
+            "when db",
         ],
     );
     // old/new filters see the field's old and new values on updates.
-    api.patch("web", &PatchParams::default(), &Patch::Merge(json!({"spec": {"message": "b"}}))).await.unwrap();
-    api.patch("bare", &PatchParams::default(), &Patch::Merge(json!({"spec": {"message": "c"}}))).await.unwrap();
+    api.patch(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"message": "b"}})),
+    )
+    .await
+    .unwrap();
+    api.patch(
+        "bare",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"message": "c"}})),
+    )
+    .await
+    .unwrap();
     for (name, expected) in [("web", "\\\"b\\\""), ("bare", "\\\"c\\\"")] {
         wait_widget(&api, name, move |w| {
-            annotations(w).get("kopr.dev/last-handled-configuration").is_some_and(|a| a.to_string().contains(expected))
+            annotations(w)
+                .get("kopr.dev/last-handled-configuration")
+                .is_some_and(|a| a.to_string().contains(expected))
         })
         .await;
     }
@@ -91,19 +148,51 @@ async fn unmatched_objects_cost_nothing() {
     );
     let running = cluster.run(operator);
     let api = widgets(&cluster, "f2");
-    create(&api, "ignored-one", json!({"mine": "no"}), json!({}), json!({"message": "x"})).await;
-    create(&api, "handled-one", json!({"mine": "yes"}), json!({}), json!({"message": "x"})).await;
-    wait_widget(&api, "handled-one", |w| annotations(w).contains_key("kopr.dev/last-handled-configuration")).await;
+    create(
+        &api,
+        "ignored-one",
+        json!({"mine": "no"}),
+        json!({}),
+        json!({"message": "x"}),
+    )
+    .await;
+    create(
+        &api,
+        "handled-one",
+        json!({"mine": "yes"}),
+        json!({}),
+        json!({"message": "x"}),
+    )
+    .await;
+    wait_widget(&api, "handled-one", |w| {
+        annotations(w).contains_key("kopr.dev/last-handled-configuration")
+    })
+    .await;
     // The handled object was created after the ignored one, so the ignored one has been seen.
     let ignored = serde_json::to_value(api.get("ignored-one").await.unwrap()).unwrap();
-    assert_eq!(ignored["metadata"]["resourceVersion"].as_str().map(str::parse::<u64>).is_some(), true);
+    assert_eq!(
+        ignored["metadata"]["resourceVersion"]
+            .as_str()
+            .map(str::parse::<u64>)
+            .is_some(),
+        true
+    );
     assert!(annotations(&ignored).is_empty(), "{ignored}");
     assert!(finalizers(&ignored).is_empty(), "{ignored}");
     assert_eq!(ignored["metadata"]["generation"], 1);
-    let managers: Vec<&str> = ignored["metadata"]["managedFields"].as_array().unwrap().iter().filter_map(|m| m["manager"].as_str()).collect();
+    let managers: Vec<&str> = ignored["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["manager"].as_str())
+        .collect();
     assert!(!managers.contains(&"kopr"), "{managers:?}");
     let logs = kopr::testing::capture_logs();
-    assert_eq!(logs.count(&["ignored-one"]), 0, "no log line mentions the ignored object");
+    assert_eq!(
+        logs.count(&["ignored-one"]),
+        0,
+        "no log line mentions the ignored object"
+    );
     assert!(events_about(&cluster, "f2", "ignored-one").await.is_empty());
     assert_eq!(calls.all(), vec!["only-mine handled-one"]);
     running.stop().await.unwrap();

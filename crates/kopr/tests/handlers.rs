@@ -20,38 +20,58 @@ async fn create_update_field_and_delete_handlers() {
     let (c1, c2, c3, c4) = (calls.clone(), calls.clone(), calls.clone(), calls.clone());
     let operator = Operator::new().resource(
         Resource::<Widget>::custom()
-            .on_create(kopr::Handler::new(move |ctx: Context<Widget>| {
-                let calls = c1.clone();
-                async move {
-                    calls.record(format!("create {}", ctx.name()));
-                    ctx.patch().label("greeted", Some("yes"));
-                    Ok(json!({"said": ctx.object.spec.message}))
-                }
-            }).id("greet"))
-            .on_update(kopr::Handler::new(move |ctx: Context<Widget>| {
-                let calls = c2.clone();
-                async move {
-                    let changes: Vec<String> = ctx.diff().iter().map(|d| d.to_string()).collect();
-                    calls.record(format!("update {}: {}", ctx.name(), changes.join("; ")));
-                    HandlerResult::Ok(())
-                }
-            }).id("changed"))
-            .on_field("spec.message", kopr::Handler::new(move |ctx: Context<Widget>| {
-                let calls = c3.clone();
-                async move {
-                    let changes: Vec<String> = ctx.diff().iter().map(|d| d.to_string()).collect();
-                    calls.record(format!("field {} old={:?} new={:?} diff={}", ctx.name(),
-                        ctx.old().cloned(), ctx.new().cloned(), changes.join("; ")));
-                    HandlerResult::Ok(())
-                }
-            }).id("message"))
-            .on_delete(kopr::Handler::new(move |ctx: Context<Widget>| {
-                let calls = c4.clone();
-                async move {
-                    calls.record(format!("delete {}", ctx.name()));
-                    HandlerResult::Ok(())
-                }
-            }).id("goodbye")),
+            .on_create(
+                kopr::Handler::new(move |ctx: Context<Widget>| {
+                    let calls = c1.clone();
+                    async move {
+                        calls.record(format!("create {}", ctx.name()));
+                        ctx.patch().label("greeted", Some("yes"));
+                        Ok(json!({"said": ctx.object.spec.message}))
+                    }
+                })
+                .id("greet"),
+            )
+            .on_update(
+                kopr::Handler::new(move |ctx: Context<Widget>| {
+                    let calls = c2.clone();
+                    async move {
+                        let changes: Vec<String> =
+                            ctx.diff().iter().map(|d| d.to_string()).collect();
+                        calls.record(format!("update {}: {}", ctx.name(), changes.join("; ")));
+                        HandlerResult::Ok(())
+                    }
+                })
+                .id("changed"),
+            )
+            .on_field(
+                "spec.message",
+                kopr::Handler::new(move |ctx: Context<Widget>| {
+                    let calls = c3.clone();
+                    async move {
+                        let changes: Vec<String> =
+                            ctx.diff().iter().map(|d| d.to_string()).collect();
+                        calls.record(format!(
+                            "field {} old={:?} new={:?} diff={}",
+                            ctx.name(),
+                            ctx.old().cloned(),
+                            ctx.new().cloned(),
+                            changes.join("; ")
+                        ));
+                        HandlerResult::Ok(())
+                    }
+                })
+                .id("message"),
+            )
+            .on_delete(
+                kopr::Handler::new(move |ctx: Context<Widget>| {
+                    let calls = c4.clone();
+                    async move {
+                        calls.record(format!("delete {}", ctx.name()));
+                        HandlerResult::Ok(())
+                    }
+                })
+                .id("goodbye"),
+            ),
     );
     let running = cluster.run(operator);
     let api = widgets(&cluster, "h1");
@@ -62,28 +82,64 @@ async fn create_update_field_and_delete_handlers() {
     })
     .await;
     assert_eq!(finalizers(&body), vec!["kopr.dev/finalizer"]);
-    assert_eq!(body.pointer("/metadata/labels/greeted"), Some(&json!("yes")));
+    assert_eq!(
+        body.pointer("/metadata/labels/greeted"),
+        Some(&json!("yes"))
+    );
     let ann = annotations(&body);
-    assert!(!ann.contains_key("kopr.dev/greet"), "progress cleared: {ann:?}");
-    let base: Value = serde_json::from_str(ann["kopr.dev/last-handled-configuration"].as_str().unwrap()).unwrap();
-    assert_eq!(base, json!({"spec": {"message": "hello"}, "metadata": {"labels": {"greeted": "yes"}}}));
+    assert!(
+        !ann.contains_key("kopr.dev/greet"),
+        "progress cleared: {ann:?}"
+    );
+    let base: Value =
+        serde_json::from_str(ann["kopr.dev/last-handled-configuration"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        base,
+        json!({"spec": {"message": "hello"}, "metadata": {"labels": {"greeted": "yes"}}})
+    );
     assert_eq!(calls.count("create w1"), 1);
     assert!(calls.all().iter().any(|c| c == "field w1 old=None new=Some(String(\"hello\")) diff=add <root>: <none> -> \"hello\""), "{:?}", calls.all());
 
-    api.patch("w1", &PatchParams::default(), &merge(json!({"spec": {"message": "bye", "size": 3}}))).await.unwrap();
+    api.patch(
+        "w1",
+        &PatchParams::default(),
+        &merge(json!({"spec": {"message": "bye", "size": 3}})),
+    )
+    .await
+    .unwrap();
     wait_widget(&api, "w1", |w| {
-        annotations(w).get("kopr.dev/last-handled-configuration").and_then(Value::as_str).is_some_and(|s| s.contains("bye"))
-    }).await;
+        annotations(w)
+            .get("kopr.dev/last-handled-configuration")
+            .and_then(Value::as_str)
+            .is_some_and(|s| s.contains("bye"))
+    })
+    .await;
     let all = calls.all();
-    assert!(all.contains(&"update w1: change spec.message: \"hello\" -> \"bye\"; add spec.size: <none> -> 3".to_string()), "{all:?}");
+    assert!(
+        all.contains(
+            &"update w1: change spec.message: \"hello\" -> \"bye\"; add spec.size: <none> -> 3"
+                .to_string()
+        ),
+        "{all:?}"
+    );
     assert!(all.contains(&"field w1 old=Some(String(\"hello\")) new=Some(String(\"bye\")) diff=change <root>: \"hello\" -> \"bye\"".to_string()), "{all:?}");
 
     // A status-only change is not an update.
-    api.patch_status("w1", &PatchParams::default(), &merge(json!({"status": {"note": "x"}}))).await.unwrap();
+    api.patch_status(
+        "w1",
+        &PatchParams::default(),
+        &merge(json!({"status": {"note": "x"}})),
+    )
+    .await
+    .unwrap();
     api.delete("w1", &DeleteParams::default()).await.unwrap();
     wait_gone(&api, "w1").await;
     let all = calls.all();
-    assert_eq!(all.iter().filter(|c| c.starts_with("update")).count(), 1, "{all:?}");
+    assert_eq!(
+        all.iter().filter(|c| c.starts_with("update")).count(),
+        1,
+        "{all:?}"
+    );
     assert_eq!(calls.count("delete w1"), 1);
     assert_eq!(calls.count("create w1"), 1);
     running.stop().await.unwrap();
@@ -96,12 +152,20 @@ async fn no_finalizer_without_delete_handlers_timers_or_daemons() {
     let operator = Operator::new().resource(
         Resource::<Widget>::custom()
             .on_create(|_ctx: Context<Widget>| async { HandlerResult::Ok("done") })
-            .on_delete(kopr::Handler::new(|_ctx: Context<Widget>| async { HandlerResult::Ok(()) }).optional()),
+            .on_delete(
+                kopr::Handler::new(|_ctx: Context<Widget>| async { HandlerResult::Ok(()) })
+                    .optional(),
+            ),
     );
     let running = cluster.run(operator);
     let api = widgets(&cluster, "h2");
     create_widget(&api, "plain", "hi").await;
-    let body = wait_widget(&api, "plain", |w| w.pointer("/status").and_then(Value::as_object).is_some_and(|s| s.values().any(|v| v == "done"))).await;
+    let body = wait_widget(&api, "plain", |w| {
+        w.pointer("/status")
+            .and_then(Value::as_object)
+            .is_some_and(|s| s.values().any(|v| v == "done"))
+    })
+    .await;
     assert!(finalizers(&body).is_empty(), "{body}");
     api.delete("plain", &DeleteParams::default()).await.unwrap();
     wait_gone(&api, "plain").await;

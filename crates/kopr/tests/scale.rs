@@ -23,17 +23,20 @@ async fn five_hundred_objects_handled_exactly_once_within_the_worker_limit() {
     let peak = Arc::new(AtomicUsize::new(0));
     let (c, r, p) = (calls.clone(), running_now.clone(), peak.clone());
     let operator = Operator::new().workers(WORKERS).resource(
-        Resource::<Widget>::custom().on_create(Handler::new(move |ctx: Context<Widget>| {
-            let (calls, running_now, peak) = (c.clone(), r.clone(), p.clone());
-            async move {
-                let now = running_now.fetch_add(1, Ordering::SeqCst) + 1;
-                peak.fetch_max(now, Ordering::SeqCst);
-                tokio::time::sleep(Duration::from_millis(5)).await;
-                calls.record(ctx.name().to_owned());
-                running_now.fetch_sub(1, Ordering::SeqCst);
-                HandlerResult::Ok(())
-            }
-        }).id("count")),
+        Resource::<Widget>::custom().on_create(
+            Handler::new(move |ctx: Context<Widget>| {
+                let (calls, running_now, peak) = (c.clone(), r.clone(), p.clone());
+                async move {
+                    let now = running_now.fetch_add(1, Ordering::SeqCst) + 1;
+                    peak.fetch_max(now, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    calls.record(ctx.name().to_owned());
+                    running_now.fetch_sub(1, Ordering::SeqCst);
+                    HandlerResult::Ok(())
+                }
+            })
+            .id("count"),
+        ),
     );
     let running = cluster.run(operator);
     let api = widgets(&cluster, "m1");
@@ -65,7 +68,10 @@ async fn five_hundred_objects_handled_exactly_once_within_the_worker_limit() {
     assert_eq!(before, OBJECTS, "handler calls");
     assert_eq!(names.len(), OBJECTS, "each object exactly once");
     let peak = peak.load(Ordering::SeqCst);
-    assert!(peak <= WORKERS, "peak concurrency {peak} above the limit {WORKERS}");
+    assert!(
+        peak <= WORKERS,
+        "peak concurrency {peak} above the limit {WORKERS}"
+    );
     assert!(peak > 1, "objects were handled concurrently (peak {peak})");
     running.stop().await.unwrap();
 }
@@ -79,30 +85,51 @@ async fn updates_during_handling_are_coalesced_not_lost() {
     let operator = Operator::new().resource(
         Resource::<Widget>::custom()
             .on_create(|_ctx: Context<Widget>| async { HandlerResult::Ok(()) })
-            .on_update(Handler::new(move |ctx: Context<Widget>| {
-                let calls = c.clone();
-                async move {
-                    // Slow enough that several updates arrive while it runs.
-                    tokio::time::sleep(Duration::from_millis(300)).await;
-                    calls.record(ctx.object.spec.message.clone());
-                    HandlerResult::Ok(())
-                }
-            }).id("slow-update")),
+            .on_update(
+                Handler::new(move |ctx: Context<Widget>| {
+                    let calls = c.clone();
+                    async move {
+                        // Slow enough that several updates arrive while it runs.
+                        tokio::time::sleep(Duration::from_millis(300)).await;
+                        calls.record(ctx.object.spec.message.clone());
+                        HandlerResult::Ok(())
+                    }
+                })
+                .id("slow-update"),
+            ),
     );
     let running = cluster.run(operator);
     let api = widgets(&cluster, "m2");
     create_widget(&api, "busy", "0").await;
-    wait_widget(&api, "busy", |w| annotations(w).contains_key("kopr.dev/last-handled-configuration")).await;
+    wait_widget(&api, "busy", |w| {
+        annotations(w).contains_key("kopr.dev/last-handled-configuration")
+    })
+    .await;
     for n in 1..=5 {
-        api.patch("busy", &PatchParams::default(), &Patch::Merge(json!({"spec": {"message": n.to_string()}}))).await.unwrap();
+        api.patch(
+            "busy",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"message": n.to_string()}})),
+        )
+        .await
+        .unwrap();
         tokio::time::sleep(Duration::from_millis(80)).await;
     }
     wait_widget(&api, "busy", |w| {
-        annotations(w).get("kopr.dev/last-handled-configuration").is_some_and(|a| a.to_string().contains("\\\"5\\\""))
+        annotations(w)
+            .get("kopr.dev/last-handled-configuration")
+            .is_some_and(|a| a.to_string().contains("\\\"5\\\""))
     })
     .await;
     running.stop().await.unwrap();
     let seen = calls.all();
-    assert_eq!(seen.last().map(String::as_str), Some("5"), "the last update is always handled: {seen:?}");
-    assert!(seen.len() < 5, "intermediate updates were coalesced: {seen:?}");
+    assert_eq!(
+        seen.last().map(String::as_str),
+        Some("5"),
+        "the last update is always handled: {seen:?}"
+    );
+    assert!(
+        seen.len() < 5,
+        "intermediate updates were coalesced: {seen:?}"
+    );
 }

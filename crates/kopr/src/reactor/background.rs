@@ -36,7 +36,9 @@ pub(crate) fn reconcile(runtime: &Arc<ResourceRuntime>, key: &ObjectKey, body: &
         return;
     }
     let mut slots = runtime.slots();
-    let Some(slot) = slots.get_mut(key) else { return };
+    let Some(slot) = slots.get_mut(key) else {
+        return;
+    };
     let channel = slot
         .body_channel
         .get_or_insert_with(|| watch::channel((body.clone(), Instant::now())).0);
@@ -46,7 +48,13 @@ pub(crate) fn reconcile(runtime: &Arc<ResourceRuntime>, key: &ObjectKey, body: &
         if timer.handler.filters.matches_object(body) {
             wanted.push(timer.handler.id.clone());
             if !slot.background.contains_key(&timer.handler.id) {
-                let task = spawn(runtime, key, receiver.clone(), Kind::Timer(timer.clone()), Duration::from_secs(5));
+                let task = spawn(
+                    runtime,
+                    key,
+                    receiver.clone(),
+                    Kind::Timer(timer.clone()),
+                    Duration::from_secs(5),
+                );
                 slot.background.insert(timer.handler.id.clone(), task);
             }
         }
@@ -56,7 +64,13 @@ pub(crate) fn reconcile(runtime: &Arc<ResourceRuntime>, key: &ObjectKey, body: &
             wanted.push(daemon.handler.id.clone());
             if !slot.background.contains_key(&daemon.handler.id) {
                 let grace = daemon.cancellation_timeout;
-                let task = spawn(runtime, key, receiver.clone(), Kind::Daemon(daemon.clone()), grace);
+                let task = spawn(
+                    runtime,
+                    key,
+                    receiver.clone(),
+                    Kind::Daemon(daemon.clone()),
+                    grace,
+                );
                 slot.background.insert(daemon.handler.id.clone(), task);
             }
         }
@@ -95,7 +109,13 @@ enum Kind {
     Daemon(DaemonSpec),
 }
 
-fn spawn(runtime: &Arc<ResourceRuntime>, key: &ObjectKey, receiver: BodyReceiver, kind: Kind, grace: Duration) -> Task {
+fn spawn(
+    runtime: &Arc<ResourceRuntime>,
+    key: &ObjectKey,
+    receiver: BodyReceiver,
+    kind: Kind,
+    grace: Duration,
+) -> Task {
     let cancel = runtime.shared.shutdown.child_token();
     let runtime = runtime.clone();
     let key = key.clone();
@@ -106,7 +126,11 @@ fn spawn(runtime: &Arc<ResourceRuntime>, key: &ObjectKey, receiver: BodyReceiver
             Kind::Daemon(daemon) => daemon_loop(&runtime, &key, &daemon, receiver, &token).await,
         }
     });
-    Task { cancel, handle, grace }
+    Task {
+        cancel,
+        handle,
+        grace,
+    }
 }
 
 /// Sleeps unless cancelled first; `false` when cancelled.
@@ -117,7 +141,13 @@ async fn pause(delay: Duration, cancel: &CancellationToken) -> bool {
     }
 }
 
-async fn timer_loop(runtime: &ResourceRuntime, key: &ObjectKey, timer: &TimerSpec, mut receiver: BodyReceiver, cancel: &CancellationToken) {
+async fn timer_loop(
+    runtime: &ResourceRuntime,
+    key: &ObjectKey,
+    timer: &TimerSpec,
+    mut receiver: BodyReceiver,
+    cancel: &CancellationToken,
+) {
     if let Some(delay) = timer.initial_delay
         && !pause(delay, cancel).await
     {
@@ -140,7 +170,17 @@ async fn timer_loop(runtime: &ResourceRuntime, key: &ObjectKey, timer: &TimerSpe
         }
         let began = Instant::now();
         let body = receiver.borrow().0.clone();
-        let delay = match run_once(runtime, key, &timer.handler, &body, Reason::Timer, failures, cancel).await {
+        let delay = match run_once(
+            runtime,
+            key,
+            &timer.handler,
+            &body,
+            Reason::Timer,
+            failures,
+            cancel,
+        )
+        .await
+        {
             Ok(()) => {
                 failures = 0;
                 if timer.sharp {
@@ -160,7 +200,13 @@ async fn timer_loop(runtime: &ResourceRuntime, key: &ObjectKey, timer: &TimerSpe
     }
 }
 
-async fn daemon_loop(runtime: &ResourceRuntime, key: &ObjectKey, daemon: &DaemonSpec, receiver: BodyReceiver, cancel: &CancellationToken) {
+async fn daemon_loop(
+    runtime: &ResourceRuntime,
+    key: &ObjectKey,
+    daemon: &DaemonSpec,
+    receiver: BodyReceiver,
+    cancel: &CancellationToken,
+) {
     if let Some(delay) = daemon.initial_delay
         && !pause(delay, cancel).await
     {
@@ -169,7 +215,17 @@ async fn daemon_loop(runtime: &ResourceRuntime, key: &ObjectKey, daemon: &Daemon
     let mut restarts = 0u32;
     loop {
         let body = receiver.borrow().0.clone();
-        match run_once(runtime, key, &daemon.handler, &body, Reason::Daemon, restarts, cancel).await {
+        match run_once(
+            runtime,
+            key,
+            &daemon.handler,
+            &body,
+            Reason::Daemon,
+            restarts,
+            cancel,
+        )
+        .await
+        {
             Ok(()) | Err(None) => return,
             Err(Some(delay)) => {
                 restarts = restarts.saturating_add(1);
@@ -208,7 +264,10 @@ async fn run_once(
     let outcome = match result {
         Ok(value) => {
             if !value.is_null() {
-                crate::patch::merge_into(&mut patch, json!({"status": {handler.id.clone(): value}}));
+                crate::patch::merge_into(
+                    &mut patch,
+                    json!({"status": {handler.id.clone(): value}}),
+                );
             }
             Ok(())
         }
@@ -216,13 +275,25 @@ async fn run_once(
             let id = &handler.id;
             let message = error.to_message();
             let (retry, text) = match error {
-                HandlerError::Permanent(_) => (None, format!("{reason} handler '{id}' failed permanently: {message}")),
-                HandlerError::Temporary(_, delay) => (Some(delay), format!("{reason} handler '{id}' failed temporarily: {message}")),
-                HandlerError::Other(_) => (Some(handler.options.backoff), format!("{reason} handler '{id}' failed: {message}")),
+                HandlerError::Permanent(_) => (
+                    None,
+                    format!("{reason} handler '{id}' failed permanently: {message}"),
+                ),
+                HandlerError::Temporary(_, delay) => (
+                    Some(delay),
+                    format!("{reason} handler '{id}' failed temporarily: {message}"),
+                ),
+                HandlerError::Other(_) => (
+                    Some(handler.options.backoff),
+                    format!("{reason} handler '{id}' failed: {message}"),
+                ),
             };
             if !cancel.is_cancelled() {
                 tracing::error!(object = %key, handler = %id, "{text}");
-                runtime.shared.events.post(body, EventType::Warning, "HandlerFailed", &text);
+                runtime
+                    .shared
+                    .events
+                    .post(body, EventType::Warning, "HandlerFailed", &text);
             }
             Err(retry)
         }

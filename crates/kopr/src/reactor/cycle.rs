@@ -78,8 +78,14 @@ pub(crate) async fn run(
         Err(message) => return report_parse_error(runtime, key, &body, message).await,
     };
     let mut patch = Value::Null;
-    if runtime.slots().get_mut(key).and_then(|s| s.reported_parse_error.take()).is_some()
-        || body.pointer("/status/kopr/message").is_some_and(|m| !m.is_null())
+    if runtime
+        .slots()
+        .get_mut(key)
+        .and_then(|s| s.reported_parse_error.take())
+        .is_some()
+        || body
+            .pointer("/status/kopr/message")
+            .is_some_and(|m| !m.is_null())
     {
         merge_into(&mut patch, json!({"status": {"kopr": {"message": null}}}));
     }
@@ -104,8 +110,14 @@ fn needs_finalizer(runtime: &ResourceRuntime, body: &Value) -> bool {
     let spec = &runtime.spec;
     spec.handlers.iter().any(|h| {
         matches!(h.trigger, Trigger::Delete { optional: false }) && h.filters.matches_object(body)
-    }) || spec.timers.iter().any(|t| t.handler.filters.matches_object(body))
-        || spec.daemons.iter().any(|d| d.handler.filters.matches_object(body))
+    }) || spec
+        .timers
+        .iter()
+        .any(|t| t.handler.filters.matches_object(body))
+        || spec
+            .daemons
+            .iter()
+            .any(|d| d.handler.filters.matches_object(body))
 }
 
 async fn report_parse_error(
@@ -131,10 +143,7 @@ async fn report_parse_error(
         .events
         .post(body, EventType::Warning, "InvalidObject", &text);
     let status = json!({"status": {"kopr": {"message": text}}});
-    match runtime.apply_merge(key, status).await {
-        Ok(_) => Outcome::Done,
-        Err(error) => Outcome::Failed(format!("reporting a parse error: {error}")),
-    }
+    send(runtime, key, status, false).await
 }
 
 /// The create/update/resume part of a cycle.
@@ -147,7 +156,6 @@ async fn changes(
 ) -> Outcome {
     let storage = runtime.shared.settings.storage;
     let essence = essence(&body);
-    tracing::debug!(object = %key, %body, %essence, "changes");
     let (stored, resume_due) = {
         let slots = runtime.slots();
         let slot = slots.get(key);
@@ -169,9 +177,12 @@ async fn changes(
     let mut selected = Vec::new();
     for handler in &runtime.spec.handlers {
         let choice = match (&handler.trigger, cause) {
-            (Trigger::Create, Some(Reason::Create)) => {
-                Some((Reason::Create, full_diff.clone(), None, Some(essence.clone())))
-            }
+            (Trigger::Create, Some(Reason::Create)) => Some((
+                Reason::Create,
+                full_diff.clone(),
+                None,
+                Some(essence.clone()),
+            )),
             (Trigger::Update, Some(Reason::Update)) => Some((
                 Reason::Update,
                 full_diff.clone(),
@@ -211,30 +222,21 @@ async fn changes(
         }
     }
     let tracks_changes = runtime.spec.handlers.iter().any(|h| {
-        matches!(h.trigger, Trigger::Create | Trigger::Update | Trigger::Field(_))
-            && h.filters.matches_object(&body)
+        matches!(
+            h.trigger,
+            Trigger::Create | Trigger::Update | Trigger::Field(_)
+        ) && h.filters.matches_object(&body)
     });
     if selected.is_empty() && (cause.is_none() || !tracks_changes) {
         if let Some(slot) = runtime.slots().get_mut(key) {
             slot.resume_due = false;
         }
-        return apply_leftover(runtime, key, patch).await;
+        return send(runtime, key, patch, false).await;
     }
     let finish = Finish::DiffBase {
         write: cause.is_some() && tracks_changes,
     };
     run_selected(runtime, key, body, typed, selected, patch, finish).await
-}
-
-/// Sends a patch that is not tied to any handler (clearing a stale error message).
-async fn apply_leftover(runtime: &ResourceRuntime, key: &ObjectKey, patch: Value) -> Outcome {
-    if patch.is_null() {
-        return Outcome::Done;
-    }
-    match runtime.apply_merge(key, patch).await {
-        Ok(_) => Outcome::Done,
-        Err(error) => Outcome::Failed(format!("patching: {error}")),
-    }
 }
 
 /// The deletion part of a cycle: stop timers and daemons, run delete handlers, release the
@@ -249,7 +251,7 @@ async fn deletion(
     background::stop_all(runtime, key).await;
     if !has_finalizer(&body) {
         run_optional_deletes(runtime, key, &body).await;
-        return apply_leftover(runtime, key, patch).await;
+        return send(runtime, key, patch, false).await;
     }
     let resume_due = runtime.slots().get(key).is_some_and(|s| s.resume_due);
     let empty = Diff::default();
@@ -278,7 +280,16 @@ async fn deletion(
             })
         })
         .collect();
-    run_selected(runtime, key, body, typed, selected, patch, Finish::RemoveFinalizer).await
+    run_selected(
+        runtime,
+        key,
+        body,
+        typed,
+        selected,
+        patch,
+        Finish::RemoveFinalizer,
+    )
+    .await
 }
 
 /// Runs optional delete handlers once, best effort, for an object leaving without a finalizer.
@@ -348,7 +359,10 @@ async fn run_selected(
             execute(runtime, key, &body, &typed, chosen, &records[index]).await;
         merge_into(&mut patch, handler_patch);
         if let Some(result) = result.filter(|r| !r.is_null()) {
-            merge_into(&mut patch, json!({"status": {chosen.handler.id.clone(): result}}));
+            merge_into(
+                &mut patch,
+                json!({"status": {chosen.handler.id.clone(): result}}),
+            );
         }
         records[index] = record;
     } else if let Some(earliest) = records
@@ -364,9 +378,12 @@ async fn run_selected(
     if !finished {
         if let Some(index) = next {
             let id = &selected[index].handler.id;
-            merge_into(&mut patch, progress::write_patch(storage, id, &records[index]));
+            merge_into(
+                &mut patch,
+                progress::write_patch(storage, id, &records[index]),
+            );
         }
-        return send(runtime, key, patch).await;
+        return send(runtime, key, patch, true).await;
     }
     let ids = selected.iter().map(|s| s.handler.id.as_str());
     match finish {
@@ -378,7 +395,7 @@ async fn run_selected(
             if let Some(slot) = runtime.slots().get_mut(key) {
                 slot.resume_due = false;
             }
-            send(runtime, key, patch).await
+            send(runtime, key, patch, true).await
         }
         Finish::RemoveFinalizer => {
             // The object is going away: only the handlers' own changes are worth sending.
@@ -459,13 +476,15 @@ fn store_diff_base(runtime: &ResourceRuntime, key: &ObjectKey, body: &Value, pat
     }
 }
 
-async fn send(runtime: &ResourceRuntime, key: &ObjectKey, patch: Value) -> Outcome {
+/// Sends the cycle's merge patch. With `again`, the next cycle runs on the patched body right
+/// away (more handlers may be due); otherwise the object waits for its next event.
+async fn send(runtime: &ResourceRuntime, key: &ObjectKey, patch: Value, again: bool) -> Outcome {
     if patch.is_null() {
         return Outcome::Done;
     }
     match runtime.apply_merge(key, patch).await {
-        Ok(Some(new)) => Outcome::Continue(new),
-        Ok(None) => Outcome::Done,
+        Ok(Some(new)) if again => Outcome::Continue(new),
+        Ok(_) => Outcome::Done,
         Err(error) => Outcome::Failed(format!("patching: {error}")),
     }
 }
@@ -607,7 +626,12 @@ async fn execute(
             next.message = None;
             tracing::info!(object = %key, handler = %id, reason = %chosen.reason, "Handler '{id}' succeeded.");
             if runtime.shared.settings.success_events {
-                events.post(body, EventType::Normal, "HandlerSucceeded", &format!("Handler '{id}' succeeded."));
+                events.post(
+                    body,
+                    EventType::Normal,
+                    "HandlerSucceeded",
+                    &format!("Handler '{id}' succeeded."),
+                );
             }
             return (next, Some(value), patch);
         }
@@ -622,7 +646,12 @@ async fn execute(
             ErrorsMode::Permanent => None,
             ErrorsMode::Ignored => {
                 tracing::warn!(object = %key, handler = %id, "Handler '{id}' failed with an error, ignored: {message}");
-                events.post(body, EventType::Warning, "HandlerFailed", &format!("Handler '{id}' failed with an error, ignored: {message}"));
+                events.post(
+                    body,
+                    EventType::Warning,
+                    "HandlerFailed",
+                    &format!("Handler '{id}' failed with an error, ignored: {message}"),
+                );
                 next.success = true;
                 next.stopped = Some(finished_at);
                 next.message = Some(message);
@@ -632,15 +661,39 @@ async fn execute(
     };
     next.message = Some(message.clone());
     let Some(delay) = retry_in else {
-        return fail(runtime, key, body, id, next, format!("Handler '{id}' failed permanently: {message}"), patch);
+        return fail(
+            runtime,
+            key,
+            body,
+            id,
+            next,
+            format!("Handler '{id}' failed permanently: {message}"),
+            patch,
+        );
     };
     next.retries = next.retries.saturating_add(1);
     if let Some(limit) = options.retries.filter(|&limit| next.retries >= limit) {
-        return fail(runtime, key, body, id, next, format!("Handler '{id}' has exceeded {limit} retries: {message}"), patch);
+        return fail(
+            runtime,
+            key,
+            body,
+            id,
+            next,
+            format!("Handler '{id}' has exceeded {limit} retries: {message}"),
+            patch,
+        );
     }
     let total = Duration::try_from(finished_at.duration_since(started)).unwrap_or_default();
     if let Some(timeout) = options.timeout.filter(|&t| total + delay > t) {
-        return fail(runtime, key, body, id, next, format!("Handler '{id}' has timed out after {timeout:?}: {message}"), patch);
+        return fail(
+            runtime,
+            key,
+            body,
+            id,
+            next,
+            format!("Handler '{id}' has timed out after {timeout:?}: {message}"),
+            patch,
+        );
     }
     let delay_signed = jiff::SignedDuration::try_from(delay).unwrap_or(jiff::SignedDuration::ZERO);
     next.delayed = finished_at.checked_add(delay_signed).ok();

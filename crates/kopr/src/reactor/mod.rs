@@ -194,14 +194,22 @@ impl ResourceRuntime {
     fn concerns(&self, body: &Value) -> bool {
         let spec = &self.spec;
         spec.handlers.iter().any(|h| h.filters.matches_object(body))
-            || spec.timers.iter().any(|t| t.handler.filters.matches_object(body))
-            || spec.daemons.iter().any(|d| d.handler.filters.matches_object(body))
+            || spec
+                .timers
+                .iter()
+                .any(|t| t.handler.filters.matches_object(body))
+            || spec
+                .daemons
+                .iter()
+                .any(|d| d.handler.filters.matches_object(body))
             || crate::storage::has_finalizer(body)
     }
 
     /// Records a new body for an object and makes sure a worker will handle it.
     pub(crate) fn enqueue(self: &Arc<Self>, body: Value, listed: bool) {
-        let Some(key) = ObjectKey::of(&body) else { return };
+        let Some(key) = ObjectKey::of(&body) else {
+            return;
+        };
         let mut slots = self.slots();
         if !slots.contains_key(&key) && !self.concerns(&body) {
             return;
@@ -241,9 +249,13 @@ impl ResourceRuntime {
 
     /// Records that an object is gone from the server.
     pub(crate) fn enqueue_deleted(self: &Arc<Self>, body: Value) {
-        let Some(key) = ObjectKey::of(&body) else { return };
+        let Some(key) = ObjectKey::of(&body) else {
+            return;
+        };
         let mut slots = self.slots();
-        let Some(slot) = slots.get_mut(&key) else { return };
+        let Some(slot) = slots.get_mut(&key) else {
+            return;
+        };
         slot.latest = Some(Arc::new(body));
         slot.deleted = true;
         self.mark_pending(key, slot);
@@ -271,7 +283,9 @@ impl ResourceRuntime {
         if !slot.running {
             slot.running = true;
             let runtime = self.clone();
-            self.shared.tasks.spawn(async move { runtime.work(key).await });
+            self.shared
+                .tasks
+                .spawn(async move { runtime.work(key).await });
         }
     }
 
@@ -280,8 +294,13 @@ impl ResourceRuntime {
         let at = Instant::now() + delay;
         {
             let mut slots = self.slots();
-            let Some(slot) = slots.get_mut(key) else { return };
-            if slot.wake_at.is_some_and(|existing| existing <= at && existing > Instant::now()) {
+            let Some(slot) = slots.get_mut(key) else {
+                return;
+            };
+            if slot
+                .wake_at
+                .is_some_and(|existing| existing <= at && existing > Instant::now())
+            {
                 return;
             }
             slot.wake_at = Some(at);
@@ -318,7 +337,9 @@ impl ResourceRuntime {
             };
             let job = {
                 let mut slots = self.slots();
-                let Some(slot) = slots.get_mut(&key) else { return };
+                let Some(slot) = slots.get_mut(&key) else {
+                    return;
+                };
                 match (&slot.latest, slot.pending) {
                     (Some(latest), true) => {
                         slot.pending = false;
@@ -373,7 +394,9 @@ impl ResourceRuntime {
             cycle::Outcome::Failed(error) => {
                 let failures = {
                     let mut slots = self.slots();
-                    let Some(slot) = slots.get_mut(key) else { return };
+                    let Some(slot) = slots.get_mut(key) else {
+                        return;
+                    };
                     slot.failures = slot.failures.saturating_add(1);
                     slot.failures
                 };
@@ -394,7 +417,8 @@ impl ResourceRuntime {
 /// Exponential per-object backoff for framework errors: 0.5 s doubling up to `max`, with
 /// ±20 % jitter so that many objects failing together do not retry in lockstep.
 fn error_backoff(failures: u32, max: Duration) -> Duration {
-    let base = Duration::from_millis(500).saturating_mul(1u32 << failures.saturating_sub(1).min(16));
+    let base =
+        Duration::from_millis(500).saturating_mul(1u32 << failures.saturating_sub(1).min(16));
     let capped = base.min(max);
     let jitter = rand::random_range(0.8..1.2);
     capped.mul_f64(jitter)
@@ -411,8 +435,14 @@ mod tests {
         assert!(is_stale(&at("5", "a"), &at("7", "a")));
         assert!(is_stale(&at("7", "a"), &at("7", "a")));
         assert!(!is_stale(&at("8", "a"), &at("7", "a")));
-        assert!(!is_stale(&at("5", "b"), &at("7", "a")), "a recreated object is never stale");
-        assert!(!is_stale(&at("x", "a"), &at("7", "a")), "opaque versions are never stale");
+        assert!(
+            !is_stale(&at("5", "b"), &at("7", "a")),
+            "a recreated object is never stale"
+        );
+        assert!(
+            !is_stale(&at("x", "a"), &at("7", "a")),
+            "opaque versions are never stale"
+        );
     }
 
     #[test]

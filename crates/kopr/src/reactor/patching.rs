@@ -35,7 +35,6 @@ impl ResourceRuntime {
         } else {
             (patch, None)
         };
-        tracing::debug!(object = %key, %main, status = ?status, "patching");
         let api = self.api(key.namespace.as_deref());
         let params = PatchParams {
             field_manager: Some(FIELD_MANAGER.into()),
@@ -46,7 +45,10 @@ impl ResourceRuntime {
         let mut latest = None;
         if let Some(status) = status.filter(|s| !is_empty(s)) {
             let body = serde_json::json!({ "status": status });
-            match api.patch_status(&key.name, &params, &Patch::Merge(&body)).await {
+            match api
+                .patch_status(&key.name, &params, &Patch::Merge(&body))
+                .await
+            {
                 Ok(object) => latest = Some(serde_json::to_value(object).unwrap_or(Value::Null)),
                 Err(error) if is_not_found(&error) => return Ok(None),
                 Err(error) => return Err(error),
@@ -68,8 +70,8 @@ impl ResourceRuntime {
         key: &ObjectKey,
         patch: Value,
     ) -> Result<Option<Value>, kube::Error> {
-        let operations: json_patch::Patch = serde_json::from_value(patch)
-            .map_err(kube::Error::SerdeError)?;
+        let operations: json_patch::Patch =
+            serde_json::from_value(patch).map_err(kube::Error::SerdeError)?;
         let api = self.api(key.namespace.as_deref());
         let params = PatchParams {
             field_manager: Some(FIELD_MANAGER.into()),

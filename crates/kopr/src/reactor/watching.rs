@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use kube::api::{Api, DynamicObject};
-use kube::runtime::watcher::{self, Event};
 use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
 use serde_json::Value;
 
 use super::cycle::{Call, invoke};
@@ -51,9 +51,15 @@ fn served(runtime: &ResourceRuntime, body: &Value) -> bool {
     runtime.shared.settings.namespaces.matches(namespace)
 }
 
-async fn watch_stream(runtime: Arc<ResourceRuntime>, api: Api<DynamicObject>, scope: Option<String>) {
+async fn watch_stream(
+    runtime: Arc<ResourceRuntime>,
+    api: Api<DynamicObject>,
+    scope: Option<String>,
+) {
     let settings = &runtime.shared.settings;
-    let timeout_secs = u32::try_from(settings.watch_timeout.as_secs()).unwrap_or(u32::MAX).max(1);
+    let timeout_secs = u32::try_from(settings.watch_timeout.as_secs())
+        .unwrap_or(u32::MAX)
+        .max(1);
     // A healthy watch yields at least a bookmark or a renewal within the server-side timeout;
     // silence for twice that long means the connection died without closing.
     let silence_limit = settings.watch_timeout * 2 + Duration::from_secs(5);
@@ -142,7 +148,9 @@ fn run_event_handlers(runtime: &Arc<ResourceRuntime>, body: &Value, event_type: 
     let Ok(typed) = (runtime.spec.parse)(body) else {
         return;
     };
-    let Some(key) = ObjectKey::of(body) else { return };
+    let Some(key) = ObjectKey::of(body) else {
+        return;
+    };
     let runtime = runtime.clone();
     let body = Arc::new(body.clone());
     runtime.shared.tasks.clone().spawn(async move {

@@ -17,7 +17,14 @@ use serde_json::{Value, json};
 
 /// The test resource: a namespaced `Widget` with a free-form status.
 #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
-#[kube(group = "kopr.test", version = "v1", kind = "Widget", namespaced, shortname = "wd", status = "serde_json::Value")]
+#[kube(
+    group = "kopr.test",
+    version = "v1",
+    kind = "Widget",
+    namespaced,
+    shortname = "wd",
+    status = "serde_json::Value"
+)]
 pub struct WidgetSpec {
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -43,14 +50,19 @@ pub const WAIT: Duration = Duration::from_secs(20);
 pub async fn cluster() -> TestCluster {
     kopr::testing::capture_logs();
     let cluster = TestCluster::start().await.expect("cluster starts");
-    cluster.install_crd(&widget_crd()).await.expect("crd installs");
+    cluster
+        .install_crd(&widget_crd())
+        .await
+        .expect("crd installs");
     cluster
 }
 
 pub async fn namespace(cluster: &TestCluster, name: &str) {
     let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(cluster.client());
     let ns = serde_json::from_value(json!({"metadata": {"name": name}})).expect("namespace");
-    api.create(&PostParams::default(), &ns).await.expect("namespace created");
+    api.create(&PostParams::default(), &ns)
+        .await
+        .expect("namespace created");
 }
 
 pub fn widgets(cluster: &TestCluster, namespace: &str) -> Api<Widget> {
@@ -63,20 +75,31 @@ pub async fn create_widget(api: &Api<Widget>, name: &str, message: &str) -> Widg
         "metadata": {"name": name}, "spec": {"message": message}
     }))
     .expect("widget");
-    api.create(&PostParams::default(), &widget).await.expect("widget created")
+    api.create(&PostParams::default(), &widget)
+        .await
+        .expect("widget created")
 }
 
 /// Waits until the widget satisfies `check` on its JSON form; returns that JSON.
-pub async fn wait_widget(api: &Api<Widget>, name: &str, check: impl Fn(&Value) -> bool + Send) -> Value {
+pub async fn wait_widget(
+    api: &Api<Widget>,
+    name: &str,
+    check: impl Fn(&Value) -> bool + Send,
+) -> Value {
     let found = kopr::testing::wait_for(api, name, WAIT, move |w: Option<&Widget>| {
-        w.map(|w| serde_json::to_value(w).expect("json")).is_some_and(|v| check(&v))
+        w.map(|w| serde_json::to_value(w).expect("json"))
+            .is_some_and(|v| check(&v))
     })
     .await;
     match found {
         Ok(Some(widget)) => serde_json::to_value(widget).expect("json"),
         other => {
             let current = api.get_opt(name).await.ok().flatten();
-            panic!("{name}: condition not met ({:?}); object now: {}", other.err(), serde_json::to_string_pretty(&current).unwrap_or_default())
+            panic!(
+                "{name}: condition not met ({:?}); object now: {}",
+                other.err(),
+                serde_json::to_string_pretty(&current).unwrap_or_default()
+            )
         }
     }
 }
@@ -88,13 +111,23 @@ pub async fn wait_gone(api: &Api<Widget>, name: &str) {
 }
 
 /// Events about the named object, as (type, reason, message).
-pub async fn events_about(cluster: &TestCluster, namespace: &str, name: &str) -> Vec<(String, String, String)> {
+pub async fn events_about(
+    cluster: &TestCluster,
+    namespace: &str,
+    name: &str,
+) -> Vec<(String, String, String)> {
     let api: Api<Event> = Api::namespaced(cluster.client(), namespace);
     let list = api.list(&ListParams::default()).await.expect("events list");
     list.items
         .into_iter()
         .filter(|e| e.involved_object.name.as_deref() == Some(name))
-        .map(|e| (e.type_.unwrap_or_default(), e.reason.unwrap_or_default(), e.message.unwrap_or_default()))
+        .map(|e| {
+            (
+                e.type_.unwrap_or_default(),
+                e.reason.unwrap_or_default(),
+                e.message.unwrap_or_default(),
+            )
+        })
         .collect()
 }
 
@@ -114,13 +147,33 @@ impl Calls {
     }
 }
 
+/// A handler with id `id` that records the name of each object it handles.
+pub fn recording(calls: &Calls, id: &'static str) -> kopr::Handler<Widget> {
+    let calls = calls.clone();
+    kopr::Handler::new(move |ctx: kopr::Context<Widget>| {
+        let calls = calls.clone();
+        async move {
+            calls.record(ctx.name().to_owned());
+            kopr::HandlerResult::Ok(())
+        }
+    })
+    .id(id)
+}
+
 pub fn annotations(body: &Value) -> serde_json::Map<String, Value> {
-    body.pointer("/metadata/annotations").and_then(Value::as_object).cloned().unwrap_or_default()
+    body.pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
 }
 
 pub fn finalizers(body: &Value) -> Vec<String> {
     body.pointer("/metadata/finalizers")
         .and_then(Value::as_array)
-        .map(|l| l.iter().filter_map(|f| f.as_str().map(str::to_owned)).collect())
+        .map(|l| {
+            l.iter()
+                .filter_map(|f| f.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default()
 }
