@@ -136,6 +136,22 @@ fn peak_rss_mib(pid: u32) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// CPU seconds (user + system) a process has used so far.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name (which may contain spaces) start after the last ')'.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 of /proc/PID/stat (11 and 12 after the name).
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 /// Runs `total` operations over `clients` concurrent tasks; returns ops/s.
 async fn concurrent<F, Fut>(clients: usize, total: usize, op: F) -> anyhow::Result<f64>
 where
@@ -182,21 +198,44 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let (server, _) = start(&args)?;
     let c = client(&server).await?;
 
-    // Creates with 16 clients.
+    // Creates with 16 clients: ConfigMaps and custom resources (20-field schema, one CEL rule)
+    // in alternating rounds, so that noise from other processes on a shared machine falls on
+    // both alike; the figures are medians over the rounds.
     let api: Api<ConfigMap> = Api::namespaced(c.clone(), "default");
-    let a = api.clone();
-    let creates_16 = concurrent(16, args.creates, move |i| {
-        let a = a.clone();
-        async move {
-            a.create(&PostParams::default(), &config_map(&format!("c-{i}"), i))
-                .await?;
-            Ok(())
-        }
-    })
-    .await?;
-
-    // Creates of a custom resource with a 20-field schema and one CEL rule.
-    let cr_rate = custom_resource_creates(&c, args.creates).await?;
+    let cr_api = custom_resource_api(&c).await?;
+    let rounds = 5usize;
+    let per_round = (args.creates / rounds).max(1);
+    let (mut cm_rates, mut cr_rates, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut cm_cpu, mut cr_cpu) = (0.0, 0.0);
+    let pid = server.child.id();
+    for round in 0..rounds {
+        let a = api.clone();
+        let offset = round * per_round;
+        let cpu_before = cpu_seconds(pid);
+        let cm = concurrent(16, per_round, move |i| {
+            let a = a.clone();
+            async move {
+                let i = offset + i;
+                a.create(&PostParams::default(), &config_map(&format!("c-{i}"), i))
+                    .await?;
+                Ok(())
+            }
+        })
+        .await?;
+        let cpu_between = cpu_seconds(pid);
+        let cr = custom_resource_creates(&cr_api, offset, per_round).await?;
+        cm_cpu += cpu_between - cpu_before;
+        cr_cpu += cpu_seconds(pid) - cpu_between;
+        cm_rates.push(cm);
+        cr_rates.push(cr);
+        ratios.push(cr / cm);
+    }
+    for list in [&mut cm_rates, &mut cr_rates, &mut ratios] {
+        list.sort_by(f64::total_cmp);
+    }
+    let creates_16 = percentile(&cm_rates, 0.5);
+    let cr_rate = percentile(&cr_rates, 0.5);
+    let cr_ratio = percentile(&ratios, 0.5);
 
     // Updates with 1 and 16 clients (merge patches of existing objects).
     let mut updates = Vec::new();
@@ -299,12 +338,18 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     println!("| figure | result |");
     println!("|---|---|");
     println!(
-        "| creates/s, 16 clients ({} objects) | {creates_16:.0} |",
-        args.creates
+        "| creates/s, 16 clients ({} objects in {rounds} rounds) | {creates_16:.0} |",
+        per_round * rounds
     );
     println!(
-        "| custom resource creates/s, 16 clients (20-field schema, 1 CEL rule) | {cr_rate:.0} (ratio to ConfigMaps {:.2}) |",
-        cr_rate / creates_16
+        "| custom resource creates/s, 16 clients (20-field schema, 1 CEL rule) | {cr_rate:.0} (ratio to ConfigMaps {cr_ratio:.2}, median of {rounds} alternating rounds) |"
+    );
+    let objects = (per_round * rounds) as f64;
+    println!(
+        "| server CPU per create: ConfigMap / custom resource | {:.0} µs / {:.0} µs (ratio {:.2}) |",
+        cm_cpu / objects * 1e6,
+        cr_cpu / objects * 1e6,
+        cm_cpu / cr_cpu
     );
     for (clients, rate) in &updates {
         println!(
@@ -351,9 +396,10 @@ fn bench_crd() -> serde_json::Value {
     })
 }
 
-async fn custom_resource_creates(c: &kube::Client, total: usize) -> anyhow::Result<f64> {
+/// Installs the benchmark CRD and returns the API for its objects once it is served.
+async fn custom_resource_api(c: &kube::Client) -> anyhow::Result<Api<kube::api::DynamicObject>> {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-    use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+    use kube::api::{ApiResource, GroupVersionKind};
     let crds: Api<CustomResourceDefinition> = Api::all(c.clone());
     crds.create(
         &PostParams::default(),
@@ -364,7 +410,7 @@ async fn custom_resource_creates(c: &kube::Client, total: usize) -> anyhow::Resu
         &GroupVersionKind::gvk("kopr.dev", "v1", "BenchItem"),
         "benchitems",
     );
-    let api: Api<DynamicObject> = Api::namespaced_with(c.clone(), "default", &ar);
+    let api = Api::namespaced_with(c.clone(), "default", &ar);
     // Wait until the new API answers.
     let deadline = Instant::now() + Duration::from_secs(10);
     while api.list(&ListParams::default().limit(1)).await.is_err() {
@@ -373,8 +419,20 @@ async fn custom_resource_creates(c: &kube::Client, total: usize) -> anyhow::Resu
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    Ok(api)
+}
+
+/// Creates `total` custom resources named from `offset` on; returns creates/s.
+async fn custom_resource_creates(
+    api: &Api<kube::api::DynamicObject>,
+    offset: usize,
+    total: usize,
+) -> anyhow::Result<f64> {
+    use kube::api::DynamicObject;
+    let api = api.clone();
     concurrent(16, total, move |i| {
         let api = api.clone();
+        let i = offset + i;
         async move {
             let mut spec = serde_json::Map::new();
             for f in 0..10 {

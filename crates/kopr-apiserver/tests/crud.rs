@@ -560,15 +560,24 @@ async fn concurrent_patches_without_resource_version_all_succeed() {
         let api = api.clone();
         tasks.push(tokio::spawn(async move {
             let patch = json!({"data": {format!("k{n}"): n.to_string()}});
-            api.patch("racy", &PatchParams::default(), &Patch::Merge(&patch)).await
+            api.patch("racy", &PatchParams::default(), &Patch::Merge(&patch))
+                .await
         }));
     }
     for task in tasks {
-        task.await.unwrap().expect("an unconditional patch succeeds");
+        task.await
+            .unwrap()
+            .expect("an unconditional patch succeeds");
     }
     let data = api.get("racy").await.unwrap().data.unwrap();
     assert_eq!(data.len(), 16);
     let stale = json!({"metadata": {"resourceVersion": created.metadata.resource_version}, "data": {"x": "y"}});
-    let err = api.patch("racy", &PatchParams::default(), &Patch::Merge(&stale)).await.unwrap_err();
-    assert!(matches!(err, kube::Error::Api(ref s) if s.code == 409), "{err:?}");
+    let err = api
+        .patch("racy", &PatchParams::default(), &Patch::Merge(&stale))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 409),
+        "{err:?}"
+    );
 }

@@ -1100,22 +1100,25 @@ fn take_managed_fields(obj: &mut Value) -> Option<Value> {
 }
 
 /// Fields kube never records ownership of (apiVersion, kind, and the
-/// server-owned parts of metadata).
-fn strip_set() -> FieldSet {
-    FieldSet::from_plain_paths(&[
-        &["apiVersion"],
-        &["kind"],
-        &["metadata"],
-        &["metadata", "name"],
-        &["metadata", "namespace"],
-        &["metadata", "creationTimestamp"],
-        &["metadata", "selfLink"],
-        &["metadata", "uid"],
-        &["metadata", "clusterName"],
-        &["metadata", "generation"],
-        &["metadata", "managedFields"],
-        &["metadata", "resourceVersion"],
-    ])
+/// server-owned parts of metadata), built once.
+fn strip_set() -> &'static FieldSet {
+    static STRIP: std::sync::LazyLock<FieldSet> = std::sync::LazyLock::new(|| {
+        FieldSet::from_plain_paths(&[
+            &["apiVersion"],
+            &["kind"],
+            &["metadata"],
+            &["metadata", "name"],
+            &["metadata", "namespace"],
+            &["metadata", "creationTimestamp"],
+            &["metadata", "selfLink"],
+            &["metadata", "uid"],
+            &["metadata", "clusterName"],
+            &["metadata", "generation"],
+            &["metadata", "managedFields"],
+            &["metadata", "resourceVersion"],
+        ])
+    });
+    &STRIP
 }
 
 /// Structured-merge-diff's update step: other managers lose ownership of what
@@ -1126,6 +1129,10 @@ fn update_others(
     cmp: &Comparison,
     force: bool,
 ) -> Result<(), Conflicts> {
+    if cmp.removed.is_empty() && managers.keys().all(|id| id == workflow) {
+        // Nobody else owns anything (as on every create): nothing to take away.
+        return Ok(());
+    }
     let changed = cmp.modified.union(&cmp.added);
     let mut conflicts: Vec<(String, FieldSet)> = Vec::new();
     for (id, entry) in managers.iter() {
@@ -1550,7 +1557,7 @@ pub fn server_side_apply(
 
     let strip = strip_set();
     if let Some(e) = managers.get_mut(&id) {
-        e.set = e.set.difference(&strip);
+        e.set = e.set.difference(strip);
     }
     let changed = new_obj != live;
     if changed && let Some(e) = managers.get_mut(&id) {
@@ -1660,6 +1667,7 @@ pub fn update_managed_fields(req: UpdateRequest<'_>, new: &mut Value, schema: &d
 
     let ignored = FieldSet::from_plain_paths(req.ignored_fields);
     let cmp = match compare_objects(schema, &old, new) {
+        Ok(c) if ignored.is_empty() => c,
         Ok(c) => c.filter(&ignored),
         Err(_) => {
             if let (Some(list), Some(meta)) = (
@@ -1675,11 +1683,18 @@ pub fn update_managed_fields(req: UpdateRequest<'_>, new: &mut Value, schema: &d
     // Never fails with force.
     let _ = update_others(&mut managers, workflow, &cmp, true);
 
-    let op_set = cmp
-        .modified
-        .union(&cmp.added)
-        .recursive_difference(&ignored)
-        .difference(&strip_set());
+    // On creation nothing is modified: take the added set as it is, without copies.
+    let op_set = if cmp.modified.is_empty() {
+        cmp.added
+    } else {
+        cmp.modified.union(&cmp.added)
+    };
+    let op_set = if ignored.is_empty() {
+        op_set
+    } else {
+        op_set.recursive_difference(&ignored)
+    };
+    let op_set = op_set.difference(strip_set());
     if !op_set.is_empty() {
         let info = ManagerInfo {
             manager: if req.manager.is_empty() {
