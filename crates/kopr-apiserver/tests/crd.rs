@@ -229,3 +229,75 @@ async fn invalid_crds_are_rejected_with_kube_messages() {
         err.message
     );
 }
+
+/// Validation ratcheting: after a CRD's schema is tightened, objects stored under the old schema
+/// can still be updated as long as the update leaves the now-invalid values alone; changing such
+/// a value to another invalid one is rejected.
+#[tokio::test]
+async fn schema_validation_ratchets_on_update() {
+    let f = common::start().await;
+    let crds: Api<CustomResourceDefinition> = Api::all(f.client.clone());
+    crds.create(&PostParams::default(), &greeting_crd())
+        .await
+        .unwrap();
+    established(&crds, "greetings.example.com").await;
+    let api = greetings(&f.client);
+    let obj: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "example.com/v1", "kind": "Greeting",
+        "metadata": {"name": "old-style"}, "spec": {"message": "a rather long message"}
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &obj).await.unwrap();
+    let tighten = json!({"spec": {"versions": [{"name": "v1", "served": true, "storage": true,
+        "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"message": {"type": "string", "maxLength": 5}, "note": {"type": "string"}}}}}}}]}});
+    crds.patch(
+        "greetings.example.com",
+        &PatchParams::default(),
+        &Patch::Merge(&tighten),
+    )
+    .await
+    .unwrap();
+    // The new schema applies (a new object is checked against it)...
+    let mut fresh = obj.clone();
+    fresh.metadata.name = Some("new-style".into());
+    let mut rejected = None;
+    for _ in 0..200 {
+        match api.create(&PostParams::default(), &fresh).await {
+            Err(kube::Error::Api(s)) if s.code == 422 => {
+                rejected = Some(s);
+                break;
+            }
+            Ok(_) => {
+                api.delete("new-style", &DeleteParams::default())
+                    .await
+                    .unwrap();
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    let rejected = rejected.expect("the tightened schema is enforced on create");
+    assert!(
+        rejected
+            .message
+            .contains("spec.message: Too long: may not be longer than 5"),
+        "{}",
+        rejected.message
+    );
+    // ...but an update that leaves the old message alone passes,
+    let note = json!({"spec": {"note": "hi"}});
+    api.patch("old-style", &PatchParams::default(), &Patch::Merge(&note))
+        .await
+        .expect("unchanged invalid values are ratcheted");
+    // and one that changes it to another invalid value does not.
+    let worse = json!({"spec": {"message": "an even longer message"}});
+    let err = api
+        .patch("old-style", &PatchParams::default(), &Patch::Merge(&worse))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 422),
+        "{err:?}"
+    );
+}

@@ -212,7 +212,9 @@ impl Api {
         let warnings = unknown_field_warnings(rt, &unknown, opts.field_validation)?;
         if let Some(custom) = &rt.custom {
             let mut errors = crate::crd::validate_metadata(obj, old, rt.namespaced);
-            errors.extend(custom.schema.validate(obj));
+            let mut schema_errors = custom.schema.validate(obj);
+            crate::crd::structural::ratchet(&mut schema_errors, obj, old);
+            errors.extend(schema_errors);
             if errors.is_empty() && !custom.rules.is_empty() {
                 errors.extend(custom.rules.validate(obj, old));
             }

@@ -21,6 +21,8 @@
 //! elsewhere). Recursion over schemas and objects is depth-limited.
 
 mod formats;
+mod ratchet;
+pub use ratchet::ratchet;
 mod validate;
 
 use crate::patch::schema::ListStrategy;
