@@ -3,7 +3,7 @@
 //! The rules follow Kopf: cluster-scoped objects get their events in the `default` namespace,
 //! messages are cut to 1 KiB, and there are no events about Events.
 
-use std::sync::OnceLock;
+use std::sync::RwLock;
 
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
@@ -41,7 +41,9 @@ pub struct EventRecorder {
     sender: mpsc::Sender<Event>,
 }
 
-static GLOBAL: OnceLock<EventRecorder> = OnceLock::new();
+/// The recorder behind the free functions outside handlers: the most recently started
+/// operator's.
+static GLOBAL: RwLock<Option<EventRecorder>> = RwLock::new(None);
 
 impl EventRecorder {
     /// Starts the background poster on the current runtime. It stops when every recorder
@@ -53,13 +55,13 @@ impl EventRecorder {
                 let namespace = event.metadata.namespace.clone().unwrap_or_default();
                 let api: Api<Event> = Api::namespaced(client.clone(), &namespace);
                 if let Err(error) = api.create(&PostParams::default(), &event).await {
-                    tracing::debug!(%error, "could not post an event");
+                    tracing::warn!(%error, "could not post an event");
                 }
             }
         });
         let recorder = EventRecorder { sender };
-        // The first operator of the process serves the free functions.
-        let _ = GLOBAL.set(recorder.clone());
+        // The most recently started operator serves the free functions.
+        *GLOBAL.write().unwrap_or_else(|p| p.into_inner()) = Some(recorder.clone());
         recorder
     }
 
@@ -76,7 +78,12 @@ impl EventRecorder {
 }
 
 /// Builds the core/v1 Event, or `None` for objects events cannot (or must not) be about.
-pub fn build_event(body: &Value, event_type: EventType, reason: &str, message: &str) -> Option<Event> {
+pub fn build_event(
+    body: &Value,
+    event_type: EventType,
+    reason: &str,
+    message: &str,
+) -> Option<Event> {
     let api_version = body.get("apiVersion")?.as_str()?;
     let kind = body.get("kind")?.as_str()?;
     if kind == "Event" && matches!(api_version, "v1" | "events.k8s.io/v1") {
@@ -132,8 +139,29 @@ pub fn truncate(text: &str, limit: usize) -> String {
     format!("{}...", &text[..end])
 }
 
+tokio::task_local! {
+    /// The recorder of the operator whose handler is running on this task.
+    static CURRENT: EventRecorder;
+}
+
+/// Runs `future` (a handler) with `recorder` serving the free functions, so that each operator
+/// in a process posts through its own client.
+pub(crate) fn scope<F: std::future::Future>(
+    recorder: EventRecorder,
+    future: F,
+) -> impl std::future::Future<Output = F::Output> {
+    CURRENT.scope(recorder, future)
+}
+
 fn post_global(body: &Value, event_type: EventType, reason: &str, message: &str) {
-    match GLOBAL.get() {
+    if CURRENT
+        .try_with(|recorder| recorder.post(body, event_type, reason, message))
+        .is_ok()
+    {
+        return;
+    }
+    let recorder = GLOBAL.read().unwrap_or_else(|p| p.into_inner()).clone();
+    match recorder {
         Some(recorder) => recorder.post(body, event_type, reason, message),
         None => tracing::debug!(reason, "no operator running; event not posted"),
     }
@@ -161,7 +189,8 @@ mod tests {
 
     #[test]
     fn kopf_rules() {
-        let cluster = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "uid": "u"}});
+        let cluster =
+            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "uid": "u"}});
         let event = build_event(&cluster, EventType::Normal, "Hello", &"é".repeat(700)).unwrap();
         assert_eq!(event.metadata.namespace.as_deref(), Some("default"));
         assert_eq!(event.involved_object.namespace, None);

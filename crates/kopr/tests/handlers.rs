@@ -26,6 +26,9 @@ async fn create_update_field_and_delete_handlers() {
                     async move {
                         calls.record(format!("create {}", ctx.name()));
                         ctx.patch().label("greeted", Some("yes"));
+                        let said = format!("said {}", ctx.object.spec.message);
+                        kopr::info(ctx.body(), "Greeted", &said);
+                        ctx.warn("Careful", "a warning from the handler");
                         Ok(json!({"said": ctx.object.spec.message}))
                     }
                 })
@@ -98,6 +101,26 @@ async fn create_update_field_and_delete_handlers() {
         json!({"spec": {"message": "hello"}, "metadata": {"labels": {"greeted": "yes"}}})
     );
     assert_eq!(calls.count("create w1"), 1);
+    let mut events = Vec::new();
+    for _ in 0..100 {
+        events = events_about(&cluster, "h1", "w1").await;
+        if events.len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert!(
+        events.contains(&("Normal".into(), "Greeted".into(), "said hello".into())),
+        "{events:?}"
+    );
+    assert!(
+        events.contains(&(
+            "Warning".into(),
+            "Careful".into(),
+            "a warning from the handler".into()
+        )),
+        "{events:?}"
+    );
     assert!(calls.all().iter().any(|c| c == "field w1 old=None new=Some(String(\"hello\")) diff=add <root>: <none> -> \"hello\""), "{:?}", calls.all());
 
     api.patch(

@@ -550,7 +550,10 @@ async fn invoke_with_limit(
         events: shared.events.clone(),
     };
     let future = (call.handler.func)(context);
-    let task = tokio::spawn(future.instrument(span));
+    let task = tokio::spawn(crate::events::scope(
+        shared.events.clone(),
+        future.instrument(span),
+    ));
     let abort = task.abort_handle();
     let joined = match limit {
         Some(limit) => match tokio::time::timeout(limit, task).await {
