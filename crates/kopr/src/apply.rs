@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+};
 use kube::discovery::{ApiCapabilities, Scope};
 use serde_json::Value;
 
@@ -48,18 +50,28 @@ pub struct Document {
 impl Document {
     /// The object's `apiVersion`.
     pub fn api_version(&self) -> &str {
-        self.object.get("apiVersion").and_then(Value::as_str).unwrap_or_default()
+        self.object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
     }
 
     /// The object's `kind`.
     pub fn kind(&self) -> &str {
-        self.object.get("kind").and_then(Value::as_str).unwrap_or_default()
+        self.object
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
     }
 
     /// `metadata.name`, or `metadata.generateName` followed by `*` when only that is given.
     pub fn name(&self) -> String {
         let meta = self.object.get("metadata");
-        let field = |key: &str| meta.and_then(|m| m.get(key)).and_then(Value::as_str).filter(|s| !s.is_empty());
+        let field = |key: &str| {
+            meta.and_then(|m| m.get(key))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        };
         match (field("name"), field("generateName")) {
             (Some(name), _) => name.to_owned(),
             (None, Some(prefix)) => format!("{prefix}*"),
@@ -135,7 +147,7 @@ pub enum ApplyError {
         /// The object's name.
         name: String,
         /// The discovery failure.
-        error: kube::Error,
+        error: Box<kube::Error>,
     },
     /// The API server refused the object.
     #[error("{at}: {kind} {name}: {}", describe(error))]
@@ -147,7 +159,7 @@ pub enum ApplyError {
         /// The object's name.
         name: String,
         /// The API error.
-        error: kube::Error,
+        error: Box<kube::Error>,
     },
     /// A CustomResourceDefinition did not become established.
     #[error("{at}: CustomResourceDefinition {name} was not established: {reason}")]
@@ -170,7 +182,10 @@ fn describe(error: &kube::Error) -> String {
 
 fn is_manifest(path: &Path) -> bool {
     matches!(
-        path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref(),
+        path.extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref(),
         Some("yaml" | "yml" | "json")
     )
 }
@@ -219,7 +234,10 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Document>, ApplyError> {
 /// Parses the text of one manifest file named `path` (JSON when it ends in `.json`, YAML
 /// otherwise, possibly several documents).
 pub fn parse(path: &Path, text: &str) -> Result<Vec<Document>, ApplyError> {
-    let is_json = path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let is_json = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
     let mut raw = Vec::new();
     if is_json {
         let value: Value = serde_json::from_str(text).map_err(|error| ApplyError::Parse {
@@ -234,7 +252,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<Document>, ApplyError> {
             let Some(line) = first_content_line(start, &chunk) else {
                 continue;
             };
-            let value: Value = serde_saphyr::from_str(&chunk).map_err(|error| yaml_error(path, start, &error))?;
+            let value: Value =
+                serde_saphyr::from_str(&chunk).map_err(|error| yaml_error(path, start, &error))?;
             if !value.is_null() {
                 raw.push((line, value));
             }
@@ -336,7 +355,9 @@ fn expand(source: Source, value: Value, into: &mut Vec<Document>) -> Result<(), 
         message,
     };
     let Some(object) = value.as_object() else {
-        return Err(invalid("the document is not a mapping (a Kubernetes object)".into()));
+        return Err(invalid(
+            "the document is not a mapping (a Kubernetes object)".into(),
+        ));
     };
     let kind = match object.get("kind") {
         Some(Value::String(kind)) if !kind.is_empty() => kind.clone(),
@@ -359,13 +380,18 @@ fn expand(source: Source, value: Value, into: &mut Vec<Document>) -> Result<(), 
         }
         return Ok(());
     }
-    let document = Document { source: source.clone(), object: value };
+    let document = Document {
+        source: source.clone(),
+        object: value,
+    };
     let metadata = document.object.get("metadata");
     if !matches!(metadata, Some(Value::Object(_))) {
         return Err(invalid(format!("the {kind} has no metadata")));
     }
     if document.name().is_empty() {
-        return Err(invalid(format!("the {kind} has neither metadata.name nor metadata.generateName")));
+        return Err(invalid(format!(
+            "the {kind} has neither metadata.name nor metadata.generateName"
+        )));
     }
     into.push(document);
     Ok(())
@@ -419,7 +445,10 @@ pub async fn apply(client: &kube::Client, documents: &[Document]) -> Vec<Applied
 }
 
 /// Loads `paths` and applies them; fails only when a file cannot be read or parsed.
-pub async fn apply_paths(client: &kube::Client, paths: &[PathBuf]) -> Result<Vec<Applied>, ApplyError> {
+pub async fn apply_paths(
+    client: &kube::Client,
+    paths: &[PathBuf],
+) -> Result<Vec<Applied>, ApplyError> {
     let documents = load(paths)?;
     Ok(apply(client, &documents).await)
 }
@@ -450,7 +479,7 @@ async fn apply_one(
                     api_version: document.api_version().to_owned(),
                     kind: applied.kind.clone(),
                     name: applied.name.clone(),
-                    error,
+                    error: Box::new(error),
                 });
                 return applied;
             }
@@ -470,7 +499,7 @@ async fn apply_one(
         at: document.source.clone(),
         kind: document.kind().to_owned(),
         name: name.to_owned(),
-        error,
+        error: Box::new(error),
     };
     let object: DynamicObject = match serde_json::from_value(document.object.clone()) {
         Ok(object) => object,
@@ -486,7 +515,10 @@ async fn apply_one(
     match named {
         Some(name) => {
             let params = PatchParams::apply(FIELD_MANAGER).force();
-            if let Err(error) = api.patch(&name, &params, &Patch::Apply(&document.object)).await {
+            if let Err(error) = api
+                .patch(&name, &params, &Patch::Apply(&document.object))
+                .await
+            {
                 applied.result = Err(rejected(error, &name));
                 return applied;
             }
@@ -541,7 +573,10 @@ mod tests {
         let text = "# leading comment\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n--- {apiVersion: v1, kind: Namespace, metadata: {name: c}}\n";
         let docs = parse_str("x.yaml", text).unwrap();
         let found: Vec<(String, usize)> = docs.iter().map(|d| (d.name(), d.source.line)).collect();
-        assert_eq!(found, vec![("a".into(), 2), ("b".into(), 9), ("c".into(), 12)]);
+        assert_eq!(
+            found,
+            vec![("a".into(), 2), ("b".into(), 9), ("c".into(), 12)]
+        );
         assert_eq!(docs[2].kind(), "Namespace");
     }
 
@@ -570,10 +605,15 @@ mod tests {
 
     #[test]
     fn documents_must_be_objects() {
-        let missing_kind = parse_str("k.yaml", "apiVersion: v1\nmetadata: {name: x}\n").unwrap_err();
+        let missing_kind =
+            parse_str("k.yaml", "apiVersion: v1\nmetadata: {name: x}\n").unwrap_err();
         assert_eq!(missing_kind.to_string(), "k.yaml:1: the object has no kind");
-        let no_name = parse_str("n.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n").unwrap_err();
-        assert!(no_name.to_string().contains("neither metadata.name"), "{no_name}");
+        let no_name =
+            parse_str("n.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n").unwrap_err();
+        assert!(
+            no_name.to_string().contains("neither metadata.name"),
+            "{no_name}"
+        );
         let scalar = parse_str("s.yaml", "just text\n").unwrap_err();
         assert!(scalar.to_string().contains("not a mapping"), "{scalar}");
     }

@@ -243,13 +243,16 @@ impl Common {
 
 /// Builds a client from an explicit kubeconfig and/or context, or infers one (KUBECONFIG,
 /// `~/.kube/config`, in-cluster service account).
-pub async fn client_from(kubeconfig: Option<&Path>, context: Option<String>) -> Result<kube::Client, Error> {
+pub async fn client_from(
+    kubeconfig: Option<&Path>,
+    context: Option<String>,
+) -> Result<kube::Client, Error> {
     let options = KubeConfigOptions {
         context,
         ..KubeConfigOptions::default()
     };
     let invalid = |e: &dyn std::fmt::Display| Error::ClientConfig(e.to_string());
-    let config = match kubeconfig {
+    let mut config = match kubeconfig {
         Some(path) => {
             let file = Kubeconfig::read_from(path).map_err(|e| invalid(&e))?;
             kube::Config::from_custom_kubeconfig(file, &options)
@@ -261,7 +264,12 @@ pub async fn client_from(kubeconfig: Option<&Path>, context: Option<String>) -> 
             .map_err(|e| invalid(&e))?,
         None => kube::Config::infer().await.map_err(|e| invalid(&e))?,
     };
-    kube::Client::try_from(config).map_err(Error::Kube)
+    // A watch connection that dies without closing would otherwise hang forever: no healthy
+    // read waits this long, since every watch request ends after its server-side timeout.
+    if config.read_timeout.is_none() {
+        config.read_timeout = Some(std::time::Duration::from_secs(295));
+    }
+    kube::Client::try_from(config).map_err(Error::from)
 }
 
 /// Completes on SIGINT or SIGTERM.
@@ -269,13 +277,14 @@ pub async fn shutdown_signal() {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(signal) => signal,
-            Err(_) => {
-                let _ = interrupt.await;
-                return;
-            }
-        };
+        let mut terminate =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(signal) => signal,
+                Err(_) => {
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
         tokio::select! {
             _ = interrupt => {}
             _ = terminate.recv() => {}
@@ -379,7 +388,9 @@ impl<A: Args + 'static, X: Subcommand + 'static> App<A, X> {
     }
 
     fn clap_command(&self, name: &str) -> clap::Command {
-        let mut command = Cli::<A, X>::command().name(leak(name)).bin_name(name.to_owned());
+        let mut command = Cli::<A, X>::command()
+            .name(leak(name))
+            .bin_name(name.to_owned());
         if let Some(about) = &self.about {
             command = command.about(about.clone());
         }
@@ -494,7 +505,9 @@ impl Operator {
 
     /// Like [`main`](Operator::main) for an operator with options of its own: `build` makes
     /// the operator from the parsed options `A`.
-    pub async fn main_with<A: Args + 'static>(build: impl FnOnce(&A) -> Operator + 'static) -> ExitCode {
+    pub async fn main_with<A: Args + 'static>(
+        build: impl FnOnce(&A) -> Operator + 'static,
+    ) -> ExitCode {
         App::new(build).main().await
     }
 }
@@ -503,16 +516,22 @@ impl Operator {
 #[cfg(feature = "embedded")]
 fn first_resource_name(operator: &Operator) -> Option<String> {
     use crate::resource::Target;
-    operator.resources.first().map(|resource| match &resource.target {
-        Target::Known(ar) => ar.plural.clone(),
-        Target::Lookup(name) => name.clone(),
-    })
+    operator
+        .resources
+        .first()
+        .map(|resource| match &resource.target {
+            Target::Known(ar) => ar.plural.clone(),
+            Target::Lookup(name) => name.clone(),
+        })
 }
 
 #[cfg(feature = "embedded")]
 fn check_data_dir(dir: &Path) -> Result<(), CliError> {
     std::fs::create_dir_all(dir).map_err(|e| {
-        CliError::Message(format!("cannot create the data directory {}: {e}", dir.display()))
+        CliError::Message(format!(
+            "cannot create the data directory {}: {e}",
+            dir.display()
+        ))
     })?;
     let probe = dir.join(".kopr-write-check");
     std::fs::write(&probe, b"").map_err(|e| {
@@ -536,7 +555,9 @@ fn check_listen(address: std::net::SocketAddr) -> Result<(), CliError> {
             "cannot listen on {address}: the address is already in use (another `dev` or API \
              server?); choose another with --listen, e.g. --listen 127.0.0.1:0"
         ))),
-        Err(e) => Err(CliError::Message(format!("cannot listen on {address}: {e}"))),
+        Err(e) => Err(CliError::Message(format!(
+            "cannot listen on {address}: {e}"
+        ))),
     }
 }
 
@@ -569,23 +590,32 @@ async fn dev<A: Args>(name: &str, args: DevArgs<A>, build: BuildFn<A>) -> Result
             in_memory: args.in_memory,
             ..kopr_apiserver::Config::ephemeral()
         };
-        let server = kopr_apiserver::ApiServer::start(config).await.map_err(|e| {
-            CliError::Message(format!(
-                "starting the embedded API server on {} with data in {}: {e}",
-                args.listen,
-                args.data_dir.display()
-            ))
-        })?;
+        let server = kopr_apiserver::ApiServer::start(config)
+            .await
+            .map_err(|e| {
+                CliError::Message(format!(
+                    "starting the embedded API server on {} with data in {}: {e}",
+                    args.listen,
+                    args.data_dir.display()
+                ))
+            })?;
         let storage = if args.in_memory {
             "objects in memory".to_owned()
         } else {
             format!("objects in {}", args.data_dir.join("state.db").display())
         };
         let absolute = std::path::absolute(&kubeconfig).unwrap_or_else(|_| kubeconfig.clone());
-        eprintln!("{name} dev: embedded API server at {} ({storage})", server.url());
+        eprintln!(
+            "{name} dev: embedded API server at {} ({storage})",
+            server.url()
+        );
         eprintln!("{name} dev: kubeconfig {}", absolute.display());
         let client = client_from(Some(&kubeconfig), None).await?;
-        (client, Some(server), format!("kubectl --kubeconfig {}", kubeconfig.display()))
+        (
+            client,
+            Some(server),
+            format!("kubectl --kubeconfig {}", kubeconfig.display()),
+        )
     };
     operator.install_crds(&client).await?;
     let outcomes = crate::apply::apply(&client, &documents).await;
@@ -600,7 +630,10 @@ async fn dev<A: Args>(name: &str, args: DevArgs<A>, build: BuildFn<A>) -> Result
         }
     }
     if failed > 0 {
-        eprintln!("{name} dev: {failed} of {} manifests were not applied; the operator runs anyway", outcomes.len());
+        eprintln!(
+            "{name} dev: {failed} of {} manifests were not applied; the operator runs anyway",
+            outcomes.len()
+        );
     }
     match first_resource_name(&operator) {
         Some(resource) => eprintln!("{name} dev: try: {kubectl} get {resource}"),
@@ -611,4 +644,88 @@ async fn dev<A: Args>(name: &str, args: DevArgs<A>, build: BuildFn<A>) -> Result
         server.shutdown().await;
     }
     result.map_err(CliError::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Options of a test operator.
+    #[derive(Debug, Args)]
+    struct Options {
+        /// An interval.
+        #[arg(long, default_value_t = 60)]
+        interval: u64,
+    }
+
+    #[test]
+    fn operator_options_parse_alone_with_their_defaults() {
+        let defaults: Options = parse_options("op", &[]).unwrap();
+        assert_eq!(defaults.interval, 60);
+        let given: Options = parse_options("op", &["--interval".into(), "5".into()]).unwrap();
+        assert_eq!(given.interval, 5);
+        let error = parse_options::<Options>("op", &["--nope".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("invalid operator options: unexpected argument '--nope'"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_program_is_named_after_the_binary_unless_told() {
+        let app = App::new(|_: &Options| Operator::new());
+        assert_eq!(
+            app.program_name(Some(&OsString::from("/usr/local/bin/greeting"))),
+            "greeting"
+        );
+        assert_eq!(app.program_name(None), "operator");
+        let named = app.name("exchange-rate");
+        assert_eq!(
+            named.program_name(Some(&OsString::from("x"))),
+            "exchange-rate"
+        );
+    }
+
+    #[test]
+    fn operator_options_are_flattened_into_run_and_dev_only() {
+        let app = App::new(|_: &Options| Operator::new());
+        let command = app.clap_command("op");
+        let has_interval = |name: &str| {
+            command
+                .find_subcommand(name)
+                .is_some_and(|c| c.get_arguments().any(|a| a.get_long() == Some("interval")))
+        };
+        assert!(has_interval("run"));
+        assert!(has_interval("dev"));
+        assert!(!has_interval("crd"));
+        assert!(!has_interval("manifests"));
+        command.debug_assert();
+    }
+
+    #[tokio::test]
+    async fn extra_commands_run_through_their_handler() {
+        #[derive(Debug, Subcommand)]
+        enum Extra {
+            /// Fails.
+            Fail,
+        }
+        let app = App::new(|_: &NoArgs| Operator::new())
+            .commands(|Extra::Fail| async { Err::<(), _>("it failed") });
+        let matches = app
+            .clap_command("op")
+            .try_get_matches_from(["op", "fail"])
+            .unwrap();
+        let cli = Cli::<NoArgs, Extra>::from_arg_matches(&matches).unwrap();
+        let error = app.execute("op", cli.command).await.unwrap_err();
+        assert_eq!(error.to_string(), "it failed");
+
+        let plain = App::new(|_: &NoArgs| Operator::new());
+        let unknown = plain
+            .clap_command("op")
+            .try_get_matches_from(["op", "fail"])
+            .unwrap_err();
+        assert_eq!(unknown.kind(), clap::error::ErrorKind::InvalidSubcommand);
+    }
 }

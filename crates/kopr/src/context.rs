@@ -67,7 +67,11 @@ impl Memo {
 
     /// The value of type `T`, if the operator was given one.
     pub fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
-        self.values.get(&TypeId::of::<T>())?.clone().downcast::<T>().ok()
+        self.values
+            .get(&TypeId::of::<T>())?
+            .clone()
+            .downcast::<T>()
+            .ok()
     }
 }
 
@@ -132,7 +136,10 @@ impl<K> Context<K> {
 
     /// The object's name.
     pub fn name(&self) -> &str {
-        self.metadata().get("name").and_then(Value::as_str).unwrap_or_default()
+        self.metadata()
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
     }
 
     /// The object's namespace, for namespaced objects.
@@ -142,7 +149,10 @@ impl<K> Context<K> {
 
     /// The object's uid.
     pub fn uid(&self) -> &str {
-        self.metadata().get("uid").and_then(Value::as_str).unwrap_or_default()
+        self.metadata()
+            .get("uid")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
     }
 
     /// Why the handler runs.
@@ -220,18 +230,25 @@ impl<K> Context<K> {
 
     /// Posts a Normal event about the object (in the background).
     pub fn info(&self, reason: &str, message: &str) {
-        self.raw.events.post(&self.raw.body, EventType::Normal, reason, message);
+        self.raw
+            .events
+            .post(&self.raw.body, EventType::Normal, reason, message);
     }
 
     /// Posts a Warning event about the object.
     pub fn warn(&self, reason: &str, message: &str) {
-        self.raw.events.post(&self.raw.body, EventType::Warning, reason, message);
+        self.raw
+            .events
+            .post(&self.raw.body, EventType::Warning, reason, message);
     }
 
     /// Posts a Warning event describing `error`.
     pub fn exception(&self, reason: &str, error: &dyn std::fmt::Display) {
-        self.raw
-            .events
-            .post(&self.raw.body, EventType::Warning, reason, &error.to_string());
+        self.raw.events.post(
+            &self.raw.body,
+            EventType::Warning,
+            reason,
+            &error.to_string(),
+        );
     }
 }

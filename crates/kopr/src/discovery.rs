@@ -37,7 +37,11 @@ fn from_entry(group: &str, version: &str, entry: &APIResource, list: &APIResourc
     }
 }
 
-async fn resources_of(client: &kube::Client, group: &str, version: &str) -> Option<APIResourceList> {
+async fn resources_of(
+    client: &kube::Client,
+    group: &str,
+    version: &str,
+) -> Option<APIResourceList> {
     let result = if group.is_empty() {
         client.list_core_api_resources(version).await
     } else {
@@ -64,7 +68,10 @@ fn matches_name(entry: &APIResource, name: &str) -> bool {
 
 /// Looks the target up. `Ok(None)` means "not served (yet)": the caller retries, so an operator
 /// started before its CRD picks the resource up once the CRD is established.
-pub(crate) async fn resolve(client: &kube::Client, target: &Target) -> Result<Option<Resolved>, kube::Error> {
+pub(crate) async fn resolve(
+    client: &kube::Client,
+    target: &Target,
+) -> Result<Option<Resolved>, kube::Error> {
     match target {
         Target::Known(ar) => {
             let Some(list) = resources_of(client, &ar.group, &ar.version).await else {

@@ -174,7 +174,10 @@ pub trait Filtered: Sized {
     }
 
     /// Only when `predicate` holds.
-    fn when(mut self, predicate: impl Fn(&FilterInput<'_>) -> bool + Send + Sync + 'static) -> Self {
+    fn when(
+        mut self,
+        predicate: impl Fn(&FilterInput<'_>) -> bool + Send + Sync + 'static,
+    ) -> Self {
         self.filters_mut().when.push(Arc::new(predicate));
         self
     }
@@ -223,12 +226,16 @@ mod tests {
         assert!(f(Filters::default().label("app", Matcher::Present)));
         assert!(f(Filters::default().label("tier", Matcher::Absent)));
         assert!(!f(Filters::default().annotation("note", Matcher::Absent)));
-        assert!(f(Filters::default().field_value("spec.replicas", Matcher::is(3))));
+        assert!(f(
+            Filters::default().field_value("spec.replicas", Matcher::is(3))
+        ));
         assert!(f(Filters::default().field_value(
             "spec.replicas",
             Matcher::check(|v| v.and_then(Value::as_i64).is_some_and(|n| n > 2))
         )));
-        assert!(!f(Filters::default().when(|i| i.body["spec"]["replicas"] == 4)));
+        assert!(!f(
+            Filters::default().when(|i| i.body["spec"]["replicas"] == 4)
+        ));
     }
 
     #[test]

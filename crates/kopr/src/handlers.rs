@@ -118,7 +118,9 @@ where
                 })
             }
             None => Box::pin(async {
-                Err(HandlerError::permanent("the object does not have the handler's type"))
+                Err(HandlerError::permanent(
+                    "the object does not have the handler's type",
+                ))
             }),
         }
     })
@@ -141,14 +143,26 @@ pub(crate) fn default_id<F>(position: usize) -> String {
 pub(crate) fn sanitize_id(id: &str) -> String {
     let cleaned: String = id
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     let trimmed = cleaned.trim_matches(|c: char| !c.is_ascii_alphanumeric());
     if trimmed.len() <= 63 {
-        return if trimmed.is_empty() { "handler".into() } else { trimmed.to_owned() };
+        return if trimmed.is_empty() {
+            "handler".into()
+        } else {
+            trimmed.to_owned()
+        };
     }
     // Keep the distinctive tail and make the cut unique with a hash of the whole id.
-    let hash = id.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3));
+    let hash = id.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100000001b3)
+    });
     let tail = &trimmed[trimmed.len() - 54..];
     let tail = tail.trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
     format!("{:08x}-{tail}", hash as u32)
@@ -323,7 +337,8 @@ impl<K: Send + Sync + 'static> Timer<K> {
         self
     }
 
-    /// Waits `delay` before the first run (default: one interval).
+    /// Waits `delay` before the first run (by default the first run is immediate, then one
+    /// interval between runs).
     pub fn initial_delay(mut self, delay: Duration) -> Self {
         self.initial_delay = Some(delay);
         self

@@ -37,6 +37,8 @@
 //! [`storage`]), the reactor that watches and runs cycles, and kits ([`adopt`], [`events`],
 //! [`testing`]).
 
+#![warn(missing_docs)]
+
 pub mod adopt;
 pub mod apply;
 pub mod cli;

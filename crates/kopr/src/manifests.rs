@@ -154,7 +154,11 @@ impl Manifests {
         }
         let mut rules = Vec::new();
         for (group, plurals) in &served {
-            rules.push(rule(group, plurals.clone(), &["get", "list", "watch", "patch"]));
+            rules.push(rule(
+                group,
+                plurals.clone(),
+                &["get", "list", "watch", "patch"],
+            ));
             let status = plurals.iter().map(|p| format!("{p}/status")).collect();
             rules.push(rule(group, status, &["patch"]));
         }
@@ -172,7 +176,10 @@ impl Manifests {
         }
         let mut children: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for child in &self.children {
-            children.entry(child.group.clone()).or_default().push(child.plural.clone());
+            children
+                .entry(child.group.clone())
+                .or_default()
+                .push(child.plural.clone());
         }
         for (group, plurals) in children {
             rules.push(rule(
@@ -198,7 +205,10 @@ impl Manifests {
     }
 
     fn deployment(&self) -> Deployment {
-        let image = self.image.clone().unwrap_or_else(|| format!("{}:latest", self.name));
+        let image = self
+            .image
+            .clone()
+            .unwrap_or_else(|| format!("{}:latest", self.name));
         let mut args = vec!["run".to_owned(), "-A".to_owned()];
         args.extend(self.run_args.iter().cloned());
         let container = Container {
@@ -211,7 +221,10 @@ impl Manifests {
                     ("cpu".to_owned(), Quantity("10m".into())),
                     ("memory".to_owned(), Quantity("32Mi".into())),
                 ])),
-                limits: Some(BTreeMap::from([("memory".to_owned(), Quantity("256Mi".into()))])),
+                limits: Some(BTreeMap::from([(
+                    "memory".to_owned(),
+                    Quantity("256Mi".into()),
+                )])),
                 ..ResourceRequirements::default()
             }),
             security_context: Some(SecurityContext {
@@ -316,7 +329,8 @@ pub fn to_yaml<T: serde::Serialize>(objects: &[T]) -> Result<String, Error> {
     let mut out = String::new();
     for object in objects {
         out.push_str("---\n");
-        let text = serde_saphyr::to_string(object).map_err(|e| Error::Config(format!("rendering YAML: {e}")))?;
+        let text = serde_saphyr::to_string(object)
+            .map_err(|e| Error::Config(format!("rendering YAML: {e}")))?;
         out.push_str(&text);
         if !text.ends_with('\n') {
             out.push('\n');
@@ -358,7 +372,11 @@ mod tests {
         rules
             .iter()
             .filter(|r| r.api_groups.as_deref() == Some(&[group.to_owned()][..]))
-            .filter(|r| r.resources.as_ref().is_some_and(|rs| rs.iter().any(|x| x == resource)))
+            .filter(|r| {
+                r.resources
+                    .as_ref()
+                    .is_some_and(|rs| rs.iter().any(|x| x == resource))
+            })
             .flat_map(|r| r.verbs.clone())
             .collect()
     }
@@ -369,14 +387,26 @@ mod tests {
             .resource(Resource::dynamic("example.com", "v1", "greetings"))
             .resource(Resource::lookup("books.christianb93.github.com"));
         let plain = Manifests::new("op").rules(&operator);
-        assert_eq!(verbs_for(&plain, "example.com", "greetings"), ["get", "list", "watch", "patch"]);
-        assert_eq!(verbs_for(&plain, "example.com", "greetings/status"), ["patch"]);
-        assert_eq!(verbs_for(&plain, "christianb93.github.com", "books"), ["get", "list", "watch", "patch"]);
+        assert_eq!(
+            verbs_for(&plain, "example.com", "greetings"),
+            ["get", "list", "watch", "patch"]
+        );
+        assert_eq!(
+            verbs_for(&plain, "example.com", "greetings/status"),
+            ["patch"]
+        );
+        assert_eq!(
+            verbs_for(&plain, "christianb93.github.com", "books"),
+            ["get", "list", "watch", "patch"]
+        );
         assert_eq!(verbs_for(&plain, "", "events"), ["create"]);
         assert!(verbs_for(&plain, "apiextensions.k8s.io", "customresourcedefinitions").is_empty());
         assert!(verbs_for(&plain, "", "configmaps").is_empty());
 
-        let full = Manifests::new("op").installs_crds().child::<ConfigMap>().rules(&operator);
+        let full = Manifests::new("op")
+            .installs_crds()
+            .child::<ConfigMap>()
+            .rules(&operator);
         assert_eq!(
             verbs_for(&full, "apiextensions.k8s.io", "customresourcedefinitions"),
             ["get", "list", "watch", "create", "patch"]
@@ -389,7 +419,8 @@ mod tests {
 
     #[test]
     fn objects_are_complete_and_ordered() {
-        let operator = Operator::new().resource(Resource::dynamic("example.com", "v1", "greetings"));
+        let operator =
+            Operator::new().resource(Resource::dynamic("example.com", "v1", "greetings"));
         let manifests = Manifests::new("greeting")
             .image("registry.local/greeting:1")
             .namespace("operators")
@@ -398,7 +429,13 @@ mod tests {
         let kinds: Vec<&str> = objects.iter().filter_map(|o| o["kind"].as_str()).collect();
         assert_eq!(
             kinds,
-            ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Deployment"]
+            [
+                "Namespace",
+                "ServiceAccount",
+                "ClusterRole",
+                "ClusterRoleBinding",
+                "Deployment"
+            ]
         );
         let deployment = &objects[4];
         assert_eq!(deployment["metadata"]["namespace"], "operators");
@@ -407,7 +444,10 @@ mod tests {
         let container = &deployment["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(container["image"], "registry.local/greeting:1");
         assert_eq!(container["command"], serde_json::json!(["greeting"]));
-        assert_eq!(container["args"], serde_json::json!(["run", "-A", "--timer-interval", "30"]));
+        assert_eq!(
+            container["args"],
+            serde_json::json!(["run", "-A", "--timer-interval", "30"])
+        );
         assert_eq!(objects[3]["subjects"][0]["namespace"], "operators");
         let yaml = manifests.render(&operator).unwrap();
         assert_eq!(yaml.matches("---\n").count(), 5);

@@ -86,7 +86,10 @@ impl Operator {
     }
 
     /// Serves a resource with its handlers.
-    pub fn resource<K: DeserializeOwned + Send + Sync + 'static>(mut self, resource: Resource<K>) -> Self {
+    pub fn resource<K: DeserializeOwned + Send + Sync + 'static>(
+        mut self,
+        resource: Resource<K>,
+    ) -> Self {
         self.resources.push(resource.into_spec());
         self
     }
@@ -99,7 +102,8 @@ impl Operator {
         Fut: Future<Output = Result<(), HandlerError>> + Send + 'static,
     {
         let id = crate::handlers::default_id::<F>(self.startup.len());
-        self.startup.push((id, Arc::new(move |l| Box::pin(handler(l)))));
+        self.startup
+            .push((id, Arc::new(move |l| Box::pin(handler(l)))));
         self
     }
 
@@ -110,7 +114,8 @@ impl Operator {
         Fut: Future<Output = Result<(), HandlerError>> + Send + 'static,
     {
         let id = crate::handlers::default_id::<F>(self.cleanup.len());
-        self.cleanup.push((id, Arc::new(move |l| Box::pin(handler(l)))));
+        self.cleanup
+            .push((id, Arc::new(move |l| Box::pin(handler(l)))));
         self
     }
 
@@ -146,7 +151,10 @@ impl Operator {
 
     /// The CRDs of the typed custom resources registered with [`Resource::custom`].
     pub fn crds(&self) -> Vec<CustomResourceDefinition> {
-        self.resources.iter().filter_map(|r| r.crd.clone()).collect()
+        self.resources
+            .iter()
+            .filter_map(|r| r.crd.clone())
+            .collect()
     }
 
     /// Creates or updates the operator's CRDs on the server (server-side apply) and waits until
@@ -256,7 +264,10 @@ impl Operator {
     }
 }
 
-async fn run_startup(handlers: &[(String, LifecycleFn)], lifecycle: &Lifecycle) -> Result<(), Error> {
+async fn run_startup(
+    handlers: &[(String, LifecycleFn)],
+    lifecycle: &Lifecycle,
+) -> Result<(), Error> {
     for (id, handler) in handlers {
         loop {
             match handler(lifecycle.clone()).await {
@@ -293,7 +304,9 @@ async fn serve(shared: Arc<Shared>, spec: ResourceSpec) {
                 announced = true;
             }
             Ok(None) => {}
-            Err(error) => tracing::warn!(resource = %spec.target, %error, "discovery failed; retrying"),
+            Err(error) => {
+                tracing::warn!(resource = %spec.target, %error, "discovery failed; retrying")
+            }
         }
         tokio::select! {
             () = shared.shutdown.cancelled() => return,

@@ -62,19 +62,28 @@ impl Patch {
 
     /// Sets `status.<key>`.
     pub fn status(&self, key: &str, value: impl Serialize) -> &Self {
-        self.set_at(&["status", key], serde_json::to_value(value).unwrap_or(Value::Null));
+        self.set_at(
+            &["status", key],
+            serde_json::to_value(value).unwrap_or(Value::Null),
+        );
         self
     }
 
     /// Sets `spec.<key>`.
     pub fn spec(&self, key: &str, value: impl Serialize) -> &Self {
-        self.set_at(&["spec", key], serde_json::to_value(value).unwrap_or(Value::Null));
+        self.set_at(
+            &["spec", key],
+            serde_json::to_value(value).unwrap_or(Value::Null),
+        );
         self
     }
 
     /// Sets the label `key` (`None` removes it).
     pub fn label(&self, key: &str, value: Option<&str>) -> &Self {
-        self.set_at(&["metadata", "labels", key], value.map_or(Value::Null, Value::from));
+        self.set_at(
+            &["metadata", "labels", key],
+            value.map_or(Value::Null, Value::from),
+        );
         self
     }
 
@@ -169,7 +178,10 @@ mod tests {
                    "metadata": {"labels": {"app": "web"}, "annotations": {"old": null}}})
         );
         let (body, status) = split_status(patch.to_value());
-        assert_eq!(status, Some(json!({"phase": "Ready", "count": 3, "extra": true})));
+        assert_eq!(
+            status,
+            Some(json!({"phase": "Ready", "count": 3, "extra": true}))
+        );
         assert!(body.get("status").is_none());
     }
 

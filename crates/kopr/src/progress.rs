@@ -80,7 +80,11 @@ pub fn write_patch(storage: Storage, handler_id: &str, progress: &Progress) -> V
 }
 
 /// The merge patch that clears the progress of the given handlers, where present.
-pub fn purge_patch<'a>(storage: Storage, body: &Value, ids: impl Iterator<Item = &'a str>) -> Value {
+pub fn purge_patch<'a>(
+    storage: Storage,
+    body: &Value,
+    ids: impl Iterator<Item = &'a str>,
+) -> Value {
     let mut patch = Value::Null;
     for id in ids {
         let present = match storage {

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::handlers::{
-    DaemonSpec, HandlerSpec, IntoHandler, ParseFn, TimerSpec, Trigger, Daemon, Timer,
+    Daemon, DaemonSpec, HandlerSpec, IntoHandler, ParseFn, Timer, TimerSpec, Trigger,
 };
 
 /// How the resource is named before discovery confirms it.

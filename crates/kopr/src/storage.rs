@@ -43,7 +43,9 @@ pub fn essence(body: &Value) -> Value {
     if let Some(Value::Object(annotations)) = body.pointer("/metadata/annotations") {
         let kept: Map<String, Value> = annotations
             .iter()
-            .filter(|(k, _)| !k.starts_with(ANNOTATION_PREFIX) && k.as_str() != KUBECTL_LAST_APPLIED)
+            .filter(|(k, _)| {
+                !k.starts_with(ANNOTATION_PREFIX) && k.as_str() != KUBECTL_LAST_APPLIED
+            })
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         if !kept.is_empty() {
@@ -165,7 +167,10 @@ mod tests {
             assert_eq!(read_diff_base(storage, &stored), Some(e.clone()));
         }
         let huge = json!({"spec": {"blob": "x".repeat(ANNOTATIONS_SIZE_LIMIT)}});
-        assert_eq!(write_diff_base(Storage::Annotations, &huge, &essence(&huge)), None);
+        assert_eq!(
+            write_diff_base(Storage::Annotations, &huge, &essence(&huge)),
+            None
+        );
     }
 
     #[test]
@@ -175,8 +180,12 @@ mod tests {
         let add = finalizer_patch(&body, true);
         assert_eq!(add[0]["value"], "7");
         assert_eq!(add[1]["value"], json!(["other/one", FINALIZER]));
-        let with = json!({"metadata": {"resourceVersion": "8", "finalizers": ["other/one", FINALIZER]}});
+        let with =
+            json!({"metadata": {"resourceVersion": "8", "finalizers": ["other/one", FINALIZER]}});
         assert!(has_finalizer(&with));
-        assert_eq!(finalizer_patch(&with, false)[1]["value"], json!(["other/one"]));
+        assert_eq!(
+            finalizer_patch(&with, false)[1]["value"],
+            json!(["other/one"])
+        );
     }
 }

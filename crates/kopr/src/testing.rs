@@ -37,9 +37,10 @@ pub struct TestCluster {
 pub async fn client_from_yaml(kubeconfig: &str) -> Result<kube::Client, Error> {
     let invalid = |e: &dyn std::fmt::Display| Error::ClientConfig(e.to_string());
     let file = kube::config::Kubeconfig::from_yaml(kubeconfig).map_err(|e| invalid(&e))?;
-    let config = kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
-        .await
-        .map_err(|e| invalid(&e))?;
+    let config =
+        kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
+            .await
+            .map_err(|e| invalid(&e))?;
     kube::Client::try_from(config).map_err(Error::from)
 }
 
@@ -74,7 +75,10 @@ impl TestCluster {
         api.create(&PostParams::default(), crd).await?;
         let name = crd.metadata.name.clone().unwrap_or_default();
         let established = kube::runtime::conditions::is_crd_established();
-        wait_for(&api, &name, Duration::from_secs(30), move |crd| established.matches_object(crd)).await?;
+        wait_for(&api, &name, Duration::from_secs(30), move |crd| {
+            established.matches_object(crd)
+        })
+        .await?;
         Ok(())
     }
 
@@ -163,7 +167,12 @@ impl Drop for RunningOperator {
 
 /// Waits until the object `name` satisfies `condition` (given `None` while it does not exist),
 /// returning it. Fails after `timeout`.
-pub async fn wait_for<K, F>(api: &Api<K>, name: &str, timeout: Duration, condition: F) -> Result<Option<K>, Error>
+pub async fn wait_for<K, F>(
+    api: &Api<K>,
+    name: &str,
+    timeout: Duration,
+    condition: F,
+) -> Result<Option<K>, Error>
 where
     K: kube::Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + 'static,
     F: Fn(Option<&K>) -> bool + Send,
@@ -172,7 +181,9 @@ where
     match tokio::time::timeout(timeout, wait).await {
         Ok(Ok(object)) => Ok(object),
         Ok(Err(error)) => Err(Error::Config(format!("waiting for {name}: {error}"))),
-        Err(_) => Err(Error::Config(format!("{name} did not reach the condition within {timeout:?}"))),
+        Err(_) => Err(Error::Config(format!(
+            "{name} did not reach the condition within {timeout:?}"
+        ))),
     }
 }
 
@@ -204,7 +215,10 @@ impl Drop for LineWriter {
         let text = String::from_utf8_lossy(&self.buffer).trim_end().to_owned();
         if !text.is_empty() {
             eprintln!("{text}");
-            self.lines.lock().unwrap_or_else(|p| p.into_inner()).push(text);
+            self.lines
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(text);
         }
     }
 }
@@ -259,7 +273,9 @@ impl Logs {
                 return Ok(line);
             }
             if tokio::time::Instant::now() >= deadline {
-                return Err(Error::Config(format!("no log line with {needles:?} within {timeout:?}")));
+                return Err(Error::Config(format!(
+                    "no log line with {needles:?} within {timeout:?}"
+                )));
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }

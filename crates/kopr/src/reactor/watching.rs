@@ -4,7 +4,6 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::StreamExt;
 use kube::api::{Api, DynamicObject};
@@ -60,9 +59,10 @@ async fn watch_stream(
     let timeout_secs = u32::try_from(settings.watch_timeout.as_secs())
         .unwrap_or(u32::MAX)
         .max(1);
-    // A healthy watch yields at least a bookmark or a renewal within the server-side timeout;
-    // silence for twice that long means the connection died without closing.
-    let silence_limit = settings.watch_timeout * 2 + Duration::from_secs(5);
+    // kube's watcher yields nothing for bookmarks or renewals, so an idle resource is silent
+    // too; a stream silent for five watch periods is renewed with a relist (cheap, rare), which
+    // also recovers a connection that died without closing on a client with no read timeout.
+    let silence_limit = settings.watch_timeout * 5;
     let shutdown = runtime.shared.shutdown.clone();
     let kind = runtime.api_resource().kind.clone();
     'restart: loop {
@@ -77,7 +77,7 @@ async fn watch_stream(
             };
             let item = match next {
                 Err(_) => {
-                    tracing::warn!(%kind, "watch silent for {silence_limit:?}; restarting it");
+                    tracing::debug!(%kind, "no events for {silence_limit:?}; renewing the watch");
                     continue 'restart;
                 }
                 Ok(None) => {

@@ -1,0 +1,260 @@
+//! The Book operator against an in-process API server: samples applied through
+//! `kopr::apply`, the `Ready` condition and `observedGeneration` on create and update,
+//! `kubectl wait --for=condition=Ready` and the printer columns, the invalid samples refused,
+//! and the `manifests` RBAC.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use book::{Book, READY};
+use kopr::kube::api::{Api, Patch, PatchParams};
+use kopr::testing::{TestCluster, capture_logs, wait_for};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn samples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples")
+}
+
+fn kubectl() -> String {
+    std::env::var("KUBECTL").unwrap_or_else(|_| "/usr/bin/kubectl".into())
+}
+
+/// Whether `book` is Ready for its current generation.
+fn ready_for_generation(book: &Book, generation: i64) -> bool {
+    let Some(status) = &book.status else {
+        return false;
+    };
+    status.observed_generation == Some(generation)
+        && status.conditions.iter().any(|c| {
+            c.type_ == READY && c.status == "True" && c.observed_generation == Some(generation)
+        })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn books_become_ready_and_follow_their_generation() {
+    let logs = capture_logs();
+    let cluster = TestCluster::start().await.expect("cluster starts");
+    let client = cluster.client();
+    let operator = book::operator();
+    operator.install_crds(&client).await.expect("CRDs install");
+    let running = cluster.run(operator);
+
+    let applied = kopr::apply::apply_paths(&client, &[samples()])
+        .await
+        .expect("samples load");
+    let names: Vec<&str> = applied.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["david-copperfield", "bleak-house", "persuasion"]);
+    assert_eq!(
+        applied[2].source.line, 10,
+        "the second document of more-books.yaml"
+    );
+    for outcome in &applied {
+        assert!(outcome.result.is_ok(), "{outcome}");
+    }
+
+    logs.wait_for(
+        &[
+            "Book: \"David Copperfield\" by Dickens",
+            "default/david-copperfield",
+        ],
+        WAIT,
+    )
+    .await
+    .expect("create handler");
+    let books: Api<Book> = Api::namespaced(client.clone(), "default");
+    let book = wait_for(&books, "david-copperfield", WAIT, |b: Option<&Book>| {
+        b.is_some_and(|b| ready_for_generation(b, 1))
+    })
+    .await
+    .expect("Ready for generation 1")
+    .expect("exists");
+    let condition = book
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.first())
+        .cloned()
+        .expect("condition");
+    assert_eq!(condition.reason, "Catalogued");
+    assert_eq!(
+        condition.message,
+        "\"David Copperfield\" by Dickens is catalogued"
+    );
+
+    // kubectl sees what a user would: the condition to wait for, and the printer columns.
+    let kubeconfig = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("book-e2e-kubeconfig-{}", std::process::id()));
+    std::fs::write(&kubeconfig, cluster.kubeconfig_yaml()).expect("kubeconfig written");
+    let wait = Command::new(kubectl())
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args([
+            "wait",
+            "--for=condition=Ready",
+            "book/persuasion",
+            "--timeout=20s",
+        ])
+        .output()
+        .expect("kubectl runs");
+    let said = String::from_utf8_lossy(&wait.stdout);
+    assert!(
+        wait.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&wait.stderr)
+    );
+    assert_eq!(
+        said.trim(),
+        "book.christianb93.github.com/persuasion condition met"
+    );
+    let get = Command::new(kubectl())
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(["get", "books", "--sort-by=.metadata.name"])
+        .output()
+        .expect("kubectl runs");
+    let _ = std::fs::remove_file(&kubeconfig);
+    let table = String::from_utf8_lossy(&get.stdout);
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(header, ["NAME", "AUTHOR", "TITLE", "AGE"], "{table}");
+    assert!(
+        table.lines().any(|l| l.starts_with("persuasion")
+            && l.contains("Austen")
+            && l.contains("Persuasion")),
+        "{table}"
+    );
+
+    // A change of the spec is a new generation, observed and reported again.
+    let change =
+        Patch::Merge(json!({"spec": {"title": "David Copperfield, the Personal History"}}));
+    books
+        .patch("david-copperfield", &PatchParams::default(), &change)
+        .await
+        .expect("patched");
+    logs.wait_for(
+        &["Update: \"David Copperfield, the Personal History\" by Dickens"],
+        WAIT,
+    )
+    .await
+    .expect("update handler");
+    let updated = wait_for(&books, "david-copperfield", WAIT, |b: Option<&Book>| {
+        b.is_some_and(|b| ready_for_generation(b, 2))
+    })
+    .await
+    .expect("Ready for generation 2")
+    .expect("exists");
+    let after = updated
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.first())
+        .cloned()
+        .expect("condition");
+    assert_eq!(
+        after.message,
+        "\"David Copperfield, the Personal History\" by Dickens is catalogued"
+    );
+    assert_eq!(
+        after.last_transition_time, condition.last_transition_time,
+        "still Ready: no transition"
+    );
+
+    running.stop().await.expect("operator stops cleanly");
+    cluster.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_books_are_refused_by_the_schema() {
+    let cluster = TestCluster::start().await.expect("cluster starts");
+    let client = cluster.client();
+    book::operator()
+        .install_crds(&client)
+        .await
+        .expect("CRDs install");
+    let applied = kopr::apply::apply_paths(&client, &[samples().join("invalid")])
+        .await
+        .expect("loads");
+    let errors: Vec<String> = applied
+        .iter()
+        .map(|a| a.result.as_ref().expect_err("refused").to_string())
+        .collect();
+    assert_eq!(errors.len(), 2);
+    assert!(
+        errors[0].contains("moby-dick.yaml:3: Book moby-dick:"),
+        "{}",
+        errors[0]
+    );
+    assert!(
+        errors[0].contains("spec.author: Required value")
+            && errors[0].contains("spec.title: Required value"),
+        "{}",
+        errors[0]
+    );
+    assert!(
+        errors[1].contains("wrong-type.yaml:3: Book wrong-type:"),
+        "{}",
+        errors[1]
+    );
+    assert!(
+        errors[1].contains("spec.author") && errors[1].contains("must be of type string"),
+        "{}",
+        errors[1]
+    );
+    let books: Api<Book> = Api::namespaced(client, "default");
+    assert!(
+        books
+            .list(&Default::default())
+            .await
+            .expect("listed")
+            .items
+            .is_empty()
+    );
+    cluster.shutdown().await;
+}
+
+#[test]
+fn manifests_grant_what_the_operator_uses() {
+    let output = Command::new(env!("CARGO_BIN_EXE_book"))
+        .arg("manifests")
+        .output()
+        .expect("book runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let documents: Vec<Value> =
+        serde_saphyr::from_multiple(&String::from_utf8_lossy(&output.stdout)).expect("YAML");
+    let kinds: Vec<&str> = documents
+        .iter()
+        .filter_map(|d| d["kind"].as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "CustomResourceDefinition",
+            "ServiceAccount",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Deployment"
+        ]
+    );
+    let rules = &documents[2]["rules"];
+    assert_eq!(
+        rules,
+        &json!([
+            {"apiGroups": ["christianb93.github.com"], "resources": ["books"], "verbs": ["get", "list", "watch", "patch"]},
+            {"apiGroups": ["christianb93.github.com"], "resources": ["books/status"], "verbs": ["patch"]},
+            {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
+            {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "watch"]},
+        ])
+    );
+    let container = &documents[4]["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["image"], "book:latest");
+    assert_eq!(container["args"], json!(["run", "-A"]));
+}

@@ -1,0 +1,362 @@
+//! The `greeting` binary's command line: `dev` end to end (embedded server on a free port,
+//! samples applied, handlers running, kubeconfig usable), its clear failures (address in use,
+//! unusable data directory, malformed manifest), and `manifests`.
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BINARY: &str = env!("CARGO_BIN_EXE_greeting");
+const WAIT: Duration = Duration::from_secs(30);
+
+fn samples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples")
+}
+
+/// A fresh scratch directory for one test (per process, so concurrent runs stay apart),
+/// removed when dropped.
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+        // The per-process parent goes with its last test (remove_dir leaves a non-empty one).
+        if let Some(parent) = self.0.parent() {
+            let _ = std::fs::remove_dir(parent);
+        }
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("greeting-cli-{}", std::process::id()))
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    Scratch(dir)
+}
+
+/// Kills the child process when dropped, so a failed assertion leaves nothing running.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs `greeting ARGS` to completion (it is expected to fail fast).
+fn run(args: &[&str], dir: &Path) -> Output {
+    Command::new(BINARY)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("greeting runs")
+}
+
+fn strip_ansi(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for next in chars.by_ref() {
+                if next.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[test]
+fn dev_serves_applies_samples_and_runs_the_operator() {
+    let dir = scratch("dev");
+    let data = dir.join("data");
+    let child = Command::new(BINARY)
+        .args([
+            "dev",
+            "--in-memory",
+            "--listen",
+            "127.0.0.1:0",
+            "--timer-interval",
+            "3600",
+        ])
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("--apply")
+        .arg(samples())
+        .current_dir(&*dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("greeting dev starts");
+    let mut child = Running(child);
+    let stderr = child.0.stderr.take().expect("stderr piped");
+    let (lines, received) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if lines.send(strip_ansi(&line)).is_err() {
+                break;
+            }
+        }
+    });
+
+    let deadline = Instant::now() + WAIT;
+    let mut seen = Vec::new();
+    let wanted = |seen: &[String], needles: &[&str]| {
+        seen.iter().any(|l| needles.iter().all(|n| l.contains(n)))
+    };
+    while !(wanted(&seen, &["Greeting: Hello, World!"])
+        && wanted(&seen, &["Greeting: Good morning!"]))
+    {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match received.recv_timeout(left) {
+            Ok(line) => seen.push(line),
+            Err(_) => panic!(
+                "no greeting log lines from `greeting dev`; stderr so far:\n{}",
+                seen.join("\n")
+            ),
+        }
+    }
+    let all = seen.join("\n");
+    let url = seen
+        .iter()
+        .find_map(|l| l.split("embedded API server at ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no server URL in:\n{all}"));
+    let port: u16 = url
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("a port in the URL");
+    assert_ne!(port, 0, "the real port is printed, not 0: {url}");
+    assert!(
+        wanted(
+            &seen,
+            &["greeting dev: Greeting hello-world in default applied"]
+        ),
+        "{all}"
+    );
+    assert!(
+        wanted(
+            &seen,
+            &["try: kubectl --kubeconfig", "kubeconfig get greetings"]
+        ),
+        "{all}"
+    );
+
+    // The printed kubeconfig works from outside the process.
+    let kubeconfig = data.join("kubeconfig");
+    assert!(
+        wanted(&seen, &["kubeconfig ", &kubeconfig.display().to_string()]),
+        "{all}"
+    );
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let listed = runtime.block_on(async {
+        let client = kopr::cli::client_from(Some(&kubeconfig), None)
+            .await
+            .expect("client from the kubeconfig");
+        let api: kopr::kube::Api<greeting::Greeting> =
+            kopr::kube::Api::namespaced(client, "default");
+        api.list(&Default::default())
+            .await
+            .expect("greetings listed")
+    });
+    let mut names: Vec<String> = listed
+        .items
+        .iter()
+        .filter_map(|g| g.metadata.name.clone())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["good-morning", "hello-world"]);
+}
+
+#[test]
+fn dev_refuses_an_address_in_use() {
+    let dir = scratch("in-use");
+    let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = taken.local_addr().expect("address").to_string();
+    let output = run(
+        &[
+            "dev",
+            "--in-memory",
+            "--data-dir",
+            "data",
+            "--listen",
+            &address,
+        ],
+        &dir,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains(&format!(
+            "error: cannot listen on {address}: the address is already in use"
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn dev_refuses_an_unusable_data_dir() {
+    let dir = scratch("data-dir");
+    std::fs::write(dir.join("file"), "not a directory").expect("file");
+    let output = run(
+        &["dev", "--listen", "127.0.0.1:0", "--data-dir", "file/data"],
+        &dir,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("error: cannot create the data directory file/data:"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn dev_names_the_file_and_line_of_a_malformed_manifest() {
+    let dir = scratch("malformed");
+    std::fs::write(
+        dir.join("broken.yaml"),
+        "apiVersion: example.com/v1\nkind: Greeting\nmetadata:\n  name: broken\nspec:\n  message: \"unterminated\n",
+    )
+    .expect("manifest");
+    let output = run(
+        &[
+            "dev",
+            "--in-memory",
+            "--listen",
+            "127.0.0.1:0",
+            "--data-dir",
+            "data",
+            "--apply",
+            "broken.yaml",
+        ],
+        &dir,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_default();
+    assert!(line.starts_with("error: broken.yaml:6:"), "{stderr}");
+    assert!(
+        !dir.join("data").exists(),
+        "nothing starts before the manifests parse"
+    );
+}
+
+#[test]
+fn manifests_are_applyable_yaml_with_least_privilege() {
+    let dir = scratch("manifests");
+    let output = run(
+        &[
+            "manifests",
+            "--image",
+            "registry.example/greeting:1.0",
+            "--namespace",
+            "operators",
+            "--",
+            "--timer-interval",
+            "30",
+        ],
+        &dir,
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout).expect("utf-8");
+    let documents: Vec<Value> = serde_saphyr::from_multiple(&text).expect("YAML documents");
+    let kinds: Vec<&str> = documents
+        .iter()
+        .filter_map(|d| d["kind"].as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "Namespace",
+            "CustomResourceDefinition",
+            "ServiceAccount",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Deployment"
+        ]
+    );
+    assert_eq!(documents[1]["metadata"]["name"], "greetings.example.com");
+
+    let rules = documents[3]["rules"].as_array().expect("rules");
+    let verbs = |group: &str, resource: &str| -> Vec<String> {
+        rules
+            .iter()
+            .filter(|r| {
+                r["apiGroups"][0] == group
+                    && r["resources"]
+                        .as_array()
+                        .is_some_and(|rs| rs.iter().any(|x| x == resource))
+            })
+            .flat_map(|r| r["verbs"].as_array().cloned().unwrap_or_default())
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect()
+    };
+    assert_eq!(
+        verbs("example.com", "greetings"),
+        ["get", "list", "watch", "patch"]
+    );
+    assert_eq!(verbs("example.com", "greetings/status"), ["patch"]);
+    assert_eq!(verbs("", "events"), ["create"]);
+    assert_eq!(
+        verbs("apiextensions.k8s.io", "customresourcedefinitions"),
+        ["get", "list", "watch"]
+    );
+    assert_eq!(rules.len(), 4, "nothing more: {rules:?}");
+
+    let binding = &documents[4];
+    assert_eq!(binding["roleRef"]["name"], "greeting");
+    assert_eq!(binding["subjects"][0]["namespace"], "operators");
+    let deployment = &documents[5];
+    assert_eq!(deployment["spec"]["replicas"], 1);
+    assert_eq!(deployment["spec"]["strategy"]["type"], "Recreate");
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(pod["serviceAccountName"], "greeting");
+    let container = &pod["containers"][0];
+    assert_eq!(container["image"], "registry.example/greeting:1.0");
+    assert_eq!(container["command"], serde_json::json!(["greeting"]));
+    assert_eq!(
+        container["args"],
+        serde_json::json!(["run", "-A", "--timer-interval", "30"])
+    );
+}
+
+#[test]
+fn manifests_reject_unknown_operator_options() {
+    let output = run(
+        &["manifests", "--", "--no-such-option"],
+        &scratch("bad-options"),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("invalid operator options") && stderr.contains("--no-such-option"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,123 @@
+//! The Greeting operator against an in-process API server: the samples applied through
+//! `kopr::apply`, then every handler's log line, the create handler's result in status, and
+//! the finalizer released after the delete handler ran.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use greeting::{Config, Greeting};
+use kopr::kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kopr::testing::{TestCluster, capture_logs, wait_for};
+use serde_json::json;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn samples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn samples_are_greeted_updated_timed_and_deleted() {
+    let logs = capture_logs();
+    let cluster = TestCluster::start().await.expect("cluster starts");
+    let client = cluster.client();
+    let operator = greeting::operator(&Config { timer_interval: 1 });
+    operator.install_crds(&client).await.expect("CRDs install");
+    let running = cluster.run(operator);
+
+    let applied = kopr::apply::apply_paths(&client, &[samples()])
+        .await
+        .expect("samples load");
+    let names: Vec<&str> = applied.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["good-morning", "hello-world"],
+        "samples: {applied:?}"
+    );
+    for outcome in &applied {
+        assert!(outcome.result.is_ok(), "{outcome}");
+    }
+
+    logs.wait_for(&["Greeting: Hello, World!", "default/hello-world"], WAIT)
+        .await
+        .expect("create handler");
+    logs.wait_for(&["Greeting: Good morning!", "default/good-morning"], WAIT)
+        .await
+        .expect("create handler");
+
+    let greetings: Api<Greeting> = Api::namespaced(client.clone(), "default");
+    let greeted = |g: Option<&Greeting>| {
+        g.and_then(|g| g.status.as_ref())
+            .and_then(|s| s.greet.as_deref())
+            == Some("greeted with 'Hello, World!'")
+    };
+    let greeting = wait_for(&greetings, "hello-world", WAIT, greeted)
+        .await
+        .expect("result in status");
+    let finalizers = greeting
+        .and_then(|g| g.metadata.finalizers)
+        .unwrap_or_default();
+    assert_eq!(
+        finalizers,
+        ["kopr.dev/finalizer"],
+        "the delete handler needs a finalizer"
+    );
+
+    logs.wait_for(&["Timer: Hello, World!", "default/hello-world"], WAIT)
+        .await
+        .expect("timer");
+
+    let change = Patch::Merge(json!({"spec": {"message": "Hello again!"}}));
+    greetings
+        .patch("hello-world", &PatchParams::default(), &change)
+        .await
+        .expect("patched");
+    logs.wait_for(&["Update: Hello again!", "default/hello-world"], WAIT)
+        .await
+        .expect("update handler");
+
+    greetings
+        .delete("hello-world", &DeleteParams::default())
+        .await
+        .expect("deleted");
+    logs.wait_for(&["Delete: Hello again!", "default/hello-world"], WAIT)
+        .await
+        .expect("delete handler");
+    wait_for(&greetings, "hello-world", WAIT, |g: Option<&Greeting>| {
+        g.is_none()
+    })
+    .await
+    .expect("the finalizer is removed and the Greeting goes");
+    assert_eq!(
+        logs.count(&["Delete: ", "default/good-morning"]),
+        0,
+        "only the deleted one"
+    );
+
+    running.stop().await.expect("operator stops cleanly");
+    cluster.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_invalid_sample_is_refused_by_the_schema() {
+    let cluster = TestCluster::start().await.expect("cluster starts");
+    let client = cluster.client();
+    greeting::operator(&Config::default())
+        .install_crds(&client)
+        .await
+        .expect("CRDs install");
+    let applied = kopr::apply::apply_paths(&client, &[samples().join("invalid")])
+        .await
+        .expect("loads");
+    assert_eq!(applied.len(), 1);
+    let error = applied[0].result.as_ref().expect_err("refused").to_string();
+    assert!(
+        error.contains("wrong-type.yaml:4: Greeting wrong-type:"),
+        "{error}"
+    );
+    assert!(
+        error.contains("spec.message") && error.contains("must be of type string"),
+        "{error}"
+    );
+    cluster.shutdown().await;
+}
