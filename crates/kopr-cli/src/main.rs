@@ -1,6 +1,7 @@
 //! `kopr`: the kopr command line.
 
 mod apiserver;
+mod new;
 
 /// mimalloc instead of the system allocator: the API server allocates many small JSON values
 /// per request, and glibc's malloc was a quarter of its CPU time under load.
@@ -21,6 +22,8 @@ struct Cli {
 enum Command {
     /// Run the embedded Kubernetes API server in the foreground.
     Apiserver(apiserver::ApiserverArgs),
+    /// Scaffold a new operator crate: CRD type, handlers, test, Dockerfile, README.
+    New(new::NewArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -32,12 +35,22 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    if let Command::New(args) = cli.command {
+        let dir = new::run(args)?;
+        println!(
+            "created {}; next: cd {} && cargo test",
+            dir.display(),
+            dir.display()
+        );
+        return Ok(());
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
         match cli.command {
             Command::Apiserver(args) => apiserver::run(args).await,
+            Command::New(_) => Ok(()),
         }
     })
 }
