@@ -117,3 +117,61 @@ fn crd_prints_the_custom_resource_definition() {
         json!(["message"])
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manifests_are_accepted_by_kubectl_apply() {
+    let cluster = TestCluster::start().await.expect("cluster");
+    let dir = std::env::temp_dir().join(format!("greeting-manifests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(&kubeconfig, cluster.kubeconfig_yaml()).expect("kubeconfig");
+    let manifests = Command::new(BINARY)
+        .args([
+            "manifests",
+            "--image",
+            "greeting:test",
+            "--namespace",
+            "greeting-system",
+        ])
+        .output()
+        .expect("greeting manifests");
+    assert!(manifests.status.success());
+    let file = dir.join("manifests.yaml");
+    std::fs::write(&file, &manifests.stdout).expect("write manifests");
+    let kubectl = std::env::var("KUBECTL").unwrap_or_else(|_| "/usr/bin/kubectl".into());
+    let apply = {
+        let (kubectl, kubeconfig, file) = (kubectl.clone(), kubeconfig.clone(), file.clone());
+        tokio::task::spawn_blocking(move || {
+            Command::new(kubectl)
+                .arg("--kubeconfig")
+                .arg(kubeconfig)
+                .args(["apply", "-f"])
+                .arg(file)
+                .output()
+        })
+        .await
+        .expect("join")
+        .expect("kubectl runs (is kubectl at /usr/bin/kubectl or KUBECTL?)")
+    };
+    let stdout = String::from_utf8_lossy(&apply.stdout);
+    assert!(
+        apply.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&apply.stderr)
+    );
+    for line in [
+        "namespace/greeting-system created",
+        "customresourcedefinition.apiextensions.k8s.io/greetings.example.com created",
+        "serviceaccount/greeting created",
+        "clusterrole.rbac.authorization.k8s.io/greeting created",
+        "clusterrolebinding.rbac.authorization.k8s.io/greeting created",
+        "deployment.apps/greeting created",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l == line),
+            "missing {line:?} in:\n{stdout}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    cluster.shutdown().await;
+}
