@@ -147,6 +147,12 @@ impl RunningOperator {
         self.join().await
     }
 
+    /// Waits for the operator to end by itself (e.g. after a failed startup) and returns its
+    /// result, without asking it to stop.
+    pub async fn stop_after_exit(mut self) -> Result<(), Error> {
+        self.join().await
+    }
+
     /// Kills the operator like a crashed process: running handlers and daemons are dropped
     /// mid-way and nothing is cleaned up.
     pub async fn kill(mut self) {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -263,11 +263,8 @@ async fn run_once(
     let (result, mut patch) = invoke(runtime, key, body, &typed, call).await;
     let outcome = match result {
         Ok(value) => {
-            if !value.is_null() {
-                crate::patch::merge_into(
-                    &mut patch,
-                    json!({"status": {handler.id.clone(): value}}),
-                );
+            if let Some(stored) = runtime.result_patch(&handler.id, value) {
+                crate::patch::merge_into(&mut patch, stored);
             }
             Ok(())
         }

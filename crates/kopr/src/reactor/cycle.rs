@@ -358,11 +358,8 @@ async fn run_selected(
         let (record, result, handler_patch) =
             execute(runtime, key, &body, &typed, chosen, &records[index]).await;
         merge_into(&mut patch, handler_patch);
-        if let Some(result) = result.filter(|r| !r.is_null()) {
-            merge_into(
-                &mut patch,
-                json!({"status": {chosen.handler.id.clone(): result}}),
-            );
+        if let Some(stored) = result.and_then(|r| runtime.result_patch(&chosen.handler.id, r)) {
+            merge_into(&mut patch, stored);
         }
         records[index] = record;
     } else if let Some(earliest) = records

@@ -48,6 +48,8 @@ pub struct Settings {
     /// Post a Normal event when a handler succeeds (off by default: one more request per
     /// handled object; failures are always posted as Warning events).
     pub success_events: bool,
+    /// Store each handler's `Ok` value under `status.<handler-id>`, as Kopf does (on by default).
+    pub store_results: bool,
 }
 
 impl Default for Settings {
@@ -60,6 +62,7 @@ impl Default for Settings {
             shutdown_timeout: Duration::from_secs(30),
             max_error_backoff: Duration::from_secs(60),
             success_events: false,
+            store_results: true,
         }
     }
 }
@@ -162,6 +165,13 @@ fn uid(body: &Value) -> Option<&str> {
 }
 
 impl ResourceRuntime {
+    /// The merge patch storing a handler's result, unless results are not stored or there is
+    /// nothing to store.
+    pub(crate) fn result_patch(&self, handler_id: &str, result: Value) -> Option<Value> {
+        (self.shared.settings.store_results && !result.is_null())
+            .then(|| serde_json::json!({ "status": { handler_id: result } }))
+    }
+
     pub(crate) fn new(shared: Arc<Shared>, spec: ResourceSpec, resolved: Resolved) -> Arc<Self> {
         Arc::new(ResourceRuntime {
             shared,
