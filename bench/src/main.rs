@@ -1,8 +1,11 @@
 //! kopr benchmarks. `kopr-bench apiserver` measures the embedded API server
 //! as a separate `kopr apiserver` process, through the kube-rs client:
 //! creates/s, updates/s, watch delivery latency, time to ready and peak RSS.
+//! `kopr-bench compare-operators` runs one workload against kopr, Kopf and a
+//! kube-rs controller (see `bench/compare-operators`).
 
 mod apiserver;
+mod compare;
 
 use clap::{Parser, Subcommand};
 
@@ -17,6 +20,8 @@ struct Cli {
 enum Command {
     /// Benchmark the embedded API server.
     Apiserver(apiserver::Args),
+    /// Compare kopr with Kopf and a kube-rs controller on one workload.
+    CompareOperators(compare::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -27,6 +32,7 @@ fn main() -> anyhow::Result<()> {
     runtime.block_on(async {
         match cli.command {
             Command::Apiserver(args) => apiserver::run(args).await,
+            Command::CompareOperators(args) => compare::run(args).await,
         }
     })
 }

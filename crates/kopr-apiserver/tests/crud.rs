@@ -581,3 +581,46 @@ async fn concurrent_patches_without_resource_version_all_succeed() {
         "{err:?}"
     );
 }
+
+/// A write that changes nothing keeps the resourceVersion (kube-apiserver skips it, and
+/// controllers that apply their children on every reconcile rely on that to settle).
+#[tokio::test]
+async fn writes_that_change_nothing_keep_the_resource_version() {
+    let f = common::start().await;
+    let api: Api<ConfigMap> = Api::namespaced(f.client.clone(), "default");
+    let cm: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "steady"}, "data": {"a": "1"}}))
+            .unwrap();
+    let created = api.create(&PostParams::default(), &cm).await.unwrap();
+    let same = json!({"data": {"a": "1"}});
+    let patched = api
+        .patch("steady", &PatchParams::default(), &Patch::Merge(&same))
+        .await
+        .unwrap();
+    assert_eq!(
+        patched.metadata.resource_version,
+        created.metadata.resource_version
+    );
+    let applied = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "steady"}, "data": {"a": "1"}});
+    let params = PatchParams::apply("tester");
+    let first = api
+        .patch("steady", &params, &Patch::Apply(&applied))
+        .await
+        .unwrap();
+    let second = api
+        .patch("steady", &params, &Patch::Apply(&applied))
+        .await
+        .unwrap();
+    assert_eq!(
+        first.metadata.resource_version, second.metadata.resource_version,
+        "a repeated apply is a no-op"
+    );
+    let replaced = api
+        .replace("steady", &PostParams::default(), &second)
+        .await
+        .unwrap();
+    assert_eq!(
+        replaced.metadata.resource_version,
+        second.metadata.resource_version
+    );
+}

@@ -64,8 +64,8 @@ pub struct Resource<K> {
 
 fn parser<K: DeserializeOwned + Send + Sync + 'static>() -> ParseFn {
     Arc::new(|body: &Value| {
-        let deserializer = body.clone();
-        serde_path_to_error::deserialize::<_, K>(deserializer)
+        // Deserializing from a borrowed value copies only what the type keeps.
+        serde_path_to_error::deserialize::<_, K>(body)
             .map(|object| Arc::new(object) as Arc<dyn Any + Send + Sync>)
             .map_err(|error| {
                 let path = error.path().to_string();

@@ -696,6 +696,15 @@ impl Api {
                     && object::finalizers(&new).is_empty()
                     && deletion_grace_elapsed(&new)
             };
+            // A write that changes nothing is not stored: no new resourceVersion, no watch
+            // event (kube-apiserver skips it the same way; kubectl prints "(no change)").
+            if !finished && new == *current_view {
+                return Ok(Written {
+                    object: current_view,
+                    created: false,
+                    warnings,
+                });
+            }
             let stored = convert::to_storage(rt, new, &rt.storage_api_version);
             let outcome = if finished {
                 let mut last = stored;

@@ -144,6 +144,26 @@ pub(crate) struct ResourceRuntime {
     slots: Mutex<HashMap<ObjectKey, Slot>>,
 }
 
+/// What is kept of a body at rest: apiVersion, kind and the identifying metadata.
+fn skeleton(body: &Value) -> Value {
+    let meta = body.get("metadata");
+    let pick = |key: &str| {
+        meta.and_then(|m| m.get(key))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    serde_json::json!({
+        "apiVersion": body.get("apiVersion").cloned().unwrap_or(Value::Null),
+        "kind": body.get("kind").cloned().unwrap_or(Value::Null),
+        "metadata": {
+            "name": pick("name"),
+            "namespace": pick("namespace"),
+            "uid": pick("uid"),
+            "resourceVersion": pick("resourceVersion"),
+        },
+    })
+}
+
 /// Numeric resourceVersion, when the server uses numbers (etcd and kopr-apiserver both do).
 fn resource_version(body: &Value) -> Option<u64> {
     body.pointer("/metadata/resourceVersion")?
@@ -381,7 +401,10 @@ impl ResourceRuntime {
 
     fn settle(self: &Arc<Self>, key: &ObjectKey, outcome: cycle::Outcome) {
         match outcome {
-            cycle::Outcome::Done => self.reset_failures(key),
+            cycle::Outcome::Done => {
+                self.reset_failures(key);
+                self.shrink(key);
+            }
             cycle::Outcome::Continue(body) => {
                 self.reset_failures(key);
                 let mut slots = self.slots();
@@ -414,6 +437,23 @@ impl ResourceRuntime {
                 tracing::warn!(object = %key, %error, retry_in = ?delay, "cycle failed; will retry");
                 self.wake_after(key, delay);
             }
+        }
+    }
+
+    /// Between events, an object at rest needs only its identity and resourceVersion (to tell
+    /// stale events apart); the body goes until the next event brings a new one. Objects with a
+    /// pending cycle or a scheduled wake-up keep theirs.
+    fn shrink(&self, key: &ObjectKey) {
+        let mut slots = self.slots();
+        let Some(slot) = slots.get_mut(key) else {
+            return;
+        };
+        // Timers and daemons share the body through their channel: nothing to save there.
+        if slot.pending || slot.wake_at.is_some() || slot.deleted || slot.body_channel.is_some() {
+            return;
+        }
+        if let Some(latest) = &slot.latest {
+            slot.latest = Some(Arc::new(skeleton(latest)));
         }
     }
 

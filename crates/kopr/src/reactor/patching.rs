@@ -10,6 +10,13 @@ use crate::patch::split_status;
 /// The field manager kopr's patches are recorded under.
 pub(crate) const FIELD_MANAGER: &str = "kopr";
 
+/// A patch response as the reactor keeps it: JSON without `metadata.managedFields`, like the
+/// bodies from watch events.
+fn without_managed_fields(mut object: kube::api::DynamicObject) -> Value {
+    object.metadata.managed_fields = None;
+    serde_json::to_value(object).unwrap_or(Value::Null)
+}
+
 fn is_empty(patch: &Value) -> bool {
     match patch {
         Value::Null => true,
@@ -49,14 +56,14 @@ impl ResourceRuntime {
                 .patch_status(&key.name, &params, &Patch::Merge(&body))
                 .await
             {
-                Ok(object) => latest = Some(serde_json::to_value(object).unwrap_or(Value::Null)),
+                Ok(object) => latest = Some(without_managed_fields(object)),
                 Err(error) if is_not_found(&error) => return Ok(None),
                 Err(error) => return Err(error),
             }
         }
         if !is_empty(&main) {
             match api.patch(&key.name, &params, &Patch::Merge(&main)).await {
-                Ok(object) => latest = Some(serde_json::to_value(object).unwrap_or(Value::Null)),
+                Ok(object) => latest = Some(without_managed_fields(object)),
                 Err(error) if is_not_found(&error) => return Ok(None),
                 Err(error) => return Err(error),
             }
@@ -81,7 +88,7 @@ impl ResourceRuntime {
             .patch(&key.name, &params, &Patch::<()>::Json(operations))
             .await
         {
-            Ok(object) => Ok(Some(serde_json::to_value(object).unwrap_or(Value::Null))),
+            Ok(object) => Ok(Some(without_managed_fields(object))),
             Err(error) if is_not_found(&error) => Ok(None),
             Err(error) => Err(error),
         }

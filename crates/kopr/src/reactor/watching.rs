@@ -129,7 +129,10 @@ async fn watch_stream(
     }
 }
 
-fn to_value(object: DynamicObject) -> Value {
+/// The object as handlers see it: JSON without `metadata.managedFields` (server bookkeeping
+/// that no handler needs and that would double the memory kept per object).
+fn to_value(mut object: DynamicObject) -> Value {
+    object.metadata.managed_fields = None;
     serde_json::to_value(object).unwrap_or(Value::Null)
 }
 

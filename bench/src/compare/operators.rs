@@ -1,0 +1,214 @@
+//! The three operators as child processes, and what `/proc` says about a process.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use anyhow::{Context, bail};
+
+/// One of the compared operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// kopr, `kopr-operator run -A`.
+    Kopr,
+    /// Kopf, `kopf run --standalone -A kopf_operator.py`.
+    Kopf,
+    /// A hand-written kube-rs Controller, `kube-rs-operator`.
+    KubeRs,
+}
+
+impl Kind {
+    /// Every operator, in the order of the first run.
+    pub const ALL: [Kind; 3] = [Kind::Kopr, Kind::Kopf, Kind::KubeRs];
+
+    /// The short name used in names, tables and the results file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Kopr => "kopr",
+            Kind::Kopf => "kopf",
+            Kind::KubeRs => "kube-rs",
+        }
+    }
+
+    /// Parses a short name.
+    pub fn parse(name: &str) -> anyhow::Result<Kind> {
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .with_context(|| format!("unknown operator {name:?} (kopr, kopf or kube-rs)"))
+    }
+}
+
+/// Where the operators' programs are.
+#[derive(Debug, Clone)]
+pub struct Programs {
+    /// The directory holding `kopr-operator` and `kube-rs-operator`.
+    pub bin_dir: PathBuf,
+    /// The virtual environment with Kopf.
+    pub venv: PathBuf,
+    /// Kopf's operator script.
+    pub kopf_script: PathBuf,
+}
+
+impl Programs {
+    fn command(&self, kind: Kind) -> Command {
+        match kind {
+            Kind::Kopr => {
+                let mut command = Command::new(self.bin_dir.join("kopr-operator"));
+                command.args(["run", "-A"]);
+                command
+            }
+            Kind::Kopf => {
+                let mut command = Command::new(self.venv.join("bin").join("kopf"));
+                command
+                    .args(["run", "--standalone", "-A"])
+                    .arg(&self.kopf_script);
+                command
+            }
+            Kind::KubeRs => Command::new(self.bin_dir.join("kube-rs-operator")),
+        }
+    }
+
+    /// Checks that every program exists.
+    pub fn check(&self) -> anyhow::Result<()> {
+        for path in [
+            self.bin_dir.join("kopr-operator"),
+            self.bin_dir.join("kube-rs-operator"),
+            self.venv.join("bin").join("kopf"),
+            self.kopf_script.clone(),
+        ] {
+            if !path.exists() {
+                bail!(
+                    "{} not found (bench/compare-operators builds and installs it)",
+                    path.display()
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A running operator process; killed when dropped.
+pub struct Operator {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Operator {
+    /// Starts `kind` against the cluster of `kubeconfig`, logging to `log`.
+    pub fn start(
+        programs: &Programs,
+        kind: Kind,
+        kubeconfig: &Path,
+        log: &Path,
+    ) -> anyhow::Result<Operator> {
+        let out = File::create(log)?;
+        let child = programs
+            .command(kind)
+            .env("KUBECONFIG", kubeconfig)
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(out.try_clone()?)
+            .stderr(out)
+            .spawn()
+            .with_context(|| format!("starting the {} operator", kind.name()))?;
+        Ok(Operator {
+            child,
+            log: log.to_owned(),
+        })
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Fails if the process has exited.
+    pub fn check_alive(&mut self) -> anyhow::Result<()> {
+        if let Some(status) = self.child.try_wait()? {
+            bail!("the operator exited ({status}); see {}", self.log.display());
+        }
+        Ok(())
+    }
+
+    /// Kills the process and reaps it.
+    pub fn kill(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Operator {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Clock ticks per second of `/proc/<pid>/stat` times.
+pub fn clock_ticks() -> f64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|t| *t > 0.0)
+        .unwrap_or(100.0)
+}
+
+/// CPU seconds (user + system) the process has used, all threads.
+pub fn cpu_seconds(pid: u32, ticks: f64) -> anyhow::Result<f64> {
+    cpu_ticks(&std::fs::read_to_string(format!("/proc/{pid}/stat"))?).map(|t| t / ticks)
+}
+
+/// utime + stime of a `/proc/<pid>/stat` line, in clock ticks.
+fn cpu_ticks(stat: &str) -> anyhow::Result<f64> {
+    // The command name is in parentheses and may contain anything; fields follow the last ')'.
+    let (_, rest) = stat
+        .rsplit_once(')')
+        .context("unexpected /proc/<pid>/stat")?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // Fields 14 and 15 (utime, stime) of proc(5); `rest` starts at field 3.
+    let field = |n: usize| -> anyhow::Result<f64> {
+        Ok(fields
+            .get(n - 3)
+            .context("short /proc/<pid>/stat")?
+            .parse::<f64>()?)
+    };
+    Ok(field(14)? + field(15)?)
+}
+
+/// The process's peak resident set size (VmHWM), in MiB.
+pub fn peak_rss_mib(pid: u32) -> anyhow::Result<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let kib = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .context("no VmHWM in /proc/<pid>/status")?
+        .parse::<f64>()?;
+    Ok(kib / 1024.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_times_survive_odd_command_names() -> anyhow::Result<()> {
+        let stat = "4242 (kopf (run) x) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 9 0";
+        assert_eq!(cpu_ticks(stat)?, 300.0);
+        assert!(cpu_ticks("4242 (short) S 1").is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn this_process_has_a_peak_rss() -> anyhow::Result<()> {
+        assert!(peak_rss_mib(std::process::id())? > 0.0);
+        Ok(())
+    }
+}
