@@ -32,10 +32,13 @@ pub struct Config {
     pub kubeconfig: Option<PathBuf>,
     /// Keep objects in an in-memory database.
     pub in_memory: bool,
-    /// Run the in-process controllers (garbage collector, namespaces, service accounts).
+    /// Run the in-process controllers (garbage collector, namespaces, service
+    /// accounts, workloads, scheduler, simulated kubelet).
     pub controllers: bool,
     /// History kept for watches and consistent reads before compaction.
     pub history_retention: std::time::Duration,
+    /// Simulated nodes (`kopr-node-0` …) created at start when controllers run.
+    pub nodes: usize,
 }
 
 impl Config {
@@ -48,6 +51,7 @@ impl Config {
             in_memory: true,
             controllers: true,
             history_retention: DEFAULT_HISTORY_RETENTION,
+            nodes: crate::controllers::workloads::DEFAULT_NODES,
         }
     }
 }
@@ -143,7 +147,7 @@ impl ApiServer {
 
         let shutdown = CancellationToken::new();
         if config.controllers {
-            crate::controllers::spawn_all(api.clone(), shutdown.clone());
+            crate::controllers::spawn_all(api.clone(), shutdown.clone(), config.nodes);
         }
         crate::storage::spawn_compactor(
             api.store.clone(),

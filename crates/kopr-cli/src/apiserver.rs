@@ -23,12 +23,16 @@ pub struct ApiserverArgs {
     /// Keep objects in memory only (credentials still live in DATA_DIR).
     #[arg(long)]
     in_memory: bool,
-    /// Do not run the in-process controllers (garbage collector, namespaces).
+    /// Do not run the in-process controllers (garbage collector, namespaces,
+    /// workloads, scheduler, simulated kubelet).
     #[arg(long)]
     no_controllers: bool,
     /// Seconds of history kept for watches before compaction.
     #[arg(long, default_value_t = 300)]
     history_retention_seconds: u64,
+    /// Simulated nodes (kopr-node-0 …) whose pods the in-process kubelet runs.
+    #[arg(long, default_value_t = 3)]
+    nodes: usize,
 }
 
 /// Runs the server until SIGINT or SIGTERM.
@@ -41,6 +45,7 @@ pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
         in_memory: args.in_memory,
         controllers: !args.no_controllers,
         history_retention: std::time::Duration::from_secs(args.history_retention_seconds.max(1)),
+        nodes: args.nodes,
     };
     let server = ApiServer::start(config).await.with_context(|| {
         format!(

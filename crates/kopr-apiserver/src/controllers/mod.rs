@@ -1,12 +1,27 @@
 //! In-process controllers that a real cluster's kube-controller-manager
-//! runs: the garbage collector, namespace deletion, and default service
-//! accounts, and the end of graceful pod deletion. They watch the store's event stream and act through the
-//! registry, as a client would.
+//! runs: the garbage collector, namespace deletion, default service
+//! accounts, the end of graceful pod deletion, and the workload controllers
+//! (Deployment, ReplicaSet, StatefulSet, Job); plus a scheduler and a
+//! simulated kubelet for simulated nodes, kwok-style. They watch the store's
+//! event stream and act through the registry, as a client would.
 
+mod deployment;
 mod garbage_collector;
+pub mod informer;
+mod job;
+pub mod kubelet;
 mod namespace;
+pub mod nodes;
 mod pod_termination;
+pub mod podutil;
+pub mod recorder;
+mod replicaset;
+pub mod scheduler;
 mod service_account;
+pub mod simulation;
+mod statefulset;
+pub mod workloads;
+pub mod workqueue;
 
 use std::sync::Arc;
 
@@ -19,9 +34,11 @@ use crate::storage::WatchEvent;
 
 pub use garbage_collector::GarbageCollector;
 
-/// Starts every controller; they stop when `stop` is cancelled.
-pub fn spawn_all(api: Api, stop: CancellationToken) {
+/// Starts every controller, with `nodes` simulated nodes; they stop when
+/// `stop` is cancelled.
+pub fn spawn_all(api: Api, stop: CancellationToken, nodes: usize) {
     let events = api.store.subscribe();
+    workloads::spawn(api.clone(), stop.clone(), nodes);
     tokio::spawn(run(api, events, stop));
 }
 

@@ -1,5 +1,8 @@
 //! Finishes graceful pod deletion when the grace period runs out, standing
-//! in for the kubelet that would confirm the containers stopped.
+//! in for the kubelet that would confirm the containers stopped. On a
+//! simulated node the simulated kubelet confirms it (usually at once, since
+//! simulated containers stop on SIGTERM); this stays as a fallback there,
+//! a little after the deadline so that the kubelet's own SIGKILL lands first.
 
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
@@ -8,12 +11,33 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::object;
-use crate::registry::{Api, DeleteOptions};
+use crate::registry::{Api, DeleteOptions, Target};
 use crate::storage::{EventType, WatchEvent};
 
 fn scheduled() -> &'static Mutex<HashSet<String>> {
     static SET: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
     SET.get_or_init(|| Mutex::new(HashSet::new()))
+}
+
+/// How long after the deadline a pod on a simulated node is removed if its
+/// kubelet has not confirmed the deletion.
+const KUBELET_SLACK: Duration = Duration::from_secs(5);
+
+async fn on_simulated_node(api: &Api, node: &str) -> bool {
+    if node.is_empty() {
+        return false;
+    }
+    let Some(rt) = api.catalog.get("", "v1", "nodes") else {
+        return false;
+    };
+    let t = Target {
+        rt,
+        namespace: None,
+        name: Some(node.to_string()),
+    };
+    api.get(&t)
+        .await
+        .is_ok_and(|n| super::nodes::is_simulated(&n))
 }
 
 /// Schedules the final delete of a pod in graceful deletion.
@@ -47,8 +71,19 @@ pub fn observe(api: &Api, ev: &WatchEvent) {
         return;
     };
     let api = api.clone();
+    let node = ev
+        .object
+        .pointer("/spec/nodeName")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     tokio::spawn(async move {
-        tokio::time::sleep(deadline).await;
+        let slack = if on_simulated_node(&api, &node).await {
+            KUBELET_SLACK
+        } else {
+            Duration::ZERO
+        };
+        tokio::time::sleep(deadline + slack).await;
         let opts = DeleteOptions {
             grace_period_seconds: Some(0),
             precondition_uid: Some(uid.clone()),

@@ -71,6 +71,8 @@ pub struct Query {
     pub follow: bool,
     /// `timestamps` (logs)
     pub timestamps: bool,
+    /// `previous` (logs)
+    pub previous: bool,
 }
 
 fn parse_bool(name: &str, v: &str) -> Result<bool, ApiError> {
@@ -164,6 +166,7 @@ impl Query {
                 "tailLines" => q.tail_lines = Some(parse_int("tailLines", v)?),
                 "follow" => q.follow = parse_bool("follow", v)?,
                 "timestamps" => q.timestamps = parse_bool("timestamps", v)?,
+                "previous" => q.previous = parse_bool("previous", v)?,
                 _ => {}
             }
         }

@@ -1,0 +1,408 @@
+//! The ReplicaSet controller, as kube-controller-manager's: keeps
+//! `spec.replicas` active pods (named `<rs>-<5 random>`, controller owner
+//! reference with `blockOwnerDeletion`), creating them in slow-start batches
+//! and deleting the least valuable ones first (unscheduled, pending, not
+//! ready, …); adopts matching orphans; reports `replicas`,
+//! `fullyLabeledReplicas`, `readyReplicas`, `availableReplicas`,
+//! `observedGeneration` and a `ReplicaFailure` condition when pods cannot
+//! be created. Events: `SuccessfulCreate` (`Created pod: P`),
+//! `SuccessfulDelete` (`Deleted pod: P`), `FailedCreate`.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::informer::{Informer, Kind};
+use super::podutil::{self, CONTROLLER_MANAGER, int_at, rfc3339};
+use super::recorder::{Recorder, Source};
+use crate::object;
+use crate::registry::{Api, DeleteOptions, Target};
+use crate::status::ApiError;
+
+/// Most pods created or deleted in one sync (`BurstReplicas`).
+const BURST: i64 = 500;
+
+/// Annotation lowering a pod's rank for deletion.
+const DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
+
+/// The controller.
+pub struct ReplicaSetController {
+    api: Api,
+    informer: Arc<Informer>,
+    recorder: Recorder,
+    source: Source,
+}
+
+fn target(api: &Api, kind: Kind, namespace: &str, name: &str) -> Option<Target> {
+    let (group, plural) = kind.resource();
+    Some(Target {
+        rt: api.catalog.get(group, "v1", plural)?,
+        namespace: Some(namespace.to_string()),
+        name: Some(name.to_string()),
+    })
+}
+
+/// Adds a controller reference to an orphan, unless it got one meanwhile.
+pub(crate) async fn adopt(
+    api: &Api,
+    kind: Kind,
+    obj: &Value,
+    owner_ref: Value,
+) -> Result<Option<Arc<Value>>, ApiError> {
+    let Some(t) = target(api, kind, object::namespace(obj), object::name(obj)) else {
+        return Ok(None);
+    };
+    let uid = object::uid(obj).to_string();
+    let written = api
+        .mutate(&t, &podutil::writer(CONTROLLER_MANAGER), move |cur| {
+            if object::uid(cur) != uid || podutil::controller_ref(cur).is_some() {
+                return Err(ApiError::conflict(
+                    crate::status::ResourceRef {
+                        group: "",
+                        resource: "",
+                    },
+                    object::name(cur),
+                    "no longer an orphan",
+                ));
+            }
+            let mut new = cur.clone();
+            let mut refs = object::owner_references(cur).to_vec();
+            refs.push(owner_ref.clone());
+            if let Some(m) = object::meta_mut(&mut new) {
+                m.insert("ownerReferences".into(), json!(refs));
+            }
+            Ok(new)
+        })
+        .await;
+    match written {
+        Ok(w) => Ok(Some(w.object)),
+        Err(e) if e.code == 404 || e.code == 409 => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn phase_rank(pod: &Value) -> u8 {
+    match podutil::phase(pod) {
+        "Pending" | "" => 0,
+        "Unknown" => 1,
+        "Running" => 2,
+        _ => 3,
+    }
+}
+
+fn deletion_cost(pod: &Value) -> i64 {
+    object::meta(pod)
+        .and_then(|m| m.get("annotations"))
+        .and_then(|a| a.get(DELETION_COST))
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse::<i64>().ok())
+        .unwrap_or(0)
+}
+
+/// Orders pods so that those to delete first come first
+/// (`controller.ActivePodsWithRanks`).
+fn deletion_order(a: &Value, b: &Value, ranks: &HashMap<String, usize>) -> Ordering {
+    let assigned = |p: &Value| !podutil::str_at(p, "/spec/nodeName").is_empty();
+    let rank = |p: &Value| {
+        ranks
+            .get(podutil::str_at(p, "/spec/nodeName"))
+            .copied()
+            .unwrap_or(0)
+    };
+    assigned(a)
+        .cmp(&assigned(b))
+        .then(phase_rank(a).cmp(&phase_rank(b)))
+        .then(podutil::is_ready(a).cmp(&podutil::is_ready(b)))
+        .then(deletion_cost(a).cmp(&deletion_cost(b)))
+        .then(rank(b).cmp(&rank(a)))
+        .then_with(
+            || match (podutil::ready_since(a), podutil::ready_since(b)) {
+                (Some(x), Some(y)) => y.cmp(&x),
+                _ => Ordering::Equal,
+            },
+        )
+        .then(podutil::restart_count(b).cmp(&podutil::restart_count(a)))
+        .then_with(|| podutil::creation_key(b).cmp(&podutil::creation_key(a)))
+}
+
+impl ReplicaSetController {
+    /// A controller working from the cache.
+    pub fn new(api: Api, informer: Arc<Informer>, recorder: Recorder) -> Arc<Self> {
+        Arc::new(ReplicaSetController {
+            api,
+            informer,
+            recorder,
+            source: Source::component("replicaset-controller"),
+        })
+    }
+
+    fn owned_pods(&self, uid: &str) -> Vec<Arc<Value>> {
+        self.informer.controlled_by(Kind::Pod, uid)
+    }
+
+    /// Reconciles one ReplicaSet.
+    pub async fn sync(&self, key: String) -> Result<Option<Duration>, ApiError> {
+        let Some(rs) = self.informer.get_key(&key) else {
+            return Ok(None);
+        };
+        let Some(selector) = podutil::selector_of(&rs) else {
+            return Ok(None);
+        };
+        let ns = object::namespace(&rs).to_string();
+        let uid = object::uid(&rs).to_string();
+        let deleting = object::is_deleting(&rs);
+        if !deleting {
+            let owner = podutil::new_controller_ref(&rs, "apps/v1", "ReplicaSet");
+            for orphan in self.informer.list(Kind::Pod, Some(&ns)) {
+                if podutil::controller_ref(&orphan).is_none()
+                    && !object::is_deleting(&orphan)
+                    && podutil::is_active(&orphan)
+                    && podutil::selects(&selector, &orphan)
+                {
+                    adopt(&self.api, Kind::Pod, &orphan, owner.clone()).await?;
+                }
+            }
+            self.informer.catch_up().await;
+        }
+        let active: Vec<Arc<Value>> = self
+            .owned_pods(&uid)
+            .into_iter()
+            .filter(|p| podutil::is_active(p))
+            .collect();
+        let mut failure: Option<(&'static str, String)> = None;
+        if !deleting {
+            let replicas = int_at(&rs, "/spec/replicas").unwrap_or(1);
+            let diff = active.len() as i64 - replicas;
+            if diff < 0 {
+                if let Err(e) = self.create_pods(&rs, (-diff).min(BURST)).await {
+                    failure = Some(("FailedCreate", e.message.clone()));
+                }
+            } else if diff > 0
+                && let Err(e) = self
+                    .delete_pods(&rs, active, diff.min(BURST) as usize)
+                    .await
+            {
+                failure = Some(("FailedDelete", e.message.clone()));
+            }
+            self.informer.catch_up().await;
+        }
+        self.update_status(&key, failure).await
+    }
+
+    async fn create_pods(&self, rs: &Value, count: i64) -> Result<(), ApiError> {
+        let Some(rt) = self.api.catalog.get("", "v1", "pods") else {
+            return Ok(());
+        };
+        let ns = object::namespace(rs);
+        let template = rs.pointer("/spec/template").cloned().unwrap_or(Value::Null);
+        let owner = podutil::new_controller_ref(rs, "apps/v1", "ReplicaSet");
+        let mut pod = podutil::pod_from_template(&template, ns, owner);
+        pod["metadata"]["generateName"] = json!(format!("{}-", object::name(rs)));
+        let opts = podutil::writer(CONTROLLER_MANAGER);
+        let mut remaining = count;
+        let mut batch = 1i64;
+        while remaining > 0 {
+            let n = batch.min(remaining);
+            let creates = (0..n).map(|_| self.api.create(&rt, Some(ns), pod.clone(), &opts));
+            let results = futures::future::join_all(creates).await;
+            let mut first_err = None;
+            for r in results {
+                match r {
+                    Ok(w) => self.recorder.normal(
+                        rs,
+                        "SuccessfulCreate",
+                        format!("Created pod: {}", object::name(&w.object)),
+                        &self.source,
+                    ),
+                    Err(e) => {
+                        self.recorder.warning(
+                            rs,
+                            "FailedCreate",
+                            format!("Error creating: {}", e.message),
+                            &self.source,
+                        );
+                        first_err.get_or_insert(e);
+                    }
+                }
+            }
+            if let Some(e) = first_err {
+                return Err(e);
+            }
+            remaining -= n;
+            batch *= 2;
+        }
+        Ok(())
+    }
+
+    async fn delete_pods(
+        &self,
+        rs: &Value,
+        mut active: Vec<Arc<Value>>,
+        count: usize,
+    ) -> Result<(), ApiError> {
+        let mut ranks: HashMap<String, usize> = HashMap::new();
+        for p in &active {
+            *ranks
+                .entry(podutil::str_at(p, "/spec/nodeName").to_string())
+                .or_default() += 1;
+        }
+        active.sort_by(|a, b| deletion_order(a, b, &ranks));
+        let mut first_err = None;
+        for pod in active.into_iter().take(count) {
+            let Some(t) = target(
+                &self.api,
+                Kind::Pod,
+                object::namespace(&pod),
+                object::name(&pod),
+            ) else {
+                continue;
+            };
+            let opts = DeleteOptions {
+                precondition_uid: Some(object::uid(&pod).to_string()),
+                ..DeleteOptions::default()
+            };
+            match self.api.delete(&t, &opts).await {
+                Ok(_) => self.recorder.normal(
+                    rs,
+                    "SuccessfulDelete",
+                    format!("Deleted pod: {}", object::name(&pod)),
+                    &self.source,
+                ),
+                Err(e) if e.code == 404 || e.code == 409 => {}
+                Err(e) => {
+                    self.recorder.warning(
+                        rs,
+                        "FailedDelete",
+                        format!("Error deleting: {}", e.message),
+                        &self.source,
+                    );
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    async fn update_status(
+        &self,
+        key: &str,
+        failure: Option<(&'static str, String)>,
+    ) -> Result<Option<Duration>, ApiError> {
+        let Some(rs) = self.informer.get_key(key) else {
+            return Ok(None);
+        };
+        let now = podutil::now();
+        let min_ready = int_at(&rs, "/spec/minReadySeconds").unwrap_or(0);
+        let template_labels = rs
+            .pointer("/spec/template/metadata/labels")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let active: Vec<Arc<Value>> = self
+            .owned_pods(object::uid(&rs))
+            .into_iter()
+            .filter(|p| podutil::is_active(p))
+            .collect();
+        let mut fully_labeled = 0;
+        let mut ready = 0;
+        let mut available = 0;
+        let mut again: Option<Duration> = None;
+        for p in &active {
+            let labels = object::labels(p);
+            if template_labels
+                .iter()
+                .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
+            {
+                fully_labeled += 1;
+            }
+            if podutil::is_ready(p) {
+                ready += 1;
+            }
+            match podutil::availability(p, min_ready, now) {
+                (true, _) => available += 1,
+                (false, Some(wait)) => {
+                    again = Some(again.map_or(wait, |a| a.min(wait)));
+                }
+                _ => {}
+            }
+        }
+        let mut status = json!({"replicas": active.len()});
+        for (k, v) in [
+            ("fullyLabeledReplicas", fully_labeled),
+            ("readyReplicas", ready),
+            ("availableReplicas", available),
+        ] {
+            if v > 0 {
+                status[k] = json!(v);
+            }
+        }
+        let generation = object::generation(&rs);
+        if generation > 0 {
+            status["observedGeneration"] = json!(generation);
+        }
+        let mut conditions: Vec<Value> = podutil::conditions_of(&rs)
+            .into_iter()
+            .filter(|c| c.get("type").and_then(Value::as_str) != Some("ReplicaFailure"))
+            .collect();
+        if let Some((reason, message)) = failure {
+            let existing = podutil::condition(&rs, "ReplicaFailure").cloned();
+            let since = existing
+                .as_ref()
+                .and_then(|c| c.get("lastTransitionTime").cloned())
+                .unwrap_or_else(|| json!(rfc3339(now)));
+            conditions.push(json!({
+                "type": "ReplicaFailure",
+                "status": "True",
+                "lastTransitionTime": since,
+                "reason": reason,
+                "message": message,
+            }));
+        }
+        if !conditions.is_empty() {
+            status["conditions"] = json!(conditions);
+        }
+        type Status = k8s_openapi::api::apps::v1::ReplicaSetStatus;
+        let current = rs.get("status").cloned().unwrap_or_else(|| json!({}));
+        if podutil::normalized::<Status>(&status) != podutil::normalized::<Status>(&current) {
+            let Some(t) = target(
+                &self.api,
+                Kind::ReplicaSet,
+                object::namespace(&rs),
+                object::name(&rs),
+            ) else {
+                return Ok(None);
+            };
+            let uid = object::uid(&rs).to_string();
+            let written = self
+                .api
+                .mutate_status(&t, &podutil::writer(CONTROLLER_MANAGER), move |cur| {
+                    if object::uid(cur) != uid {
+                        return Err(ApiError::conflict(
+                            crate::status::ResourceRef {
+                                group: "apps",
+                                resource: "replicasets",
+                            },
+                            object::name(cur),
+                            "the replica set was replaced",
+                        ));
+                    }
+                    let mut new = cur.clone();
+                    new["status"] = status.clone();
+                    Ok(new)
+                })
+                .await;
+            match written {
+                Ok(_) => {}
+                Err(e) if e.code == 404 => return Ok(None),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(again.map(|d| d + Duration::from_secs(1)))
+    }
+}

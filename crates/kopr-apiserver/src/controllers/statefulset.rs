@@ -1,0 +1,412 @@
+//! The StatefulSet controller, as kube-controller-manager's: pods named
+//! `<set>-<ordinal>` with stable hostnames (`spec.hostname`, and
+//! `spec.subdomain` from `serviceName`) and the `controller-revision-hash`,
+//! `statefulset.kubernetes.io/pod-name` and `apps.kubernetes.io/pod-index`
+//! labels. With `OrderedReady` (the default) a pod is created only once the
+//! previous one is Running and Ready, scale-down removes the highest
+//! ordinal first and one at a time; `Parallel` creates and deletes all at
+//! once. `RollingUpdate` replaces pods not at the update revision from the
+//! highest ordinal down to the partition, one healthy pod at a time;
+//! `OnDelete` waits for pods to be deleted. Finished pods are recreated.
+//! Status: `replicas`, `readyReplicas`, `currentReplicas`,
+//! `updatedReplicas`, `availableReplicas`, `currentRevision`,
+//! `updateRevision`, `observedGeneration`, `collisionCount`. Events:
+//! `SuccessfulCreate` (`create Pod web-0 in StatefulSet web successful`),
+//! `SuccessfulDelete`, `FailedCreate`.
+//!
+//! Revisions are named as ControllerRevisions would be (`<set>-<hash>`),
+//! but no ControllerRevision objects are kept: new pods always use the
+//! current template, including below a rolling-update partition.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::informer::{Informer, Kind};
+use super::podutil::{self, CONTROLLER_MANAGER, int_at};
+use super::recorder::{Recorder, Source};
+use crate::object;
+use crate::registry::{Api, DeleteOptions, Target};
+use crate::status::{ApiError, ResourceRef};
+
+const REVISION_LABEL: &str = "controller-revision-hash";
+const POD_NAME_LABEL: &str = "statefulset.kubernetes.io/pod-name";
+const POD_INDEX_LABEL: &str = "apps.kubernetes.io/pod-index";
+
+/// The controller.
+pub struct StatefulSetController {
+    api: Api,
+    informer: Arc<Informer>,
+    recorder: Recorder,
+    source: Source,
+}
+
+fn ordinal_of(set_name: &str, pod: &Value) -> Option<i64> {
+    object::name(pod)
+        .strip_prefix(set_name)?
+        .strip_prefix('-')?
+        .parse::<i64>()
+        .ok()
+        .filter(|n| *n >= 0)
+}
+
+fn revision_of(pod: &Value) -> &str {
+    object::labels(pod)
+        .and_then(|l| l.get(REVISION_LABEL))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+fn running_and_ready(pod: &Value) -> bool {
+    podutil::phase(pod) == "Running" && podutil::is_ready(pod)
+}
+
+fn healthy(pod: &Value, min_ready: i64, now: jiff::Timestamp) -> bool {
+    podutil::phase(pod) == "Running" && podutil::availability(pod, min_ready, now).0
+}
+
+enum Step {
+    /// Keep going.
+    Continue,
+    /// Wait for the next change.
+    Wait,
+}
+
+impl StatefulSetController {
+    /// A controller working from the cache.
+    pub fn new(api: Api, informer: Arc<Informer>, recorder: Recorder) -> Arc<Self> {
+        Arc::new(StatefulSetController {
+            api,
+            informer,
+            recorder,
+            source: Source::component("statefulset-controller"),
+        })
+    }
+
+    fn pod_target(&self, ns: &str, name: &str) -> Option<Target> {
+        Some(Target {
+            rt: self.api.catalog.get("", "v1", "pods")?,
+            namespace: Some(ns.to_string()),
+            name: Some(name.to_string()),
+        })
+    }
+
+    async fn delete_pod(&self, set: &Value, pod: &Value) -> Result<(), ApiError> {
+        let Some(t) = self.pod_target(object::namespace(pod), object::name(pod)) else {
+            return Ok(());
+        };
+        let opts = DeleteOptions {
+            precondition_uid: Some(object::uid(pod).to_string()),
+            ..DeleteOptions::default()
+        };
+        match self.api.delete(&t, &opts).await {
+            Ok(_) => {
+                self.recorder.normal(
+                    set,
+                    "SuccessfulDelete",
+                    format!(
+                        "delete Pod {} in StatefulSet {} successful",
+                        object::name(pod),
+                        object::name(set)
+                    ),
+                    &self.source,
+                );
+                Ok(())
+            }
+            Err(e) if e.code == 404 || e.code == 409 => Ok(()),
+            Err(e) => {
+                self.recorder.warning(
+                    set,
+                    "FailedDelete",
+                    format!(
+                        "delete Pod {} in StatefulSet {} failed error: {}",
+                        object::name(pod),
+                        object::name(set),
+                        e.message
+                    ),
+                    &self.source,
+                );
+                Err(e)
+            }
+        }
+    }
+
+    async fn create_pod(&self, set: &Value, ordinal: i64, revision: &str) -> Result<(), ApiError> {
+        let Some(rt) = self.api.catalog.get("", "v1", "pods") else {
+            return Ok(());
+        };
+        let ns = object::namespace(set);
+        let name = format!("{}-{ordinal}", object::name(set));
+        let template = set
+            .pointer("/spec/template")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let owner = podutil::new_controller_ref(set, "apps/v1", "StatefulSet");
+        let mut pod = podutil::pod_from_template(&template, ns, owner);
+        pod["metadata"]["name"] = json!(name);
+        if !pod["metadata"].get("labels").is_some_and(Value::is_object) {
+            pod["metadata"]["labels"] = json!({});
+        }
+        pod["metadata"]["labels"][REVISION_LABEL] = json!(revision);
+        pod["metadata"]["labels"][POD_NAME_LABEL] = json!(name);
+        pod["metadata"]["labels"][POD_INDEX_LABEL] = json!(ordinal.to_string());
+        pod["spec"]["hostname"] = json!(name);
+        let service = podutil::str_at(set, "/spec/serviceName");
+        if !service.is_empty() {
+            pod["spec"]["subdomain"] = json!(service);
+        }
+        match self
+            .api
+            .create(&rt, Some(ns), pod, &podutil::writer(CONTROLLER_MANAGER))
+            .await
+        {
+            Ok(_) => {
+                self.recorder.normal(
+                    set,
+                    "SuccessfulCreate",
+                    format!(
+                        "create Pod {name} in StatefulSet {} successful",
+                        object::name(set)
+                    ),
+                    &self.source,
+                );
+                Ok(())
+            }
+            Err(e) if e.reason == "AlreadyExists" => Ok(()),
+            Err(e) => {
+                self.recorder.warning(
+                    set,
+                    "FailedCreate",
+                    format!(
+                        "create Pod {name} in StatefulSet {} failed error: {}",
+                        object::name(set),
+                        e.message
+                    ),
+                    &self.source,
+                );
+                Err(e)
+            }
+        }
+    }
+
+    /// Reconciles one StatefulSet.
+    pub async fn sync(&self, key: String) -> Result<Option<Duration>, ApiError> {
+        let Some(set) = self.informer.get_key(&key) else {
+            return Ok(None);
+        };
+        if object::is_deleting(&set) {
+            return Ok(None);
+        }
+        let template = set
+            .pointer("/spec/template")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let collision = int_at(&set, "/status/collisionCount").unwrap_or(0);
+        let update_rev = format!(
+            "{}-{}",
+            object::name(&set),
+            podutil::template_hash(&template, Some(collision))
+        );
+        self.update(&set, &update_rev).await?;
+        self.informer.catch_up().await;
+        self.update_status(&key, &update_rev).await
+    }
+
+    async fn update(&self, set: &Value, update_rev: &str) -> Result<(), ApiError> {
+        let name = object::name(set).to_string();
+        let replicas = int_at(set, "/spec/replicas").unwrap_or(1).max(0);
+        let start = int_at(set, "/spec/ordinals/start").unwrap_or(0).max(0);
+        let monotonic = podutil::str_at(set, "/spec/podManagementPolicy") != "Parallel";
+        let min_ready = int_at(set, "/spec/minReadySeconds").unwrap_or(0);
+        let now = podutil::now();
+        let mut slots: Vec<Option<Arc<Value>>> = vec![None; replicas as usize];
+        let mut condemned: Vec<(i64, Arc<Value>)> = Vec::new();
+        for pod in self.informer.controlled_by(Kind::Pod, object::uid(set)) {
+            match ordinal_of(&name, &pod) {
+                Some(o) if o >= start && o < start + replicas => {
+                    slots[(o - start) as usize] = Some(pod);
+                }
+                Some(o) => condemned.push((o, pod)),
+                None => condemned.push((i64::MAX, pod)),
+            }
+        }
+        condemned.sort_by_key(|(o, _)| *o);
+        // Create, recreate and wait for the replicas in order.
+        for (i, slot) in slots.iter().enumerate() {
+            let ordinal = start + i as i64;
+            let step = match slot {
+                Some(pod) if podutil::is_terminal(pod) => {
+                    if !object::is_deleting(pod) {
+                        self.delete_pod(set, pod).await?;
+                    }
+                    Step::Wait
+                }
+                None => {
+                    self.create_pod(set, ordinal, update_rev).await?;
+                    if monotonic {
+                        Step::Wait
+                    } else {
+                        Step::Continue
+                    }
+                }
+                Some(pod) if monotonic && object::is_deleting(pod) => Step::Wait,
+                Some(pod) if monotonic && !healthy(pod, min_ready, now) => Step::Wait,
+                Some(_) => Step::Continue,
+            };
+            if matches!(step, Step::Wait) && monotonic {
+                return Ok(());
+            }
+        }
+        // Scale down from the highest ordinal.
+        let first_unhealthy = condemned
+            .iter()
+            .find(|(_, p)| !running_and_ready(p))
+            .map(|(_, p)| object::uid(p).to_string());
+        for (_, pod) in condemned.iter().rev() {
+            if object::is_deleting(pod) {
+                if monotonic {
+                    return Ok(());
+                }
+                continue;
+            }
+            if monotonic
+                && !running_and_ready(pod)
+                && first_unhealthy.as_deref() != Some(object::uid(pod))
+            {
+                return Ok(());
+            }
+            self.delete_pod(set, pod).await?;
+            if monotonic {
+                return Ok(());
+            }
+        }
+        // Rolling update from the highest ordinal down to the partition.
+        if podutil::str_at(set, "/spec/updateStrategy/type") == "OnDelete" {
+            return Ok(());
+        }
+        let partition = int_at(set, "/spec/updateStrategy/rollingUpdate/partition")
+            .unwrap_or(0)
+            .clamp(0, replicas);
+        for i in (partition..replicas).rev() {
+            let Some(pod) = &slots[i as usize] else {
+                continue;
+            };
+            if revision_of(pod) != update_rev && !object::is_deleting(pod) {
+                self.delete_pod(set, pod).await?;
+                return Ok(());
+            }
+            if !healthy(pod, min_ready, now) {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    async fn update_status(
+        &self,
+        key: &str,
+        update_rev: &str,
+    ) -> Result<Option<Duration>, ApiError> {
+        let Some(set) = self.informer.get_key(key) else {
+            return Ok(None);
+        };
+        let now = podutil::now();
+        let min_ready = int_at(&set, "/spec/minReadySeconds").unwrap_or(0);
+        let current_rev = match podutil::str_at(&set, "/status/currentRevision") {
+            "" => update_rev.to_string(),
+            r => r.to_string(),
+        };
+        let (mut created, mut ready, mut available, mut current, mut updated) = (0, 0, 0, 0, 0);
+        let mut again: Option<Duration> = None;
+        for pod in self.informer.controlled_by(Kind::Pod, object::uid(&set)) {
+            let is_created = !podutil::phase(&pod).is_empty();
+            if is_created {
+                created += 1;
+            }
+            if running_and_ready(&pod) {
+                ready += 1;
+                match podutil::availability(&pod, min_ready, now) {
+                    (true, _) => available += 1,
+                    (false, Some(wait)) => again = Some(again.map_or(wait, |a| a.min(wait))),
+                    _ => {}
+                }
+            }
+            if is_created && !object::is_deleting(&pod) {
+                if revision_of(&pod) == current_rev {
+                    current += 1;
+                }
+                if revision_of(&pod) == update_rev {
+                    updated += 1;
+                }
+            }
+        }
+        let mut current_revision = current_rev;
+        let rolling = podutil::str_at(&set, "/spec/updateStrategy/type") != "OnDelete";
+        if rolling && updated == created && ready == created {
+            current = updated;
+            current_revision = update_rev.to_string();
+        }
+        let mut status = json!({
+            "replicas": created,
+            "availableReplicas": available,
+            "currentRevision": current_revision,
+            "updateRevision": update_rev,
+            "collisionCount": int_at(&set, "/status/collisionCount").unwrap_or(0),
+        });
+        for (k, v) in [
+            ("readyReplicas", ready),
+            ("currentReplicas", current),
+            ("updatedReplicas", updated),
+        ] {
+            if v > 0 {
+                status[k] = json!(v);
+            }
+        }
+        let generation = object::generation(&set);
+        if generation > 0 {
+            status["observedGeneration"] = json!(generation);
+        }
+        if let Some(c) = set.pointer("/status/conditions") {
+            status["conditions"] = c.clone();
+        }
+        type Status = k8s_openapi::api::apps::v1::StatefulSetStatus;
+        let current_status = set.get("status").cloned().unwrap_or_else(|| json!({}));
+        if podutil::normalized::<Status>(&status) != podutil::normalized::<Status>(&current_status)
+        {
+            let Some(rt) = self.api.catalog.get("apps", "v1", "statefulsets") else {
+                return Ok(None);
+            };
+            let t = Target {
+                rt,
+                namespace: Some(object::namespace(&set).to_string()),
+                name: Some(object::name(&set).to_string()),
+            };
+            let uid = object::uid(&set).to_string();
+            let written = self
+                .api
+                .mutate_status(&t, &podutil::writer(CONTROLLER_MANAGER), move |cur| {
+                    if object::uid(cur) != uid {
+                        return Err(ApiError::conflict(
+                            ResourceRef {
+                                group: "apps",
+                                resource: "statefulsets",
+                            },
+                            object::name(cur),
+                            "the stateful set was replaced",
+                        ));
+                    }
+                    let mut new = cur.clone();
+                    new["status"] = status.clone();
+                    Ok(new)
+                })
+                .await;
+            match written {
+                Ok(_) => {}
+                Err(e) if e.code == 404 => return Ok(None),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(again.map(|d| d + Duration::from_secs(1)))
+    }
+}

@@ -1,0 +1,262 @@
+//! Wires up the workload controllers (Deployment, ReplicaSet, StatefulSet,
+//! Job), the scheduler and the simulated kubelet: creates the simulated
+//! nodes, fills the shared cache, and turns every committed change into
+//! work-queue keys for the controllers that care, as informer event
+//! handlers do in kube-controller-manager. Nothing runs on a timer except
+//! real delays (pulls, run times, back-offs, progress deadlines).
+
+use std::sync::Arc;
+
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use super::deployment::DeploymentController;
+use super::informer::{Change, Informer, Kind};
+use super::job::{JobController, ORPHAN_PREFIX, TRACKING_FINALIZER};
+use super::kubelet::Kubelet;
+use super::podutil;
+use super::recorder::Recorder;
+use super::replicaset::ReplicaSetController;
+use super::scheduler::Scheduler;
+use super::statefulset::StatefulSetController;
+use super::workqueue::WorkQueue;
+use crate::object;
+use crate::registry::Api;
+
+/// The default number of simulated nodes.
+pub const DEFAULT_NODES: usize = 3;
+
+struct Router {
+    informer: Arc<Informer>,
+    deployments: Arc<WorkQueue>,
+    replicasets: Arc<WorkQueue>,
+    statefulsets: Arc<WorkQueue>,
+    jobs: Arc<WorkQueue>,
+    kubelet_queue: Arc<WorkQueue>,
+    scheduler: Arc<Scheduler>,
+    kubelet: Arc<Kubelet>,
+}
+
+impl Router {
+    fn route(&self, ch: &Change) {
+        let ns_of = |o: &serde_json::Value| object::namespace(o).to_string();
+        let objects = || ch.old.iter().chain(ch.new.iter());
+        match ch.kind {
+            Kind::Deployment => self.deployments.add(ch.key.clone()),
+            Kind::StatefulSet => self.statefulsets.add(ch.key.clone()),
+            Kind::Job => self.jobs.add(ch.key.clone()),
+            Kind::ReplicaSet => {
+                self.replicasets.add(ch.key.clone());
+                for o in objects() {
+                    if let Some(("Deployment", name)) = podutil::controller_of(o) {
+                        self.deployments.add(Kind::Deployment.key(&ns_of(o), name));
+                    }
+                }
+                if let Some(rs) = ch.new.as_deref()
+                    && podutil::controller_ref(rs).is_none()
+                {
+                    for d in self
+                        .informer
+                        .list(Kind::Deployment, Some(object::namespace(rs)))
+                    {
+                        if podutil::selector_of(&d).is_some_and(|s| podutil::selects(&s, rs)) {
+                            self.deployments
+                                .add(Kind::Deployment.key(object::namespace(&d), object::name(&d)));
+                        }
+                    }
+                }
+            }
+            Kind::Pod => {
+                for o in objects() {
+                    let ns = ns_of(o);
+                    match podutil::controller_of(o) {
+                        Some(("ReplicaSet", name)) => {
+                            self.replicasets.add(Kind::ReplicaSet.key(&ns, name));
+                            if ch.new.is_none()
+                                && let Some(rs) = self.informer.get(Kind::ReplicaSet, &ns, name)
+                                && let Some(("Deployment", d)) = podutil::controller_of(&rs)
+                            {
+                                self.deployments.add(Kind::Deployment.key(&ns, d));
+                            }
+                        }
+                        Some(("StatefulSet", name)) => {
+                            self.statefulsets.add(Kind::StatefulSet.key(&ns, name))
+                        }
+                        Some(("Job", name)) => self.jobs.add(Kind::Job.key(&ns, name)),
+                        _ => {}
+                    }
+                }
+                if let Some(pod) = ch.new.as_deref()
+                    && podutil::controller_ref(pod).is_none()
+                {
+                    if podutil::is_active(pod) {
+                        for rs in self
+                            .informer
+                            .list(Kind::ReplicaSet, Some(object::namespace(pod)))
+                        {
+                            if podutil::selector_of(&rs).is_some_and(|s| podutil::selects(&s, pod))
+                            {
+                                self.replicasets.add(
+                                    Kind::ReplicaSet.key(object::namespace(&rs), object::name(&rs)),
+                                );
+                            }
+                        }
+                    }
+                    if object::finalizers(pod)
+                        .iter()
+                        .any(|f| f == TRACKING_FINALIZER)
+                    {
+                        self.jobs.add(format!("{ORPHAN_PREFIX}{}", ch.key));
+                    }
+                }
+                self.scheduler.observe(ch);
+                if objects().any(|p| self.kubelet.runs(p)) {
+                    self.kubelet_queue.add(ch.key.clone());
+                }
+            }
+            Kind::Node => self.scheduler.observe(ch),
+        }
+    }
+}
+
+/// Starts the workload controllers, the scheduler and the simulated
+/// kubelet, with `nodes` simulated nodes; they stop when `stop` is
+/// cancelled.
+pub fn spawn(api: Api, stop: CancellationToken, nodes: usize) {
+    let events = api.store.subscribe();
+    tokio::spawn(run(api, events, stop, nodes));
+}
+
+fn start<C, F, Fut>(
+    queue: &Arc<WorkQueue>,
+    workers: usize,
+    informer: &Arc<Informer>,
+    controller: &Arc<C>,
+    sync: F,
+) where
+    C: Send + Sync + 'static,
+    F: Fn(Arc<C>, String) -> Fut + Copy + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Option<std::time::Duration>, crate::status::ApiError>>
+        + Send
+        + 'static,
+{
+    let informer = informer.clone();
+    let controller = controller.clone();
+    queue.run(workers, move |key| {
+        let informer = informer.clone();
+        let controller = controller.clone();
+        async move {
+            let result = sync(controller, key).await;
+            // Read our own writes on the next sync.
+            informer.catch_up().await;
+            result
+        }
+    });
+}
+
+async fn run(
+    api: Api,
+    mut events: broadcast::Receiver<Arc<crate::storage::WatchEvent>>,
+    stop: CancellationToken,
+    node_count: usize,
+) {
+    if let Err(e) = super::nodes::ensure_nodes(&api, node_count).await {
+        tracing::warn!(error = %e, "creating the simulated nodes failed");
+    }
+    let informer = Informer::new(api.clone());
+    let recorder = Recorder::spawn(api.clone(), stop.clone());
+    let queue = |name| WorkQueue::new(name, stop.clone());
+    let scheduler_queue = queue("scheduler");
+    let router = Router {
+        informer: informer.clone(),
+        deployments: queue("deployment"),
+        replicasets: queue("replicaset"),
+        statefulsets: queue("statefulset"),
+        jobs: queue("job"),
+        kubelet_queue: queue("kubelet"),
+        scheduler: Scheduler::new(
+            api.clone(),
+            informer.clone(),
+            recorder.clone(),
+            scheduler_queue.clone(),
+        ),
+        kubelet: Kubelet::new(api.clone(), informer.clone(), recorder.clone()),
+    };
+    let (changes, mut snapshot) = informer.resync().await;
+
+    let deployments = DeploymentController::new(api.clone(), informer.clone(), recorder.clone());
+    start(
+        &router.deployments,
+        2,
+        &informer,
+        &deployments,
+        |c, k| async move { c.sync(k).await },
+    );
+    let replicasets = ReplicaSetController::new(api.clone(), informer.clone(), recorder.clone());
+    start(
+        &router.replicasets,
+        2,
+        &informer,
+        &replicasets,
+        |c, k| async move { c.sync(k).await },
+    );
+    let statefulsets = StatefulSetController::new(api.clone(), informer.clone(), recorder.clone());
+    start(
+        &router.statefulsets,
+        1,
+        &informer,
+        &statefulsets,
+        |c, k| async move { c.sync(k).await },
+    );
+    let jobs = JobController::new(api.clone(), informer.clone(), recorder.clone());
+    start(&router.jobs, 1, &informer, &jobs, |c, k| async move {
+        c.sync(k).await
+    });
+    start(
+        &scheduler_queue,
+        1,
+        &informer,
+        &router.scheduler,
+        |c, k| async move { c.sync(k).await },
+    );
+    start(
+        &router.kubelet_queue,
+        4,
+        &informer,
+        &router.kubelet,
+        |c, k| async move { c.sync(k).await },
+    );
+
+    for ch in &changes {
+        router.route(ch);
+    }
+    loop {
+        let received = tokio::select! {
+            _ = stop.cancelled() => return,
+            r = events.recv() => r,
+        };
+        match received {
+            Ok(ev) => {
+                let seen = Kind::of_key(&ev.key)
+                    .and_then(|k| snapshot.get(&k))
+                    .is_some_and(|rev| ev.revision <= *rev);
+                if !seen && let Some(ch) = informer.apply(&ev) {
+                    router.route(&ch);
+                }
+                informer.mark(ev.revision);
+                if snapshot.values().all(|rev| ev.revision >= *rev) {
+                    snapshot.clear();
+                }
+            }
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!(missed = n, "workload controllers fell behind; relisting");
+                let (changes, revisions) = informer.resync().await;
+                snapshot = revisions;
+                for ch in &changes {
+                    router.route(ch);
+                }
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
+    }
+}
