@@ -80,7 +80,7 @@ pub struct PhaseFigures {
     pub p50_ms: f64,
     /// 99th percentile request→handled latency, ms.
     pub p99_ms: f64,
-    /// The operator's peak RSS at the end of the phase, MiB.
+    /// The operator's peak RSS since it started, at the end of the phase, MiB.
     pub peak_rss_mib: f64,
     /// The operator's CPU time during the phase (until requests settled), seconds.
     pub cpu_s: f64,
@@ -346,7 +346,7 @@ impl Bench {
             throughput: n as f64 / wall,
             p50_ms: report::percentile(&latencies, 0.50),
             p99_ms: report::percentile(&latencies, 0.99),
-            peak_rss_mib: operators::peak_rss_mib(operator.pid())?,
+            peak_rss_mib: operator.peak_rss_mib()?,
             cpu_s: cpu_after - cpu_before,
             server_cpu_s: server_cpu_after - server_cpu_before,
             harness_cpu_s: harness_cpu_after - harness_cpu_before,

@@ -3,6 +3,9 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 
@@ -92,6 +95,7 @@ impl Programs {
 pub struct Operator {
     child: Child,
     log: PathBuf,
+    rss: RssSampler,
 }
 
 impl Operator {
@@ -112,10 +116,20 @@ impl Operator {
             .stderr(out)
             .spawn()
             .with_context(|| format!("starting the {} operator", kind.name()))?;
+        let rss = RssSampler::start(child.id());
         Ok(Operator {
             child,
             log: log.to_owned(),
+            rss,
         })
+    }
+
+    /// The highest resident set size seen so far, MiB: the larger of the kernel's VmHWM and
+    /// the harness's own samples (VmHWM is only brought up to date at some kernel events, so
+    /// it can miss a peak that was given back).
+    pub fn peak_rss_mib(&self) -> anyhow::Result<f64> {
+        let sampled = self.rss.peak_kib() as f64 / 1024.0;
+        Ok(peak_rss_mib(self.pid())?.max(sampled))
     }
 
     /// The process id.
@@ -137,6 +151,7 @@ impl Operator {
     }
 
     fn stop(&mut self) {
+        self.rss.stop();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -182,6 +197,52 @@ fn cpu_ticks(stat: &str) -> anyhow::Result<f64> {
     Ok(field(14)? + field(15)?)
 }
 
+/// Samples a process's resident set size every 20 ms on a thread of its own, keeping the peak.
+struct RssSampler {
+    peak_kib: Arc<AtomicU64>,
+    done: Arc<AtomicBool>,
+}
+
+impl RssSampler {
+    fn start(pid: u32) -> RssSampler {
+        let peak_kib = Arc::new(AtomicU64::new(0));
+        let done = Arc::new(AtomicBool::new(false));
+        let (peak, finished) = (peak_kib.clone(), done.clone());
+        std::thread::spawn(move || {
+            while !finished.load(Ordering::Relaxed) {
+                match rss_kib(pid) {
+                    Some(kib) => {
+                        peak.fetch_max(kib, Ordering::Relaxed);
+                    }
+                    None => break,
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        RssSampler { peak_kib, done }
+    }
+
+    fn peak_kib(&self) -> u64 {
+        self.peak_kib.load(Ordering::Relaxed)
+    }
+
+    fn stop(&self) {
+        self.done.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The process's current resident set size (VmRSS), KiB; None once it is gone.
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// The process's peak resident set size (VmHWM), in MiB.
 pub fn peak_rss_mib(pid: u32) -> anyhow::Result<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
@@ -204,6 +265,18 @@ mod tests {
         assert_eq!(cpu_ticks(stat)?, 300.0);
         assert!(cpu_ticks("4242 (short) S 1").is_err());
         Ok(())
+    }
+
+    #[test]
+    fn the_sampler_sees_this_process_and_stops_with_it() {
+        let sampler = RssSampler::start(std::process::id());
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while sampler.peak_kib() == 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(sampler.peak_kib() > 0);
+        sampler.stop();
+        assert_eq!(rss_kib(u32::MAX), None, "no such process");
     }
 
     #[test]

@@ -68,6 +68,7 @@ pub struct Manifests {
     namespace: String,
     installs_crds: bool,
     children: Vec<ResourceKind>,
+    reads: Vec<ResourceKind>,
     run_args: Vec<String>,
 }
 
@@ -83,6 +84,7 @@ impl Manifests {
             namespace: "default".into(),
             installs_crds: false,
             children: Vec::new(),
+            reads: Vec::new(),
             run_args: Vec::new(),
         }
     }
@@ -127,6 +129,20 @@ impl Manifests {
     pub fn child_kind(mut self, kind: ResourceKind) -> Self {
         if !self.children.contains(&kind) {
             self.children.push(kind);
+        }
+        self
+    }
+
+    /// Declares a kind the operator only reads (get, list, watch), such as pods it reports on.
+    pub fn reads<K: kube::Resource<DynamicType = ()>>(self) -> Self {
+        self.reads_kind(ResourceKind::of::<K>())
+    }
+
+    /// Declares a read-only kind or subresource by group and plural, e.g.
+    /// `ResourceKind::new("", "pods/log")`.
+    pub fn reads_kind(mut self, kind: ResourceKind) -> Self {
+        if !self.reads.contains(&kind) {
+            self.reads.push(kind);
         }
         self
     }
@@ -187,6 +203,16 @@ impl Manifests {
                 plurals,
                 &["create", "get", "list", "watch", "patch", "delete"],
             ));
+        }
+        let mut reads: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for kind in self.reads.iter().filter(|k| !self.children.contains(k)) {
+            reads
+                .entry(kind.group.clone())
+                .or_default()
+                .push(kind.plural.clone());
+        }
+        for (group, plurals) in reads {
+            rules.push(rule(&group, plurals, &["get", "list", "watch"]));
         }
         rules
     }
@@ -413,6 +439,22 @@ mod tests {
         );
         assert_eq!(
             verbs_for(&full, "", "configmaps"),
+            ["create", "get", "list", "watch", "patch", "delete"]
+        );
+        let reading = Manifests::new("op")
+            .reads::<k8s_openapi::api::core::v1::Pod>()
+            .reads_kind(ResourceKind::new("", "pods/log"))
+            .reads::<ConfigMap>()
+            .child::<ConfigMap>()
+            .rules(&operator);
+        assert_eq!(verbs_for(&reading, "", "pods"), ["get", "list", "watch"]);
+        assert_eq!(
+            verbs_for(&reading, "", "pods/log"),
+            ["get", "list", "watch"]
+        );
+        // A kind that is also a child keeps the child's verbs, once.
+        assert_eq!(
+            verbs_for(&reading, "", "configmaps"),
             ["create", "get", "list", "watch", "patch", "delete"]
         );
     }

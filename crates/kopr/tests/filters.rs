@@ -60,6 +60,10 @@ async fn every_filter_kind() {
             .on_field(
                 "spec.message",
                 recorder(&calls, "old-new").old_value("a").new_value("b"),
+            )
+            .on_event(
+                recorder(&calls, "event-when")
+                    .when(|input| input.body["spec"]["message"] == "special"),
             ),
     );
     let running = cluster.run(operator);
@@ -94,7 +98,19 @@ async fn every_filter_kind() {
         })
         .await;
     }
-    let mut all = calls.all();
+    // Event handlers run beside the cycles; `when` applies to them too.
+    for _ in 0..200 {
+        if calls.count("event-when db") > 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(calls.count("event-when db") > 0, "{:?}", calls.all());
+    let mut all: Vec<String> = calls
+        .all()
+        .into_iter()
+        .filter(|c| !c.starts_with("event-when"))
+        .collect();
     all.sort();
     assert_eq!(
         all,
@@ -133,6 +149,8 @@ async fn every_filter_kind() {
     }
     assert_eq!(calls.count("old-new web"), 1, "{:?}", calls.all());
     assert_eq!(calls.count("old-new bare"), 0, "{:?}", calls.all());
+    assert_eq!(calls.count("event-when web"), 0, "{:?}", calls.all());
+    assert_eq!(calls.count("event-when bare"), 0, "{:?}", calls.all());
     running.stop().await.unwrap();
 }
 

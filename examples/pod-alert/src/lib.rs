@@ -21,6 +21,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::Pod;
 use kopr::manifests::{Manifests, ResourceKind};
 use kopr::{Context, Handler, HandlerError, HandlerResult, Operator, Resource, Timer};
 use kube::CustomResource;
@@ -149,15 +150,12 @@ impl Default for Config {
     }
 }
 
-/// How the operator is deployed: beyond its Orchestrs and Events, it reads pods and their
-/// logs in every namespace.
-///
-/// kopr's [`Manifests`] grants extra kinds only as children (create, get, list, watch, patch,
-/// delete); the operator itself only gets, lists and reads logs.
+/// How the operator is deployed: beyond its Orchestrs and Events, it only reads pods and
+/// their logs, in every namespace.
 pub fn manifests() -> Manifests {
     Manifests::new("pod-alert")
-        .child_kind(ResourceKind::new("", "pods"))
-        .child_kind(ResourceKind::new("", "pods/log"))
+        .reads::<Pod>()
+        .reads_kind(ResourceKind::new("", "pods/log"))
 }
 
 /// The check's setting on `orchestr`: `None` when missing.

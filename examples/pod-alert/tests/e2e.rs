@@ -672,6 +672,10 @@ fn manifests_grant_reading_pods_and_their_logs() {
     };
     assert!(grants("pods", "list"), "{rules:#?}");
     assert!(grants("pods/log", "get"), "{rules:#?}");
+    // Read-only: nothing lets the operator change pods.
+    for verb in ["create", "patch", "delete", "update"] {
+        assert!(!grants("pods", verb), "{verb}: {rules:#?}");
+    }
     assert!(grants("events", "create"), "{rules:#?}");
     assert_eq!(
         rules[0],

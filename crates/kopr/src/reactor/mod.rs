@@ -386,7 +386,10 @@ impl ResourceRuntime {
                 }
             };
             let Some((body, deleted)) = job else { return };
-            let outcome = cycle::run(&self, &key, body, deleted).await;
+            // Boxed, so that a worker waiting for its turn is small: with thousands of objects
+            // queued, an inline cycle future would make every waiting task as large as a
+            // running one.
+            let outcome = Box::pin(cycle::run(&self, &key, body, deleted)).await;
             drop(permit);
             self.settle(&key, outcome);
         }

@@ -138,11 +138,19 @@ fn to_value(mut object: DynamicObject) -> Value {
 
 /// Runs `on_event` handlers for a raw watch event in the background; errors are logged only.
 fn run_event_handlers(runtime: &Arc<ResourceRuntime>, body: &Value, event_type: &'static str) {
+    let no_diff = Diff::default();
+    // Events carry no old state: `when` predicates see the body with no old/new and no diff.
+    let input = crate::filters::FilterInput {
+        body,
+        old: None,
+        new: None,
+        diff: &no_diff,
+    };
     let handlers: Vec<_> = runtime
         .spec
         .handlers
         .iter()
-        .filter(|h| h.trigger == Trigger::Event && h.filters.matches_object(body))
+        .filter(|h| h.trigger == Trigger::Event && h.filters.matches(&input))
         .cloned()
         .collect();
     if handlers.is_empty() {
