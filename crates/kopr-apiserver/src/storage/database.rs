@@ -180,50 +180,14 @@ fn prefix_end(prefix: &str) -> String {
     "\u{7f}".to_string()
 }
 
-pub(super) fn get_current(c: &Connection, key: &str) -> Result<Option<Stored>, StorageError> {
-    let mut stmt =
-        c.prepare_cached("SELECT revision, create_revision, value FROM kv_current WHERE key = ?1")?;
-    let row = stmt
-        .query_row(params![key], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, Vec<u8>>(2)?,
-            ))
-        })
-        .optional()?;
-    match row {
-        None => Ok(None),
-        Some((revision, create_revision, bytes)) => Ok(Some(Stored {
-            object: Arc::new(decode(key, &bytes, revision)?),
-            revision,
-            create_revision,
-        })),
-    }
-}
-
-fn current_revision_in_tx(c: &Connection) -> Result<i64, StorageError> {
-    Ok(read_revisions(c)?.0)
-}
-
-pub(super) fn list_current(
-    c: &Connection,
-    prefix: &str,
-    start_after: Option<&str>,
-    limit: usize,
-) -> Result<ListPage, StorageError> {
+/// Every key's current object, in key order, with the revision they are current at.
+pub(super) fn all_current(c: &Connection) -> Result<(Vec<(String, Stored)>, i64), StorageError> {
     let tx = c.unchecked_transaction()?;
     let revision = current_revision_in_tx(&tx)?;
-    let end = prefix_end(prefix);
-    let lower = start_after
-        .filter(|s| s.as_bytes() > prefix.as_bytes())
-        .unwrap_or(prefix);
     let mut stmt = tx.prepare_cached(
-        "SELECT key, revision, create_revision, value FROM kv_current
-         WHERE key > ?1 AND key < ?2 ORDER BY key LIMIT ?3",
+        "SELECT key, revision, create_revision, value FROM kv_current ORDER BY key",
     )?;
-    let fetch = if limit == 0 { -1 } else { limit as i64 + 1 };
-    let rows = stmt.query_map(params![lower, end, fetch], |r| {
+    let rows = stmt.query_map([], |r| {
         Ok((
             r.get::<_, String>(0)?,
             r.get::<_, i64>(1)?,
@@ -234,16 +198,21 @@ pub(super) fn list_current(
     let mut items = Vec::new();
     for row in rows {
         let (key, rev, create_rev, bytes) = row?;
-        items.push((key, rev, create_rev, bytes));
+        let object = Arc::new(decode(&key, &bytes, rev)?);
+        items.push((
+            key,
+            Stored {
+                object,
+                revision: rev,
+                create_revision: create_rev,
+            },
+        ));
     }
-    drop(stmt);
-    finish_page(&tx, items, revision, limit, &end, |tx, after, end| {
-        tx.query_row(
-            "SELECT COUNT(*) FROM kv_current WHERE key > ?1 AND key < ?2",
-            params![after, end],
-            |r| r.get(0),
-        )
-    })
+    Ok((items, revision))
+}
+
+fn current_revision_in_tx(c: &Connection) -> Result<i64, StorageError> {
+    Ok(read_revisions(c)?.0)
 }
 
 type RawRow = (String, i64, i64, Vec<u8>);

@@ -5,9 +5,12 @@
 //! indexes the newest live row of each key. Writes are compare-and-swap on the
 //! key's current revision and are committed in small groups by one writer
 //! thread ([`writer`]), after which they are published to watchers in
-//! revision order. Reads use their own connections and never wait for the
-//! writer (WAL mode).
+//! revision order. The current object of every key is also held in memory
+//! ([`current`]), so `get` and `list` neither wait for the writer nor decode;
+//! reads of history (at a revision, for watches) use their own connections
+//! and never wait for the writer either (WAL mode).
 
+mod current;
 mod database;
 mod writer;
 
@@ -165,6 +168,7 @@ pub struct Store {
 
 struct StoreInner {
     db: Database,
+    current: Arc<current::CurrentState>,
     writer: WriterHandle,
     events: broadcast::Sender<Arc<WatchEvent>>,
     revision: Arc<AtomicI64>,
@@ -183,12 +187,20 @@ impl Store {
             None => Database::open_memory()?,
         };
         let (revision, compacted) = db.with_reader(database::read_revisions)??;
+        let (objects, at) = db.with_reader(database::all_current)??;
+        let current = Arc::new(current::CurrentState::new(objects, at));
         let (events, _) = broadcast::channel(EVENT_CHANNEL_CAPACITY);
         let revision = Arc::new(AtomicI64::new(revision));
-        let writer = writer::spawn(db.clone(), events.clone(), revision.clone())?;
+        let writer = writer::spawn(
+            db.clone(),
+            current.clone(),
+            events.clone(),
+            revision.clone(),
+        )?;
         Ok(Store {
             inner: Arc::new(StoreInner {
                 db,
+                current,
                 writer,
                 events,
                 revision,
@@ -231,8 +243,7 @@ impl Store {
 
     /// Reads the current value of `key`.
     pub async fn get(&self, key: &str) -> Result<Option<Stored>, StorageError> {
-        let key = key.to_string();
-        self.read(move |c| database::get_current(c, &key)).await
+        Ok(self.inner.current.get(key))
     }
 
     /// Lists current values under `prefix` (a key prefix ending in `/`),
@@ -243,9 +254,7 @@ impl Store {
         start_after: Option<&str>,
         limit: usize,
     ) -> Result<ListPage, StorageError> {
-        let (prefix, start) = (prefix.to_string(), start_after.map(str::to_string));
-        self.read(move |c| database::list_current(c, &prefix, start.as_deref(), limit))
-            .await
+        Ok(self.inner.current.list(prefix, start_after, limit))
     }
 
     /// Lists values under `prefix` as they were at `revision`.

@@ -14,6 +14,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 use tokio::sync::{broadcast, oneshot};
 
+use super::current::{Change, CurrentState};
 use super::database::{Database, EVENT_CREATE, EVENT_DELETE, EVENT_UPDATE};
 use super::{
     EventType, StorageError, Stored, WatchEvent, WriteOutcome, encode_for_storage,
@@ -106,19 +107,21 @@ impl WriterHandle {
 /// Starts the writer thread.
 pub(super) fn spawn(
     db: Database,
+    current: Arc<CurrentState>,
     events: broadcast::Sender<Arc<WatchEvent>>,
     revision: Arc<AtomicI64>,
 ) -> Result<WriterHandle, StorageError> {
     let (tx, rx) = mpsc::channel::<WriteJob>();
     std::thread::Builder::new()
         .name("kopr-storage-writer".into())
-        .spawn(move || run(db, rx, events, revision))?;
+        .spawn(move || run(db, rx, current, events, revision))?;
     Ok(WriterHandle { jobs: tx })
 }
 
 fn run(
     db: Database,
     jobs: mpsc::Receiver<WriteJob>,
+    current: Arc<CurrentState>,
     events: broadcast::Sender<Arc<WatchEvent>>,
     revision: Arc<AtomicI64>,
 ) {
@@ -144,6 +147,20 @@ fn run(
                 continue;
             }
         };
+        // The in-memory state first, so that whoever hears of a write can read it.
+        let changes: Vec<Change<'_>> = group
+            .iter()
+            .zip(&results)
+            .filter_map(|(job, result)| match result {
+                Applied::Done { stored, event } if event.event_type == EventType::Deleted => {
+                    Some(Change::Delete(&job.key, stored.revision))
+                }
+                Applied::Done { stored, .. } => Some(Change::Put(&job.key, stored)),
+                Applied::Rejected(_) => None,
+            })
+            .collect();
+        current.apply(&changes);
+        drop(changes);
         for (job, result) in group.into_iter().zip(results) {
             let outcome = match result {
                 Applied::Done { stored, event } => {
