@@ -1,7 +1,7 @@
 //! The API server benchmark.
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,8 +35,10 @@ pub struct Args {
     in_memory: bool,
 }
 
-struct Server {
-    child: Child,
+/// A `kopr apiserver` child process on a data directory of its own, killed
+/// (and the directory removed) on drop.
+pub(crate) struct Server {
+    pub(crate) child: Child,
     kubeconfig: PathBuf,
     _dir: TempDir,
 }
@@ -56,9 +58,10 @@ impl Drop for Server {
     }
 }
 
-fn kopr_binary(args: &Args) -> anyhow::Result<PathBuf> {
-    if let Some(p) = &args.kopr {
-        return Ok(p.clone());
+/// The `kopr` binary: `explicit`, else the one next to this executable.
+pub(crate) fn kopr_binary(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(p) = explicit {
+        return Ok(p.to_path_buf());
     }
     let me = std::env::current_exe()?;
     let p = me.with_file_name("kopr");
@@ -74,18 +77,27 @@ fn kopr_binary(args: &Args) -> anyhow::Result<PathBuf> {
 /// Starts `kopr apiserver` on an empty data dir; returns it and the time
 /// until it reported ready.
 fn start(args: &Args) -> anyhow::Result<(Server, Duration)> {
+    let extra: &[&str] = if args.in_memory {
+        &["--in-memory"]
+    } else {
+        &[]
+    };
+    start_server(&kopr_binary(args.kopr.as_deref())?, extra)
+}
+
+/// Starts `kopr apiserver` (with `extra` arguments) on an empty data dir;
+/// returns it and the time until it reported ready.
+pub(crate) fn start_server(kopr: &Path, extra: &[&str]) -> anyhow::Result<(Server, Duration)> {
     let dir = std::env::temp_dir().join(format!(
         "kopr-bench-{}-{}",
         std::process::id(),
         rand_suffix()
     ));
     std::fs::create_dir_all(&dir)?;
-    let mut cmd = Command::new(kopr_binary(args)?);
+    let mut cmd = Command::new(kopr);
     cmd.args(["apiserver", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(&dir);
-    if args.in_memory {
-        cmd.arg("--in-memory");
-    }
+        .arg(&dir)
+        .args(extra);
     let started = Instant::now();
     let mut child = cmd.env("RUST_LOG", "warn").stdout(Stdio::piped()).spawn()?;
     let stdout = child.stdout.take().context("stdout")?;
@@ -110,11 +122,37 @@ fn rand_suffix() -> u64 {
         .unwrap_or(0)
 }
 
-async fn client(server: &Server) -> anyhow::Result<kube::Client> {
+/// A kube-rs client for the server, from the kubeconfig it wrote.
+pub(crate) async fn client(server: &Server) -> anyhow::Result<kube::Client> {
     let yaml = std::fs::read_to_string(&server.kubeconfig)?;
     let kubeconfig = kube::config::Kubeconfig::from_yaml(&yaml)?;
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
     Ok(kube::Client::try_from(config)?)
+}
+
+/// The twenty values of object `i` in the create comparison: `s0..s9` strings and `n0..n9`
+/// numbers (as `number` makes them: JSON numbers in a custom resource, strings in a ConfigMap).
+fn twenty_fields(
+    i: usize,
+    number: impl Fn(usize) -> serde_json::Value,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut fields = serde_json::Map::new();
+    for f in 0..10 {
+        fields.insert(format!("s{f}"), json!(format!("value-{i}-{f}")));
+        fields.insert(format!("n{f}"), number(i + f));
+    }
+    fields
+}
+
+/// The ConfigMap side of the create comparison: the custom resource's twenty values as its
+/// data, so that both sides carry the same payload and the ratio measures the custom-resource
+/// machinery (pruning, defaulting, schema and CEL validation), not object size.
+fn twenty_field_config_map(i: usize) -> ConfigMap {
+    serde_json::from_value(json!({
+        "metadata": {"name": format!("c-{i}"), "labels": {"bench": "yes"}},
+        "data": twenty_fields(i, |n| json!(n.to_string())),
+    }))
+    .unwrap_or_default()
 }
 
 fn config_map(name: &str, i: usize) -> ConfigMap {
@@ -125,11 +163,17 @@ fn config_map(name: &str, i: usize) -> ConfigMap {
     .unwrap_or_default()
 }
 
-fn peak_rss_mib(pid: u32) -> f64 {
+/// Peak resident set size of a process (VmHWM), in MiB.
+pub(crate) fn peak_rss_mib(pid: u32) -> f64 {
+    memory_mib(pid, "VmHWM:")
+}
+
+/// A memory figure of `/proc/PID/status` (`VmRSS:`, `VmHWM:`, …), in MiB.
+pub(crate) fn memory_mib(pid: u32, field: &str) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
-        .find(|l| l.starts_with("VmHWM:"))
+        .find(|l| l.starts_with(field))
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|kb| kb.parse::<f64>().ok())
         .map(|kb| kb / 1024.0)
@@ -137,7 +181,7 @@ fn peak_rss_mib(pid: u32) -> f64 {
 }
 
 /// CPU seconds (user + system) a process has used so far.
-fn cpu_seconds(pid: u32) -> f64 {
+pub(crate) fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // Fields after the command name (which may contain spaces) start after the last ')'.
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
@@ -178,7 +222,8 @@ where
     Ok(total as f64 / started.elapsed().as_secs_f64())
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
+/// The `p`-quantile (0..=1) of sorted values.
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }
@@ -199,7 +244,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let c = client(&server).await?;
 
     // Creates with 16 clients: ConfigMaps and custom resources (20-field schema, one CEL rule)
-    // in alternating rounds, so that noise from other processes on a shared machine falls on
+    // carrying the same twenty values, in alternating rounds, so that noise from other processes on a shared machine falls on
     // both alike; the figures are medians over the rounds.
     let api: Api<ConfigMap> = Api::namespaced(c.clone(), "default");
     let cr_api = custom_resource_api(&c).await?;
@@ -216,7 +261,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             let a = a.clone();
             async move {
                 let i = offset + i;
-                a.create(&PostParams::default(), &config_map(&format!("c-{i}"), i))
+                a.create(&PostParams::default(), &twenty_field_config_map(i))
                     .await?;
                 Ok(())
             }
@@ -338,7 +383,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     println!("| figure | result |");
     println!("|---|---|");
     println!(
-        "| creates/s, 16 clients ({} objects in {rounds} rounds) | {creates_16:.0} |",
+        "| ConfigMap creates/s, 16 clients ({} objects with 20 data keys in {rounds} rounds) | {creates_16:.0} |",
         per_round * rounds
     );
     println!(
@@ -434,11 +479,7 @@ async fn custom_resource_creates(
         let api = api.clone();
         let i = offset + i;
         async move {
-            let mut spec = serde_json::Map::new();
-            for f in 0..10 {
-                spec.insert(format!("s{f}"), json!(format!("value-{i}-{f}")));
-                spec.insert(format!("n{f}"), json!(i + f));
-            }
+            let spec = twenty_fields(i, |n| json!(n));
             let obj: DynamicObject = serde_json::from_value(json!({
                 "apiVersion": "kopr.dev/v1", "kind": "BenchItem",
                 "metadata": {"name": format!("b-{i}")}, "spec": spec

@@ -2,10 +2,13 @@
 //! as a separate `kopr apiserver` process, through the kube-rs client:
 //! creates/s, updates/s, watch delivery latency, time to ready and peak RSS.
 //! `kopr-bench compare-operators` runs one workload against kopr, Kopf and a
-//! kube-rs controller (see `bench/compare-operators`).
+//! kube-rs controller (see `bench/compare-operators`). `kopr-bench workloads`
+//! times Deployments on the simulated cluster and measures the server's idle
+//! CPU with many pods (see `bench/WORKLOADS.md`).
 
 mod apiserver;
 mod compare;
+mod workloads;
 
 use clap::{Parser, Subcommand};
 
@@ -22,6 +25,8 @@ enum Command {
     Apiserver(apiserver::Args),
     /// Compare kopr with Kopf and a kube-rs controller on one workload.
     CompareOperators(compare::Args),
+    /// Time Deployments to availability and measure idle CPU with many pods.
+    Workloads(workloads::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -33,6 +38,7 @@ fn main() -> anyhow::Result<()> {
         match cli.command {
             Command::Apiserver(args) => apiserver::run(args).await,
             Command::CompareOperators(args) => compare::run(args).await,
+            Command::Workloads(args) => workloads::run(args).await,
         }
     })
 }

@@ -29,9 +29,10 @@ use super::podutil::{
 };
 use super::recorder::{Recorder, Source};
 use super::replicaset::adopt;
+use super::writes::{self, Part};
 use crate::object;
-use crate::registry::{Api, DeleteOptions, Target};
-use crate::status::{ApiError, ResourceRef};
+use crate::registry::{Api, Target};
+use crate::status::ApiError;
 
 const REVISION: &str = "deployment.kubernetes.io/revision";
 const REVISION_HISTORY: &str = "deployment.kubernetes.io/revision-history";
@@ -48,15 +49,6 @@ const NOT_COPIED: [&str; 6] = [
 ];
 /// Longest `revision-history` annotation.
 const REVISION_HISTORY_LIMIT_CHARS: usize = 2000;
-
-const DEPLOYMENTS_REF: ResourceRef<'static> = ResourceRef {
-    group: "apps",
-    resource: "deployments",
-};
-const REPLICASETS_REF: ResourceRef<'static> = ResourceRef {
-    group: "apps",
-    resource: "replicasets",
-};
 
 /// A Deployment as the controller reads it.
 struct Dep {
@@ -146,7 +138,8 @@ fn replicas(rs: &Value) -> i64 {
 }
 
 fn status_int(rs: &Value, field: &str) -> i64 {
-    rs.pointer(&format!("/status/{field}"))
+    rs.get("status")
+        .and_then(|s| s.get(field))
         .and_then(Value::as_i64)
         .unwrap_or(0)
 }
@@ -241,6 +234,19 @@ fn remove_condition(status: &mut Value, ty: &str) {
     }
 }
 
+/// Sets annotations of an object, creating the map when missing.
+fn set_annotations(obj: &mut Value, pairs: &[(&str, &str)]) {
+    if let Some(m) = object::meta_mut(obj) {
+        let ann = m.entry("annotations").or_insert_with(|| json!({}));
+        if !ann.is_object() {
+            *ann = json!({});
+        }
+        for (k, v) in pairs {
+            ann[*k] = json!(v);
+        }
+    }
+}
+
 fn sum(rss: &[Arc<Value>], f: impl Fn(&Value) -> i64) -> i64 {
     rss.iter().map(|r| f(r)).sum()
 }
@@ -269,12 +275,17 @@ impl DeploymentController {
     }
 
     fn target(&self, kind: Kind, ns: &str, name: &str) -> Option<Target> {
-        let (group, plural) = kind.resource();
-        Some(Target {
-            rt: self.api.catalog.get(group, "v1", plural)?,
-            namespace: Some(ns.to_string()),
-            name: Some(name.to_string()),
-        })
+        writes::target(&self.api, kind, ns, name)
+    }
+
+    /// Rewrites the object at `t` (not its status) while it has `uid`.
+    async fn update(
+        &self,
+        t: &Target,
+        uid: &str,
+        change: impl Fn(&Value) -> Result<Value, ApiError>,
+    ) -> Result<Arc<Value>, ApiError> {
+        writes::update_same_uid(&self.api, t, Part::Object, CONTROLLER_MANAGER, uid, change).await
     }
 
     /// Reconciles one Deployment.
@@ -332,11 +343,8 @@ impl DeploymentController {
         if !object::is_deleting(&d.obj) {
             let owner = podutil::new_controller_ref(&d.obj, "apps/v1", "Deployment");
             let mut adopted = false;
-            for rs in self.informer.list(Kind::ReplicaSet, Some(&d.ns)) {
-                if podutil::controller_ref(&rs).is_none()
-                    && !object::is_deleting(&rs)
-                    && podutil::selects(selector, &rs)
-                {
+            for rs in self.informer.orphans(Kind::ReplicaSet, &d.ns) {
+                if !object::is_deleting(&rs) && podutil::selects(selector, &rs) {
                     adopted |= adopt(&self.api, Kind::ReplicaSet, &rs, owner.clone())
                         .await?
                         .is_some();
@@ -353,26 +361,16 @@ impl DeploymentController {
         let Some(t) = self.target(Kind::Deployment, &d.ns, &d.name) else {
             return Ok(());
         };
-        let uid = d.uid.clone();
-        let s = status.clone();
-        let w = self
-            .api
-            .mutate_status(&t, &podutil::writer(CONTROLLER_MANAGER), move |cur| {
-                if object::uid(cur) != uid {
-                    return Err(ApiError::conflict(
-                        DEPLOYMENTS_REF,
-                        object::name(cur),
-                        "the deployment was replaced",
-                    ));
-                }
-                let mut new = cur.clone();
-                new["status"] = s.clone();
-                Ok(new)
-            })
-            .await?;
+        d.obj = writes::replace_status(&self.api, &t, &d.uid, &status).await?;
         d.status = status;
-        d.obj = w.object;
         Ok(())
+    }
+
+    /// Sets one condition of the Deployment's status and writes the status.
+    async fn write_condition(&self, d: &mut Dep, cond: Value) -> Result<(), ApiError> {
+        let mut s = d.status.clone();
+        set_condition(&mut s, cond);
+        self.write_status(d, s).await
     }
 
     /// Sets the Deployment's revision annotation (`SetDeploymentRevision`).
@@ -383,30 +381,13 @@ impl DeploymentController {
         let Some(t) = self.target(Kind::Deployment, &d.ns, &d.name) else {
             return Ok(());
         };
-        let uid = d.uid.clone();
-        let rev = rev.to_string();
-        let w = self
-            .api
-            .mutate(&t, &podutil::writer(CONTROLLER_MANAGER), move |cur| {
-                if object::uid(cur) != uid {
-                    return Err(ApiError::conflict(
-                        DEPLOYMENTS_REF,
-                        object::name(cur),
-                        "the deployment was replaced",
-                    ));
-                }
+        d.obj = self
+            .update(&t, &d.uid, |cur| {
                 let mut new = cur.clone();
-                if let Some(m) = object::meta_mut(&mut new) {
-                    let ann = m.entry("annotations").or_insert_with(|| json!({}));
-                    if !ann.is_object() {
-                        *ann = json!({});
-                    }
-                    ann[REVISION] = json!(rev);
-                }
+                set_annotations(&mut new, &[(REVISION, rev)]);
                 Ok(new)
             })
             .await?;
-        d.obj = w.object;
         Ok(())
     }
 
@@ -521,17 +502,8 @@ impl DeploymentController {
                     return Ok((Some(rs), old));
                 };
                 let min_ready = d.min_ready;
-                let uid = object::uid(&rs).to_string();
                 let w = self
-                    .api
-                    .mutate(&t, &podutil::writer(CONTROLLER_MANAGER), move |cur| {
-                        if object::uid(cur) != uid {
-                            return Err(ApiError::conflict(
-                                REPLICASETS_REF,
-                                object::name(cur),
-                                "the replica set was replaced",
-                            ));
-                        }
+                    .update(&t, object::uid(&rs), |cur| {
                         let mut new = cur.clone();
                         if let Some(m) = object::meta_mut(&mut new) {
                             m.insert("annotations".into(), Value::Object(ann.clone()));
@@ -540,22 +512,14 @@ impl DeploymentController {
                         Ok(new)
                     })
                     .await?;
-                return Ok((Some(w.object), old));
+                return Ok((Some(w), old));
             }
             let rs_revision = annotation(&rs, REVISION).unwrap_or("").to_string();
             self.set_revision(d, &rs_revision).await?;
             if d.has_progress_deadline() && condition(&d.status, "Progressing").is_none() {
-                let mut s = d.status.clone();
-                set_condition(
-                    &mut s,
-                    new_condition(
-                        "Progressing",
-                        "True",
-                        "FoundNewReplicaSet",
-                        &format!("Found new replica set \"{}\"", object::name(&rs)),
-                    ),
-                );
-                self.write_status(d, s).await?;
+                let message = format!("Found new replica set \"{}\"", object::name(&rs));
+                let cond = new_condition("Progressing", "True", "FoundNewReplicaSet", &message);
+                self.write_condition(d, cond).await?;
             }
             return Ok((Some(rs), old));
         }
@@ -643,12 +607,8 @@ impl DeploymentController {
             Err(e) => {
                 let msg = format!("Failed to create new replica set \"{name}\": {}", e.message);
                 if d.has_progress_deadline() {
-                    let mut s = d.status.clone();
-                    set_condition(
-                        &mut s,
-                        new_condition("Progressing", "False", "ReplicaSetCreateError", &msg),
-                    );
-                    let _ = self.write_status(d, s).await;
+                    let cond = new_condition("Progressing", "False", "ReplicaSetCreateError", &msg);
+                    let _ = self.write_condition(d, cond).await;
                 }
                 self.recorder
                     .warning(&d.obj, "ReplicaSetCreateError", msg, &self.source);
@@ -665,17 +625,9 @@ impl DeploymentController {
         }
         self.set_revision(d, &new_revision.to_string()).await?;
         if !already_existed && d.has_progress_deadline() {
-            let mut s = d.status.clone();
-            set_condition(
-                &mut s,
-                new_condition(
-                    "Progressing",
-                    "True",
-                    "NewReplicaSetCreated",
-                    &format!("Created new replica set \"{name}\""),
-                ),
-            );
-            self.write_status(d, s).await?;
+            let message = format!("Created new replica set \"{name}\"");
+            let cond = new_condition("Progressing", "True", "NewReplicaSetCreated", &message);
+            self.write_condition(d, cond).await?;
         }
         Ok((Some(created), old))
     }
@@ -719,27 +671,17 @@ impl DeploymentController {
         let Some(t) = self.target(Kind::ReplicaSet, &d.ns, object::name(rs)) else {
             return Ok((false, rs.clone()));
         };
-        let uid = object::uid(rs).to_string();
         let w = self
-            .api
-            .mutate(&t, &podutil::writer(CONTROLLER_MANAGER), move |cur| {
-                if object::uid(cur) != uid {
-                    return Err(ApiError::conflict(
-                        REPLICASETS_REF,
-                        object::name(cur),
-                        "the replica set was replaced",
-                    ));
-                }
+            .update(&t, object::uid(rs), |cur| {
                 let mut new = cur.clone();
                 new["spec"]["replicas"] = json!(to);
-                if let Some(m) = object::meta_mut(&mut new) {
-                    let ann = m.entry("annotations").or_insert_with(|| json!({}));
-                    if !ann.is_object() {
-                        *ann = json!({});
-                    }
-                    ann[DESIRED_REPLICAS] = json!(desired);
-                    ann[MAX_REPLICAS] = json!(max);
-                }
+                set_annotations(
+                    &mut new,
+                    &[
+                        (DESIRED_REPLICAS, desired.as_str()),
+                        (MAX_REPLICAS, max.as_str()),
+                    ],
+                );
                 Ok(new)
             })
             .await?;
@@ -755,7 +697,7 @@ impl DeploymentController {
                 &self.source,
             );
         }
-        Ok((size, w.object))
+        Ok((size, w))
     }
 
     fn replace(list: &mut [Arc<Value>], updated: &Arc<Value>) {
@@ -1095,9 +1037,7 @@ impl DeploymentController {
         } else {
             return Ok(());
         };
-        let mut s = d.status.clone();
-        set_condition(&mut s, cond);
-        self.write_status(d, s).await
+        self.write_condition(d, cond).await
     }
 
     /// Deletes old, scaled-down ReplicaSets beyond `revisionHistoryLimit`.
@@ -1125,15 +1065,7 @@ impl DeploymentController {
             let Some(t) = self.target(Kind::ReplicaSet, &d.ns, object::name(rs)) else {
                 continue;
             };
-            let opts = DeleteOptions {
-                precondition_uid: Some(object::uid(rs).to_string()),
-                ..DeleteOptions::default()
-            };
-            match self.api.delete(&t, &opts).await {
-                Ok(_) => {}
-                Err(e) if e.code == 404 || e.code == 409 => {}
-                Err(e) => return Err(e),
-            }
+            writes::delete_same_uid(&self.api, &t, object::uid(rs), None).await?;
         }
         Ok(())
     }
@@ -1144,23 +1076,22 @@ impl DeploymentController {
         let total = sum(all, replicas);
         let unavailable = (total - available).max(0);
         let mut s = json!({"observedGeneration": d.generation});
-        for (k, v) in [
-            ("replicas", sum(all, |r| status_int(r, "replicas"))),
-            (
-                "updatedReplicas",
-                new.map(|n| status_int(n, "replicas")).unwrap_or(0),
-            ),
-            (
-                "readyReplicas",
-                sum(all, |r| status_int(r, "readyReplicas")),
-            ),
-            ("availableReplicas", available),
-            ("unavailableReplicas", unavailable),
-        ] {
-            if v != 0 {
-                s[k] = json!(v);
-            }
-        }
+        podutil::set_counts(
+            &mut s,
+            &[
+                ("replicas", sum(all, |r| status_int(r, "replicas"))),
+                (
+                    "updatedReplicas",
+                    new.map(|n| status_int(n, "replicas")).unwrap_or(0),
+                ),
+                (
+                    "readyReplicas",
+                    sum(all, |r| status_int(r, "readyReplicas")),
+                ),
+                ("availableReplicas", available),
+                ("unavailableReplicas", unavailable),
+            ],
+        );
         if let Some(c) = d.status.get("collisionCount") {
             s["collisionCount"] = c.clone();
         }

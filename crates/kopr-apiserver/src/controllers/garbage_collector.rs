@@ -273,13 +273,7 @@ impl GarbageCollector {
         let result = self
             .api
             .mutate(t, &gc_options(), move |obj| {
-                let mut new = obj.clone();
-                let kept: Vec<String> = object::finalizers(obj)
-                    .into_iter()
-                    .filter(|f| f != finalizer)
-                    .collect();
-                object::set_finalizers(&mut new, &kept);
-                Ok(new)
+                Ok(super::podutil::without_finalizer(obj, finalizer))
             })
             .await;
         if let Err(e) = result

@@ -100,27 +100,35 @@ struct State {
     objects: HashMap<Kind, BTreeMap<String, Arc<Value>>>,
     /// Controller owner uid → keys of the objects it controls.
     controlled: HashMap<String, BTreeSet<String>>,
+    /// Keys of the objects without a controller, by kind (for adoption).
+    orphans: HashMap<Kind, BTreeSet<String>>,
 }
 
 impl State {
-    fn unindex(&mut self, key: &str, obj: &Value) {
-        if let Some(uid) = super::podutil::controller_uid(obj)
-            && let Some(set) = self.controlled.get_mut(uid)
-        {
-            set.remove(key);
-            if set.is_empty() {
-                self.controlled.remove(uid);
+    fn unindex(&mut self, kind: Kind, key: &str, obj: &Value) {
+        match super::podutil::controller_uid(obj) {
+            Some(uid) => {
+                if let Some(set) = self.controlled.get_mut(uid) {
+                    set.remove(key);
+                    if set.is_empty() {
+                        self.controlled.remove(uid);
+                    }
+                }
+            }
+            None => {
+                if let Some(set) = self.orphans.get_mut(&kind) {
+                    set.remove(key);
+                }
             }
         }
     }
 
-    fn index(&mut self, key: &str, obj: &Value) {
-        if let Some(uid) = super::podutil::controller_uid(obj) {
-            self.controlled
-                .entry(uid.to_string())
-                .or_default()
-                .insert(key.to_string());
-        }
+    fn index(&mut self, kind: Kind, key: &str, obj: &Value) {
+        let set = match super::podutil::controller_uid(obj) {
+            Some(uid) => self.controlled.entry(uid.to_string()).or_default(),
+            None => self.orphans.entry(kind).or_default(),
+        };
+        set.insert(key.to_string());
     }
 
     fn put(&mut self, kind: Kind, key: &str, obj: Option<Arc<Value>>) -> Option<Arc<Value>> {
@@ -133,10 +141,10 @@ impl State {
             None => self.objects.entry(kind).or_default().remove(key),
         };
         if let Some(o) = &old {
-            self.unindex(key, o);
+            self.unindex(kind, key, o);
         }
         if let Some(o) = &obj {
-            self.index(key, o);
+            self.index(kind, key, o);
         }
         old
     }
@@ -301,6 +309,19 @@ impl Informer {
         }
     }
 
+    /// The objects of a kind in a namespace that have no controller.
+    pub fn orphans(&self, kind: Kind, namespace: &str) -> Vec<Arc<Value>> {
+        let st = self.lock();
+        let (Some(keys), Some(map)) = (st.orphans.get(&kind), st.objects.get(&kind)) else {
+            return Vec::new();
+        };
+        let prefix = kind.key(namespace, "");
+        keys.range(prefix.clone()..)
+            .take_while(|k| k.starts_with(&prefix))
+            .filter_map(|k| map.get(k).cloned())
+            .collect()
+    }
+
     /// The objects of a kind whose controller has the uid.
     pub fn controlled_by(&self, kind: Kind, uid: &str) -> Vec<Arc<Value>> {
         let st = self.lock();
@@ -314,5 +335,34 @@ impl Informer {
             .filter(|k| k.starts_with(kind.prefix()))
             .filter_map(|k| map.get(k).cloned())
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn objects_are_indexed_by_controller_or_as_orphans() {
+        let mut st = State::default();
+        let pod = |owner: Option<&str>| {
+            let refs: Vec<Value> = owner
+                .map(|uid| json!({"kind": "ReplicaSet", "name": "rs", "uid": uid, "controller": true}))
+                .into_iter()
+                .collect();
+            Arc::new(json!({"metadata": {"ownerReferences": refs}}))
+        };
+        let key = Kind::Pod.key("ns", "p");
+        st.put(Kind::Pod, &key, Some(pod(None)));
+        assert!(st.orphans[&Kind::Pod].contains(&key));
+        st.put(Kind::Pod, &key, Some(pod(Some("u1"))));
+        assert!(!st.orphans[&Kind::Pod].contains(&key));
+        assert!(st.controlled["u1"].contains(&key));
+        st.put(Kind::Pod, &key, Some(pod(None)));
+        assert!(st.orphans[&Kind::Pod].contains(&key));
+        assert!(!st.controlled.contains_key("u1"));
+        st.put(Kind::Pod, &key, None);
+        assert!(st.orphans[&Kind::Pod].is_empty());
     }
 }

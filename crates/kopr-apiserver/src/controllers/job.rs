@@ -22,9 +22,10 @@ use serde_json::{Value, json};
 use super::informer::{Informer, Kind};
 use super::podutil::{self, CONTROLLER_MANAGER, int_at, rfc3339};
 use super::recorder::{Recorder, Source};
+use super::writes::{self, Part};
 use crate::object;
-use crate::registry::{Api, DeleteOptions, Target};
-use crate::status::{ApiError, ResourceRef};
+use crate::registry::Api;
+use crate::status::ApiError;
 
 /// The finalizer that keeps a Job's finished pods until they are counted.
 pub const TRACKING_FINALIZER: &str = "batch.kubernetes.io/job-tracking";
@@ -34,11 +35,6 @@ pub const ORPHAN_PREFIX: &str = "orphan-pod:";
 
 const POD_BACKOFF_INITIAL: Duration = Duration::from_secs(10);
 const POD_BACKOFF_MAX: Duration = Duration::from_secs(360);
-
-const JOBS_REF: ResourceRef<'static> = ResourceRef {
-    group: "batch",
-    resource: "jobs",
-};
 
 fn has_finalizer(pod: &Value) -> bool {
     object::finalizers(pod)
@@ -152,41 +148,24 @@ impl JobController {
         })
     }
 
-    fn pod_target(&self, pod: &Value) -> Option<Target> {
-        Some(Target {
-            rt: self.api.catalog.get("", "v1", "pods")?,
-            namespace: Some(object::namespace(pod).to_string()),
-            name: Some(object::name(pod).to_string()),
-        })
-    }
-
     async fn remove_finalizer(&self, pod: &Value) -> Result<(), ApiError> {
-        let Some(t) = self.pod_target(pod) else {
+        let Some(t) = writes::target_of(&self.api, Kind::Pod, pod) else {
             return Ok(());
         };
-        let uid = object::uid(pod).to_string();
-        let written = self
-            .api
-            .mutate(&t, &podutil::writer(CONTROLLER_MANAGER), move |cur| {
-                if object::uid(cur) != uid || !has_finalizer(cur) {
-                    return Err(ApiError::conflict(
-                        ResourceRef {
-                            group: "",
-                            resource: "pods",
-                        },
-                        object::name(cur),
-                        "the finalizer is already gone",
-                    ));
+        let written = writes::update_same_uid(
+            &self.api,
+            &t,
+            Part::Object,
+            CONTROLLER_MANAGER,
+            object::uid(pod),
+            |cur| {
+                if !has_finalizer(cur) {
+                    return Err(writes::conflict(&t, cur, "the finalizer is already gone"));
                 }
-                let mut new = cur.clone();
-                let kept: Vec<String> = object::finalizers(cur)
-                    .into_iter()
-                    .filter(|f| f != TRACKING_FINALIZER)
-                    .collect();
-                object::set_finalizers(&mut new, &kept);
-                Ok(new)
-            })
-            .await;
+                Ok(podutil::without_finalizer(cur, TRACKING_FINALIZER))
+            },
+        )
+        .await;
         match written {
             Ok(_) => Ok(()),
             Err(e) if e.code == 404 || e.code == 409 => Ok(()),
@@ -195,26 +174,18 @@ impl JobController {
     }
 
     async fn delete_pod(&self, job: &Value, pod: &Value) -> Result<(), ApiError> {
-        let Some(t) = self.pod_target(pod) else {
+        let Some(t) = writes::target_of(&self.api, Kind::Pod, pod) else {
             return Ok(());
         };
-        let opts = DeleteOptions {
-            precondition_uid: Some(object::uid(pod).to_string()),
-            ..DeleteOptions::default()
-        };
-        match self.api.delete(&t, &opts).await {
-            Ok(_) => {
-                self.recorder.normal(
-                    job,
-                    "SuccessfulDelete",
-                    format!("Deleted pod: {}", object::name(pod)),
-                    &self.source,
-                );
-                Ok(())
-            }
-            Err(e) if e.code == 404 || e.code == 409 => Ok(()),
-            Err(e) => Err(e),
+        if writes::delete_same_uid(&self.api, &t, object::uid(pod), None).await? {
+            self.recorder.normal(
+                job,
+                "SuccessfulDelete",
+                format!("Deleted pod: {}", object::name(pod)),
+                &self.source,
+            );
         }
+        Ok(())
     }
 
     /// Reconciles one Job (or releases one orphaned pod).
@@ -260,8 +231,6 @@ impl JobController {
     async fn sync_job(&self, job: Arc<Value>) -> Result<Option<Duration>, ApiError> {
         let now = podutil::now();
         let now_s = rfc3339(now);
-        let ns = object::namespace(&job).to_string();
-        let name = object::name(&job).to_string();
         let pods = self.informer.controlled_by(Kind::Pod, object::uid(&job));
         let old_status = job.get("status").cloned().unwrap_or_else(|| json!({}));
         let mut status = old_status.clone();
@@ -485,8 +454,7 @@ impl JobController {
                         now,
                     )
                     .await?
-                    .map(|d| again.map_or(d, |a| a.min(d)))
-                    .or(again);
+                    .map_or(again, |d| podutil::sooner(again, d));
             }
         }
 
@@ -517,37 +485,8 @@ impl JobController {
             }
         }
         type Status = k8s_openapi::api::batch::v1::JobStatus;
-        if podutil::normalized::<Status>(&status) != podutil::normalized::<Status>(&old_status) {
-            let Some(rt) = self.api.catalog.get("batch", "v1", "jobs") else {
-                return Ok(None);
-            };
-            let t = Target {
-                rt,
-                namespace: Some(ns.clone()),
-                name: Some(name.clone()),
-            };
-            let uid = object::uid(&job).to_string();
-            let s = status.clone();
-            let written = self
-                .api
-                .mutate_status(&t, &podutil::writer(CONTROLLER_MANAGER), move |cur| {
-                    if object::uid(cur) != uid {
-                        return Err(ApiError::conflict(
-                            JOBS_REF,
-                            object::name(cur),
-                            "the job was replaced",
-                        ));
-                    }
-                    let mut new = cur.clone();
-                    new["status"] = s.clone();
-                    Ok(new)
-                })
-                .await;
-            match written {
-                Ok(_) => {}
-                Err(e) if e.code == 404 => return Ok(None),
-                Err(e) => return Err(e),
-            }
+        if !writes::update_status::<Status>(&self.api, Kind::Job, &job, &status).await? {
+            return Ok(None);
         }
         for (warning, reason, message) in events {
             self.recorder

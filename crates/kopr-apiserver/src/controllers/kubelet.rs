@@ -36,9 +36,10 @@ use super::nodes;
 use super::podutil::{self, after, go_duration, rfc3339};
 use super::recorder::{Recorder, Source};
 use super::simulation::{self, Behavior};
+use super::writes::{self, Part};
 use crate::object;
-use crate::registry::{Api, DeleteOptions, Target};
-use crate::status::{ApiError, ResourceRef};
+use crate::registry::Api;
+use crate::status::ApiError;
 
 /// First crash-loop and image-pull back-off.
 const BACKOFF_INITIAL: Duration = Duration::from_secs(10);
@@ -47,11 +48,6 @@ const BACKOFF_MAX: Duration = Duration::from_secs(300);
 /// How long after a failed pull the container shows `ImagePullBackOff`
 /// rather than `ErrImagePull` (the kubelet's next pod sync).
 const SHOW_PULL_BACKOFF: Duration = Duration::from_secs(2);
-
-const PODS_REF: ResourceRef<'static> = ResourceRef {
-    group: "",
-    resource: "pods",
-};
 
 /// The conditions the kubelet owns.
 const KUBELET_CONDITIONS: [&str; 4] = [
@@ -311,6 +307,19 @@ impl Ctr {
         };
     }
 
+    /// Starts pulling the image (`reference`, with its default tag) at `now`.
+    fn begin_pull(&mut self, reference: &str, now: jiff::Timestamp, evs: &mut Vec<Ev>) {
+        self.ev(
+            evs,
+            false,
+            "Pulling",
+            format!("Pulling image \"{reference}\""),
+        );
+        self.state = CState::Pulling {
+            done_at: after(now, simulation::PULL_TIME),
+        };
+    }
+
     /// Advances the container to `now`; returns when it next changes.
     fn step(
         &mut self,
@@ -344,15 +353,7 @@ impl Ctr {
                         self.start(now, evs);
                         continue;
                     }
-                    self.ev(
-                        evs,
-                        false,
-                        "Pulling",
-                        format!("Pulling image \"{reference}\""),
-                    );
-                    self.state = CState::Pulling {
-                        done_at: after(now, simulation::PULL_TIME),
-                    };
+                    self.begin_pull(&reference, now, evs);
                 }
                 CState::Pulling { done_at } => {
                     if now < done_at {
@@ -397,15 +398,7 @@ impl Ctr {
                     retry_at,
                 } => {
                     if now >= retry_at {
-                        self.ev(
-                            evs,
-                            false,
-                            "Pulling",
-                            format!("Pulling image \"{reference}\""),
-                        );
-                        self.state = CState::Pulling {
-                            done_at: after(now, simulation::PULL_TIME),
-                        };
+                        self.begin_pull(&reference, now, evs);
                         continue;
                     }
                     let show_at = after(failed_at, SHOW_PULL_BACKOFF);
@@ -1250,32 +1243,23 @@ impl Kubelet {
             self.recorder
                 .event(&pod, e.path, e.warning, e.reason, e.message, &source);
         }
-        let Some(rt) = self.api.catalog.get("", "v1", "pods") else {
+        let Some(target) = writes::target_of(&self.api, Kind::Pod, &pod) else {
             return Ok(None);
         };
-        let target = Target {
-            rt,
-            namespace: Some(object::namespace(&pod).to_string()),
-            name: Some(object::name(&pod).to_string()),
-        };
         if let Some(fields) = plan.status {
-            let uid = plan.uid.clone();
-            let f = fields.clone();
-            let written = self
-                .api
-                .mutate_status(&target, &podutil::writer("kubelet"), move |cur| {
-                    if object::uid(cur) != uid {
-                        return Err(ApiError::conflict(
-                            PODS_REF,
-                            object::name(cur),
-                            "the pod was replaced",
-                        ));
-                    }
+            let written = writes::update_same_uid(
+                &self.api,
+                &target,
+                Part::Status,
+                "kubelet",
+                &plan.uid,
+                |cur| {
                     let mut p = cur.clone();
-                    p["status"] = merge_status(cur.get("status"), &f);
+                    p["status"] = merge_status(cur.get("status"), &fields);
                     Ok(p)
-                })
-                .await;
+                },
+            )
+            .await;
             match written {
                 Ok(_) => {
                     let mut st = self.lock();
@@ -1292,16 +1276,7 @@ impl Kubelet {
             }
         }
         if plan.delete {
-            let opts = DeleteOptions {
-                grace_period_seconds: Some(0),
-                precondition_uid: Some(plan.uid.clone()),
-                ..DeleteOptions::default()
-            };
-            match self.api.delete(&target, &opts).await {
-                Ok(_) => {}
-                Err(e) if e.code == 404 || e.code == 409 => {}
-                Err(e) => return Err(e),
-            }
+            writes::delete_same_uid(&self.api, &target, &plan.uid, Some(0)).await?;
         }
         Ok(plan
             .wake

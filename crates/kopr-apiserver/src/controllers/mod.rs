@@ -22,6 +22,7 @@ pub mod simulation;
 mod statefulset;
 pub mod workloads;
 pub mod workqueue;
+pub mod writes;
 
 use std::sync::Arc;
 

@@ -50,19 +50,45 @@ pub fn after(t: jiff::Timestamp, d: Duration) -> jiff::Timestamp {
     t.checked_add(d).unwrap_or(jiff::Timestamp::MAX)
 }
 
+/// The value at a JSON pointer, as [`Value::pointer`] finds it, but
+/// without allocating for pointers free of `~` escapes (the controllers
+/// look up fixed paths of every pod on every sync).
+pub fn at<'a>(v: &'a Value, pointer: &str) -> Option<&'a Value> {
+    if pointer.contains('~') {
+        return v.pointer(pointer);
+    }
+    if pointer.is_empty() {
+        return Some(v);
+    }
+    pointer
+        .strip_prefix('/')?
+        .split('/')
+        .try_fold(v, |cur, token| match cur {
+            Value::Object(map) => map.get(token),
+            Value::Array(list) => {
+                let leading_zero = token.len() > 1 && token.starts_with('0');
+                if leading_zero || token.starts_with('+') {
+                    return None;
+                }
+                token.parse::<usize>().ok().and_then(|i| list.get(i))
+            }
+            _ => None,
+        })
+}
+
 /// An integer at a JSON pointer.
 pub fn int_at(v: &Value, pointer: &str) -> Option<i64> {
-    v.pointer(pointer).and_then(Value::as_i64)
+    at(v, pointer).and_then(Value::as_i64)
 }
 
 /// A string at a JSON pointer ("" when absent).
 pub fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+    at(v, pointer).and_then(Value::as_str).unwrap_or("")
 }
 
 /// The condition of a type in `status.conditions`.
 pub fn condition<'a>(obj: &'a Value, ty: &str) -> Option<&'a Value> {
-    obj.pointer("/status/conditions")
+    at(obj, "/status/conditions")
         .and_then(Value::as_array)?
         .iter()
         .find(|c| c.get("type").and_then(Value::as_str) == Some(ty))
@@ -111,7 +137,7 @@ pub fn new_controller_ref(owner: &Value, api_version: &str, kind: &str) -> Value
 
 /// The parsed `spec.selector` of a workload (None when invalid).
 pub fn selector_of(obj: &Value) -> Option<LabelSelector> {
-    let v = obj.pointer("/spec/selector").unwrap_or(&Value::Null);
+    let v = at(obj, "/spec/selector").unwrap_or(&Value::Null);
     LabelSelector::from_label_selector_value(v).ok()
 }
 
@@ -175,7 +201,7 @@ pub fn availability(pod: &Value, min_ready: i64, now: jiff::Timestamp) -> (bool,
 
 /// A pod's restart count (sum over its containers).
 pub fn restart_count(pod: &Value) -> i64 {
-    pod.pointer("/status/containerStatuses")
+    at(pod, "/status/containerStatuses")
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
@@ -304,6 +330,43 @@ pub fn normalized<T: serde::de::DeserializeOwned + serde::Serialize>(v: &Value) 
     }
 }
 
+/// Sets the counts of a status that are not zero (the API leaves zero
+/// counts out).
+pub fn set_counts(status: &mut Value, counts: &[(&str, i64)]) {
+    for (k, v) in counts {
+        if *v != 0 {
+            status[*k] = json!(v);
+        }
+    }
+}
+
+/// The sooner of an optional delay and another.
+pub fn sooner(current: Option<Duration>, other: Duration) -> Option<Duration> {
+    Some(current.map_or(other, |c| c.min(other)))
+}
+
+/// The object without one finalizer.
+pub fn without_finalizer(obj: &Value, finalizer: &str) -> Value {
+    let mut new = obj.clone();
+    let kept: Vec<String> = object::finalizers(obj)
+        .into_iter()
+        .filter(|f| f != finalizer)
+        .collect();
+    object::set_finalizers(&mut new, &kept);
+    new
+}
+
+/// Whether `status` differs from the status stored in `obj` (an absent one
+/// counting as `{}`), compared as the k8s-openapi type `T` encodes them.
+pub fn status_changed<T: serde::de::DeserializeOwned + serde::Serialize>(
+    obj: &Value,
+    status: &Value,
+) -> bool {
+    let empty = Value::Object(Map::new());
+    let current = obj.get("status").unwrap_or(&empty);
+    normalized::<T>(status) != normalized::<T>(current)
+}
+
 /// Resolves an `IntOrString` (`intstr.GetScaledValueFromIntOrPercent`).
 pub fn int_or_percent(v: Option<&Value>, total: i64, round_up: bool) -> i64 {
     match v {
@@ -339,7 +402,7 @@ pub fn put_condition(conditions: &mut Vec<Value>, mut new: Value) {
 
 /// The conditions of an object's status.
 pub fn conditions_of(obj: &Value) -> Vec<Value> {
-    obj.pointer("/status/conditions")
+    at(obj, "/status/conditions")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default()
@@ -366,6 +429,28 @@ mod tests {
         assert_eq!(go_duration(Duration::from_secs(300)), "5m0s");
         assert_eq!(go_duration(Duration::from_millis(512)), "512ms");
         assert_eq!(go_duration(Duration::from_millis(1500)), "1.5s");
+    }
+
+    #[test]
+    fn pointers_resolve_like_serde_json() {
+        let v = json!({"a": {"b": [10, {"c": "x"}], "d/e": 1, "": 2}});
+        for p in [
+            "",
+            "/a",
+            "/a/b",
+            "/a/b/0",
+            "/a/b/1/c",
+            "/a/b/01",
+            "/a/b/+1",
+            "/a/b/2",
+            "/a/x",
+            "/a/d~1e",
+            "/a/",
+            "a",
+            "/a/b/1/c/z",
+        ] {
+            assert_eq!(at(&v, p), v.pointer(p), "{p}");
+        }
     }
 
     #[test]

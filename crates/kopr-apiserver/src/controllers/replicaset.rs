@@ -18,8 +18,9 @@ use serde_json::{Value, json};
 use super::informer::{Informer, Kind};
 use super::podutil::{self, CONTROLLER_MANAGER, int_at, rfc3339};
 use super::recorder::{Recorder, Source};
+use super::writes::{self, Part};
 use crate::object;
-use crate::registry::{Api, DeleteOptions, Target};
+use crate::registry::Api;
 use crate::status::ApiError;
 
 /// Most pods created or deleted in one sync (`BurstReplicas`).
@@ -36,15 +37,6 @@ pub struct ReplicaSetController {
     source: Source,
 }
 
-fn target(api: &Api, kind: Kind, namespace: &str, name: &str) -> Option<Target> {
-    let (group, plural) = kind.resource();
-    Some(Target {
-        rt: api.catalog.get(group, "v1", plural)?,
-        namespace: Some(namespace.to_string()),
-        name: Some(name.to_string()),
-    })
-}
-
 /// Adds a controller reference to an orphan, unless it got one meanwhile.
 pub(crate) async fn adopt(
     api: &Api,
@@ -52,21 +44,18 @@ pub(crate) async fn adopt(
     obj: &Value,
     owner_ref: Value,
 ) -> Result<Option<Arc<Value>>, ApiError> {
-    let Some(t) = target(api, kind, object::namespace(obj), object::name(obj)) else {
+    let Some(t) = writes::target_of(api, kind, obj) else {
         return Ok(None);
     };
-    let uid = object::uid(obj).to_string();
-    let written = api
-        .mutate(&t, &podutil::writer(CONTROLLER_MANAGER), move |cur| {
-            if object::uid(cur) != uid || podutil::controller_ref(cur).is_some() {
-                return Err(ApiError::conflict(
-                    crate::status::ResourceRef {
-                        group: "",
-                        resource: "",
-                    },
-                    object::name(cur),
-                    "no longer an orphan",
-                ));
+    let written = writes::update_same_uid(
+        api,
+        &t,
+        Part::Object,
+        CONTROLLER_MANAGER,
+        object::uid(obj),
+        |cur| {
+            if podutil::controller_ref(cur).is_some() {
+                return Err(writes::conflict(&t, cur, "no longer an orphan"));
             }
             let mut new = cur.clone();
             let mut refs = object::owner_references(cur).to_vec();
@@ -75,10 +64,11 @@ pub(crate) async fn adopt(
                 m.insert("ownerReferences".into(), json!(refs));
             }
             Ok(new)
-        })
-        .await;
+        },
+    )
+    .await;
     match written {
-        Ok(w) => Ok(Some(w.object)),
+        Ok(w) => Ok(Some(w)),
         Err(e) if e.code == 404 || e.code == 409 => Ok(None),
         Err(e) => Err(e),
     }
@@ -156,16 +146,20 @@ impl ReplicaSetController {
         let deleting = object::is_deleting(&rs);
         if !deleting {
             let owner = podutil::new_controller_ref(&rs, "apps/v1", "ReplicaSet");
-            for orphan in self.informer.list(Kind::Pod, Some(&ns)) {
-                if podutil::controller_ref(&orphan).is_none()
-                    && !object::is_deleting(&orphan)
+            let mut adopted = false;
+            for orphan in self.informer.orphans(Kind::Pod, &ns) {
+                if !object::is_deleting(&orphan)
                     && podutil::is_active(&orphan)
                     && podutil::selects(&selector, &orphan)
                 {
-                    adopt(&self.api, Kind::Pod, &orphan, owner.clone()).await?;
+                    adopted |= adopt(&self.api, Kind::Pod, &orphan, owner.clone())
+                        .await?
+                        .is_some();
                 }
             }
-            self.informer.catch_up().await;
+            if adopted {
+                self.informer.catch_up().await;
+            }
         }
         let active: Vec<Arc<Value>> = self
             .owned_pods(&uid)
@@ -252,26 +246,17 @@ impl ReplicaSetController {
         active.sort_by(|a, b| deletion_order(a, b, &ranks));
         let mut first_err = None;
         for pod in active.into_iter().take(count) {
-            let Some(t) = target(
-                &self.api,
-                Kind::Pod,
-                object::namespace(&pod),
-                object::name(&pod),
-            ) else {
+            let Some(t) = writes::target_of(&self.api, Kind::Pod, &pod) else {
                 continue;
             };
-            let opts = DeleteOptions {
-                precondition_uid: Some(object::uid(&pod).to_string()),
-                ..DeleteOptions::default()
-            };
-            match self.api.delete(&t, &opts).await {
-                Ok(_) => self.recorder.normal(
+            match writes::delete_same_uid(&self.api, &t, object::uid(&pod), None).await {
+                Ok(true) => self.recorder.normal(
                     rs,
                     "SuccessfulDelete",
                     format!("Deleted pod: {}", object::name(&pod)),
                     &self.source,
                 ),
-                Err(e) if e.code == 404 || e.code == 409 => {}
+                Ok(false) => {}
                 Err(e) => {
                     self.recorder.warning(
                         rs,
@@ -326,22 +311,19 @@ impl ReplicaSetController {
             }
             match podutil::availability(p, min_ready, now) {
                 (true, _) => available += 1,
-                (false, Some(wait)) => {
-                    again = Some(again.map_or(wait, |a| a.min(wait)));
-                }
+                (false, Some(wait)) => again = podutil::sooner(again, wait),
                 _ => {}
             }
         }
         let mut status = json!({"replicas": active.len()});
-        for (k, v) in [
-            ("fullyLabeledReplicas", fully_labeled),
-            ("readyReplicas", ready),
-            ("availableReplicas", available),
-        ] {
-            if v > 0 {
-                status[k] = json!(v);
-            }
-        }
+        podutil::set_counts(
+            &mut status,
+            &[
+                ("fullyLabeledReplicas", fully_labeled),
+                ("readyReplicas", ready),
+                ("availableReplicas", available),
+            ],
+        );
         let generation = object::generation(&rs);
         if generation > 0 {
             status["observedGeneration"] = json!(generation);
@@ -368,40 +350,8 @@ impl ReplicaSetController {
             status["conditions"] = json!(conditions);
         }
         type Status = k8s_openapi::api::apps::v1::ReplicaSetStatus;
-        let current = rs.get("status").cloned().unwrap_or_else(|| json!({}));
-        if podutil::normalized::<Status>(&status) != podutil::normalized::<Status>(&current) {
-            let Some(t) = target(
-                &self.api,
-                Kind::ReplicaSet,
-                object::namespace(&rs),
-                object::name(&rs),
-            ) else {
-                return Ok(None);
-            };
-            let uid = object::uid(&rs).to_string();
-            let written = self
-                .api
-                .mutate_status(&t, &podutil::writer(CONTROLLER_MANAGER), move |cur| {
-                    if object::uid(cur) != uid {
-                        return Err(ApiError::conflict(
-                            crate::status::ResourceRef {
-                                group: "apps",
-                                resource: "replicasets",
-                            },
-                            object::name(cur),
-                            "the replica set was replaced",
-                        ));
-                    }
-                    let mut new = cur.clone();
-                    new["status"] = status.clone();
-                    Ok(new)
-                })
-                .await;
-            match written {
-                Ok(_) => {}
-                Err(e) if e.code == 404 => return Ok(None),
-                Err(e) => return Err(e),
-            }
+        if !writes::update_status::<Status>(&self.api, Kind::ReplicaSet, &rs, &status).await? {
+            return Ok(None);
         }
         Ok(again.map(|d| d + Duration::from_secs(1)))
     }

@@ -11,7 +11,7 @@
 //! `PodScheduled=True` condition are written together, only if the pod is
 //! still unbound.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,8 +21,9 @@ use super::informer::{Change, Informer, Kind};
 use super::podutil::{self, rfc3339};
 use super::recorder::{Recorder, Source};
 use super::workqueue::WorkQueue;
+use super::writes::{self, Part};
 use crate::object;
-use crate::registry::{Api, Target};
+use crate::registry::Api;
 use crate::status::{ApiError, ResourceRef};
 use crate::storage::WriteOutcome;
 use crate::validation::kinds::pod::parse_quantity;
@@ -51,6 +52,7 @@ pub struct Scheduler {
     recorder: Recorder,
     queue: Arc<WorkQueue>,
     unschedulable: Mutex<HashSet<String>>,
+    usage: Mutex<UsageCache>,
     source: Source,
 }
 
@@ -63,10 +65,7 @@ struct NodeFailure {
 
 fn requests_of(container: &Value) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
-    if let Some(map) = container
-        .pointer("/resources/requests")
-        .and_then(Value::as_object)
-    {
+    if let Some(map) = podutil::at(container, "/resources/requests").and_then(Value::as_object) {
         for (k, v) in map {
             let q = match v {
                 Value::String(s) => parse_quantity(s),
@@ -85,8 +84,7 @@ fn requests_of(container: &Value) -> BTreeMap<String, f64> {
 /// its containers, at least each init container's, plus overhead.
 pub fn pod_requests(pod: &Value) -> BTreeMap<String, f64> {
     let mut total: BTreeMap<String, f64> = BTreeMap::new();
-    for c in pod
-        .pointer("/spec/containers")
+    for c in podutil::at(pod, "/spec/containers")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -95,8 +93,7 @@ pub fn pod_requests(pod: &Value) -> BTreeMap<String, f64> {
             *total.entry(k).or_default() += v;
         }
     }
-    for c in pod
-        .pointer("/spec/initContainers")
+    for c in podutil::at(pod, "/spec/initContainers")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -108,7 +105,7 @@ pub fn pod_requests(pod: &Value) -> BTreeMap<String, f64> {
             }
         }
     }
-    if let Some(map) = pod.pointer("/spec/overhead").and_then(Value::as_object) {
+    if let Some(map) = podutil::at(pod, "/spec/overhead").and_then(Value::as_object) {
         for (k, v) in map {
             if let Some(q) = v.as_str().and_then(parse_quantity) {
                 *total.entry(k.clone()).or_default() += q;
@@ -122,8 +119,7 @@ pub fn pod_requests(pod: &Value) -> BTreeMap<String, f64> {
 fn non_zero_requests(pod: &Value) -> (f64, f64) {
     let mut cpu = 0.0;
     let mut mem = 0.0;
-    for c in pod
-        .pointer("/spec/containers")
+    for c in podutil::at(pod, "/spec/containers")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -224,7 +220,7 @@ fn affinity_matches(pod: &Value, node: &Value) -> bool {
 }
 
 /// What the pods bound to one node request.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct NodeUsage {
     requested: BTreeMap<String, f64>,
     pods: f64,
@@ -234,24 +230,97 @@ struct NodeUsage {
     memory: f64,
 }
 
-/// Requests of the pods on each node (finished pods release theirs).
-fn node_usage(pods: &[Arc<Value>]) -> HashMap<String, NodeUsage> {
-    let mut out: HashMap<String, NodeUsage> = HashMap::new();
-    for p in pods {
-        let node = podutil::str_at(p, "/spec/nodeName");
-        if node.is_empty() || podutil::is_terminal(p) {
-            continue;
+/// What one bound, unfinished pod takes from its node.
+#[derive(Debug, Clone, PartialEq)]
+struct PodUsage {
+    node: String,
+    requested: BTreeMap<String, f64>,
+    cpu: f64,
+    memory: f64,
+}
+
+impl PodUsage {
+    /// A pod's usage; None for a pod without a node or finished (finished
+    /// pods release theirs).
+    fn of(pod: &Value) -> Option<PodUsage> {
+        let node = podutil::str_at(pod, "/spec/nodeName");
+        if node.is_empty() || podutil::is_terminal(pod) {
+            return None;
         }
-        let u = out.entry(node.to_string()).or_default();
-        u.pods += 1.0;
-        for (k, v) in pod_requests(p) {
-            *u.requested.entry(k).or_default() += v;
-        }
-        let (c, m) = non_zero_requests(p);
-        u.cpu += c;
-        u.memory += m;
+        let (cpu, memory) = non_zero_requests(pod);
+        Some(PodUsage {
+            node: node.to_string(),
+            requested: pod_requests(pod),
+            cpu,
+            memory,
+        })
     }
-    out
+}
+
+/// The requests of the pods on each node, kept up to date from pod
+/// changes (as kube-scheduler's cache is) so that scheduling one pod does
+/// not go through every pod.
+#[derive(Default)]
+struct UsageCache {
+    /// Pod key → its usage.
+    pods: HashMap<String, PodUsage>,
+    /// Node → keys of its pods.
+    on_node: HashMap<String, BTreeSet<String>>,
+    /// Node → the sum over its pods.
+    nodes: HashMap<String, NodeUsage>,
+}
+
+impl UsageCache {
+    /// Records a pod's current state (None once it is gone).
+    fn account(&mut self, key: &str, pod: Option<&Value>) {
+        let now = pod.and_then(PodUsage::of);
+        if self.pods.get(key) == now.as_ref() {
+            return;
+        }
+        let before = self.pods.remove(key);
+        if let Some(b) = &before
+            && let Some(keys) = self.on_node.get_mut(&b.node)
+        {
+            keys.remove(key);
+        }
+        if let Some(n) = &now {
+            self.on_node
+                .entry(n.node.clone())
+                .or_default()
+                .insert(key.to_string());
+            self.pods.insert(key.to_string(), n.clone());
+        }
+        let mut touched: Vec<String> = before.into_iter().map(|b| b.node).collect();
+        if let Some(n) = now
+            && !touched.contains(&n.node)
+        {
+            touched.push(n.node);
+        }
+        for node in touched {
+            self.sum(&node);
+        }
+    }
+
+    /// Sums the usage of one node's pods again (exactly, not by adding and
+    /// subtracting floating-point amounts).
+    fn sum(&mut self, node: &str) {
+        let keys = self.on_node.get(node).filter(|k| !k.is_empty());
+        let Some(keys) = keys else {
+            self.on_node.remove(node);
+            self.nodes.remove(node);
+            return;
+        };
+        let mut total = NodeUsage::default();
+        for p in keys.iter().filter_map(|k| self.pods.get(k)) {
+            total.pods += 1.0;
+            for (k, v) in &p.requested {
+                *total.requested.entry(k.clone()).or_default() += v;
+            }
+            total.cpu += p.cpu;
+            total.memory += p.memory;
+        }
+        self.nodes.insert(node.to_string(), total);
+    }
 }
 
 /// Sorted `"<count> <reason>"` entries, as `FitError` prints them.
@@ -279,6 +348,7 @@ impl Scheduler {
             recorder,
             queue,
             unschedulable: Mutex::new(HashSet::new()),
+            usage: Mutex::new(UsageCache::default()),
             source: Source::component(DEFAULT_SCHEDULER),
         })
     }
@@ -289,17 +359,21 @@ impl Scheduler {
             && (scheduler.is_empty() || scheduler == DEFAULT_SCHEDULER)
             && !object::is_deleting(pod)
             && !podutil::is_terminal(pod)
-            && pod
-                .pointer("/spec/schedulingGates")
+            && podutil::at(pod, "/spec/schedulingGates")
                 .and_then(Value::as_array)
                 .is_none_or(|g| g.is_empty())
     }
 
-    /// Queues pods to schedule and wakes unschedulable pods when room may
-    /// have appeared.
+    /// Keeps the per-node requests current, queues pods to schedule and
+    /// wakes unschedulable pods when room may have appeared. Every pod
+    /// change the cache applies must pass through here.
     pub fn observe(&self, ch: &Change) {
         match ch.kind {
             Kind::Pod => {
+                match self.usage.lock() {
+                    Ok(mut cache) => cache.account(&ch.key, ch.new.as_deref()),
+                    Err(poisoned) => poisoned.into_inner().account(&ch.key, ch.new.as_deref()),
+                }
                 if let Some(p) = ch.new.as_deref()
                     && Self::wants(p)
                 {
@@ -344,7 +418,10 @@ impl Scheduler {
             return Ok(None);
         }
         let nodes = self.informer.list(Kind::Node, None);
-        let usage = node_usage(&self.informer.list(Kind::Pod, None));
+        let usage = match self.usage.lock() {
+            Ok(cache) => cache.nodes.clone(),
+            Err(poisoned) => poisoned.into_inner().nodes.clone(),
+        };
         let requests = pod_requests(&pod);
         let (want_cpu, want_mem) = non_zero_requests(&pod);
         let tolerations: Vec<Value> = pod
@@ -522,24 +599,15 @@ impl Scheduler {
                 && c.get("reason").and_then(Value::as_str) == Some("Unschedulable")
                 && c.get("message").and_then(Value::as_str) == Some(message.as_str())
         });
-        if !same && let Some(rt) = self.api.catalog.get("", "v1", "pods") {
-            let t = Target {
-                rt,
-                namespace: Some(object::namespace(pod).to_string()),
-                name: Some(object::name(pod).to_string()),
-            };
-            let uid = object::uid(pod).to_string();
+        if !same && let Some(t) = writes::target_of(&self.api, Kind::Pod, pod) {
             let now = rfc3339(podutil::now());
-            let written = self
-                .api
-                .mutate_status(&t, &podutil::writer(DEFAULT_SCHEDULER), move |cur| {
-                    if object::uid(cur) != uid {
-                        return Err(ApiError::conflict(
-                            PODS_REF,
-                            object::name(cur),
-                            "pod was replaced",
-                        ));
-                    }
+            let written = writes::update_same_uid(
+                &self.api,
+                &t,
+                Part::Status,
+                DEFAULT_SCHEDULER,
+                object::uid(pod),
+                |cur| {
                     let mut p = cur.clone();
                     let mut conds = podutil::conditions_of(cur);
                     podutil::put_condition(
@@ -555,8 +623,9 @@ impl Scheduler {
                     );
                     p["status"]["conditions"] = json!(conds);
                     Ok(p)
-                })
-                .await;
+                },
+            )
+            .await;
             match written {
                 Ok(_) => {}
                 Err(e) if e.code == 404 || e.code == 409 => return Ok(None),
@@ -647,6 +716,31 @@ mod tests {
         let r = pod_requests(&pod);
         assert_eq!(r["cpu"], 1.0);
         assert_eq!(r["memory"], 1024.0 * 1024.0 * 1024.0);
+    }
+
+    #[test]
+    fn node_usage_follows_pod_changes() {
+        let pod = |node: &str, cpu: &str, phase: &str| {
+            json!({
+                "spec": {"nodeName": node, "containers": [{"resources": {"requests": {"cpu": cpu}}}]},
+                "status": {"phase": phase},
+            })
+        };
+        let mut cache = UsageCache::default();
+        cache.account("a", Some(&pod("n1", "500m", "Running")));
+        cache.account("b", Some(&pod("n1", "250m", "Pending")));
+        cache.account("c", Some(&pod("", "1", "Pending")));
+        assert_eq!(cache.nodes["n1"].pods, 2.0);
+        assert_eq!(cache.nodes["n1"].requested["cpu"], 0.75);
+        // A bound pod that finishes releases its requests; one that is
+        // bound later adds them.
+        cache.account("a", Some(&pod("n1", "500m", "Succeeded")));
+        cache.account("c", Some(&pod("n2", "1", "Pending")));
+        assert_eq!(cache.nodes["n1"].requested["cpu"], 0.25);
+        assert_eq!(cache.nodes["n2"].requested["cpu"], 1.0);
+        cache.account("b", None);
+        assert!(!cache.nodes.contains_key("n1"));
+        assert_eq!(cache.pods.len(), 1);
     }
 
     #[test]

@@ -26,9 +26,10 @@ use serde_json::{Value, json};
 use super::informer::{Informer, Kind};
 use super::podutil::{self, CONTROLLER_MANAGER, int_at};
 use super::recorder::{Recorder, Source};
+use super::writes;
 use crate::object;
-use crate::registry::{Api, DeleteOptions, Target};
-use crate::status::{ApiError, ResourceRef};
+use crate::registry::Api;
+use crate::status::ApiError;
 
 const REVISION_LABEL: &str = "controller-revision-hash";
 const POD_NAME_LABEL: &str = "statefulset.kubernetes.io/pod-name";
@@ -84,24 +85,13 @@ impl StatefulSetController {
         })
     }
 
-    fn pod_target(&self, ns: &str, name: &str) -> Option<Target> {
-        Some(Target {
-            rt: self.api.catalog.get("", "v1", "pods")?,
-            namespace: Some(ns.to_string()),
-            name: Some(name.to_string()),
-        })
-    }
-
     async fn delete_pod(&self, set: &Value, pod: &Value) -> Result<(), ApiError> {
-        let Some(t) = self.pod_target(object::namespace(pod), object::name(pod)) else {
+        let Some(t) = writes::target_of(&self.api, Kind::Pod, pod) else {
             return Ok(());
         };
-        let opts = DeleteOptions {
-            precondition_uid: Some(object::uid(pod).to_string()),
-            ..DeleteOptions::default()
-        };
-        match self.api.delete(&t, &opts).await {
-            Ok(_) => {
+        match writes::delete_same_uid(&self.api, &t, object::uid(pod), None).await {
+            Ok(false) => Ok(()),
+            Ok(true) => {
                 self.recorder.normal(
                     set,
                     "SuccessfulDelete",
@@ -114,7 +104,6 @@ impl StatefulSetController {
                 );
                 Ok(())
             }
-            Err(e) if e.code == 404 || e.code == 409 => Ok(()),
             Err(e) => {
                 self.recorder.warning(
                     set,
@@ -328,7 +317,7 @@ impl StatefulSetController {
                 ready += 1;
                 match podutil::availability(&pod, min_ready, now) {
                     (true, _) => available += 1,
-                    (false, Some(wait)) => again = Some(again.map_or(wait, |a| a.min(wait))),
+                    (false, Some(wait)) => again = podutil::sooner(again, wait),
                     _ => {}
                 }
             }
@@ -354,15 +343,14 @@ impl StatefulSetController {
             "updateRevision": update_rev,
             "collisionCount": int_at(&set, "/status/collisionCount").unwrap_or(0),
         });
-        for (k, v) in [
-            ("readyReplicas", ready),
-            ("currentReplicas", current),
-            ("updatedReplicas", updated),
-        ] {
-            if v > 0 {
-                status[k] = json!(v);
-            }
-        }
+        podutil::set_counts(
+            &mut status,
+            &[
+                ("readyReplicas", ready),
+                ("currentReplicas", current),
+                ("updatedReplicas", updated),
+            ],
+        );
         let generation = object::generation(&set);
         if generation > 0 {
             status["observedGeneration"] = json!(generation);
@@ -371,41 +359,8 @@ impl StatefulSetController {
             status["conditions"] = c.clone();
         }
         type Status = k8s_openapi::api::apps::v1::StatefulSetStatus;
-        let current_status = set.get("status").cloned().unwrap_or_else(|| json!({}));
-        if podutil::normalized::<Status>(&status) != podutil::normalized::<Status>(&current_status)
-        {
-            let Some(rt) = self.api.catalog.get("apps", "v1", "statefulsets") else {
-                return Ok(None);
-            };
-            let t = Target {
-                rt,
-                namespace: Some(object::namespace(&set).to_string()),
-                name: Some(object::name(&set).to_string()),
-            };
-            let uid = object::uid(&set).to_string();
-            let written = self
-                .api
-                .mutate_status(&t, &podutil::writer(CONTROLLER_MANAGER), move |cur| {
-                    if object::uid(cur) != uid {
-                        return Err(ApiError::conflict(
-                            ResourceRef {
-                                group: "apps",
-                                resource: "statefulsets",
-                            },
-                            object::name(cur),
-                            "the stateful set was replaced",
-                        ));
-                    }
-                    let mut new = cur.clone();
-                    new["status"] = status.clone();
-                    Ok(new)
-                })
-                .await;
-            match written {
-                Ok(_) => {}
-                Err(e) if e.code == 404 => return Ok(None),
-                Err(e) => return Err(e),
-            }
+        if !writes::update_status::<Status>(&self.api, Kind::StatefulSet, &set, &status).await? {
+            return Ok(None);
         }
         Ok(again.map(|d| d + Duration::from_secs(1)))
     }
