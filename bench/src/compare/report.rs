@@ -367,7 +367,7 @@ impl Summary {
              updated (merge patch); handled = `status.result` and the owned ConfigMap child's \
              `data.result` both equal `2 * spec.value`. Medians over {} run(s) per operator \
              (orders rotated); throughput = objects / (first request → last object handled); \
-             latency = request → handled; RSS = the operator's VmHWM; CPU = the operator's \
+             latency = request → handled; RSS = the operator's peak resident set (the larger of VmHWM and 20 ms samples of VmRSS); CPU = the operator's \
              user + system time in the phase; API requests counted by the server, the harness's \
              own excluded.\n",
             self.objects, self.creators, self.runs
