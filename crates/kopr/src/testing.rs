@@ -287,3 +287,34 @@ impl Logs {
         }
     }
 }
+
+/// Runs an operator binary's `manifests` command with `args` (e.g. `--namespace`, or `--`
+/// and the Deployment's extra `run` arguments) and parses the YAML documents it prints.
+/// Fails with the command's standard error when it does not succeed.
+///
+/// ```no_run
+/// let documents = kopr::testing::manifest_documents("target/debug/greeting", &[])?;
+/// assert_eq!(documents[0]["kind"], "CustomResourceDefinition");
+/// # Ok::<(), kopr::Error>(())
+/// ```
+pub fn manifest_documents(
+    binary: impl AsRef<std::ffi::OsStr>,
+    args: &[&str],
+) -> Result<Vec<serde_json::Value>, Error> {
+    let binary = binary.as_ref();
+    let output = std::process::Command::new(binary)
+        .arg("manifests")
+        .args(args)
+        .output()
+        .map_err(|e| Error::Config(format!("running {}: {e}", binary.to_string_lossy())))?;
+    if !output.status.success() {
+        return Err(Error::Config(format!(
+            "{} manifests failed ({}): {}",
+            binary.to_string_lossy(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        )));
+    }
+    serde_saphyr::from_multiple(&String::from_utf8_lossy(&output.stdout))
+        .map_err(|e| Error::Config(format!("the manifests are not YAML: {e}")))
+}

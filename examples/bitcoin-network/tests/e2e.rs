@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use bitcoin_network::children::{NETWORK_LABEL, P2P_PORT, RPC_PORT};
@@ -15,8 +14,8 @@ use bitcoin_network::{BitcoinNetwork, BitcoinNetworkStatus};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{Event, Pod, Service};
 use kopr::kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kopr::testing::{RunningOperator, TestCluster, capture_logs, wait_for};
-use serde_json::{Value, json};
+use kopr::testing::{RunningOperator, TestCluster, capture_logs, manifest_documents, wait_for};
+use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -416,17 +415,8 @@ async fn a_taken_name_is_reported_while_other_networks_are_served() {
 
 #[test]
 fn manifests_grant_statefulsets_services_and_pods() {
-    let output = Command::new(env!("CARGO_BIN_EXE_bitcoin-network"))
-        .arg("manifests")
-        .output()
-        .expect("bitcoin-network runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let documents: Vec<Value> =
-        serde_saphyr::from_multiple(&String::from_utf8_lossy(&output.stdout)).expect("YAML");
+    let documents =
+        manifest_documents(env!("CARGO_BIN_EXE_bitcoin-network"), &[]).expect("manifests");
     let kinds: Vec<&str> = documents
         .iter()
         .filter_map(|d| d["kind"].as_str())

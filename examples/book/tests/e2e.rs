@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use book::{Book, READY};
 use kopr::kube::api::{Api, Patch, PatchParams};
-use kopr::testing::{TestCluster, capture_logs, wait_for};
-use serde_json::{Value, json};
+use kopr::testing::{TestCluster, capture_logs, manifest_documents, wait_for};
+use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -219,17 +219,7 @@ async fn invalid_books_are_refused_by_the_schema() {
 
 #[test]
 fn manifests_grant_what_the_operator_uses() {
-    let output = Command::new(env!("CARGO_BIN_EXE_book"))
-        .arg("manifests")
-        .output()
-        .expect("book runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let documents: Vec<Value> =
-        serde_saphyr::from_multiple(&String::from_utf8_lossy(&output.stdout)).expect("YAML");
+    let documents = manifest_documents(env!("CARGO_BIN_EXE_book"), &[]).expect("manifests");
     let kinds: Vec<&str> = documents
         .iter()
         .filter_map(|d| d["kind"].as_str())

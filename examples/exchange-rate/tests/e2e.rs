@@ -16,8 +16,8 @@ use k8s_openapi::api::core::v1::{ConfigMap, Event};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kopr::kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kopr::kube::runtime::wait::Condition;
-use kopr::testing::{TestCluster, capture_logs, wait_for};
-use serde_json::{Value, json};
+use kopr::testing::{TestCluster, capture_logs, manifest_documents, wait_for};
+use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -302,24 +302,17 @@ async fn an_unreachable_api_is_retried() {
 
 #[test]
 fn manifests_grant_configmaps_and_crd_registration() {
-    let output = Command::new(env!("CARGO_BIN_EXE_exchange-rate"))
-        .args([
-            "manifests",
+    let documents = manifest_documents(
+        env!("CARGO_BIN_EXE_exchange-rate"),
+        &[
             "--namespace",
             "rates",
             "--",
             "--rates-url",
             "http://rates.rates.svc/latest",
-        ])
-        .output()
-        .expect("exchange-rate runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let documents: Vec<Value> =
-        serde_saphyr::from_multiple(&String::from_utf8_lossy(&output.stdout)).expect("YAML");
+        ],
+    )
+    .expect("manifests");
     let kinds: Vec<&str> = documents
         .iter()
         .filter_map(|d| d["kind"].as_str())

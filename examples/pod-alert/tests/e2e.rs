@@ -17,7 +17,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use k8s_openapi::api::core::v1::{Event, Namespace, Pod};
 use kopr::kube::api::{Api, ApiResource, DeleteParams, DynamicObject, PostParams};
-use kopr::testing::{TestCluster, capture_logs, wait_for};
+use kopr::testing::{TestCluster, capture_logs, manifest_documents, wait_for};
 use pod_alert::pods::PodAlert;
 use pod_alert::{Config, Orchestr, OrchestrStatus};
 use serde_json::{Value, json};
@@ -616,9 +616,9 @@ async fn a_refusing_webhook_is_reported_and_told_again_later() {
 
 #[test]
 fn manifests_grant_reading_pods_and_their_logs() {
-    let output = Command::new(env!("CARGO_BIN_EXE_pod-alert"))
-        .args([
-            "manifests",
+    let documents = manifest_documents(
+        env!("CARGO_BIN_EXE_pod-alert"),
+        &[
             "--namespace",
             "monitoring",
             "--",
@@ -626,16 +626,9 @@ fn manifests_grant_reading_pods_and_their_logs() {
             "30",
             "--webhook-url",
             "https://hooks.example/alerts",
-        ])
-        .output()
-        .expect("pod-alert runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let documents: Vec<Value> =
-        serde_saphyr::from_multiple(&String::from_utf8_lossy(&output.stdout)).expect("YAML");
+        ],
+    )
+    .expect("manifests");
     let kinds: Vec<&str> = documents
         .iter()
         .filter_map(|d| d["kind"].as_str())

@@ -7,7 +7,6 @@
 
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::process::Command;
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
@@ -15,10 +14,12 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Event;
 use kopr::kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kopr::kube::runtime::watcher;
-use kopr::testing::{Logs, RunningOperator, TestCluster, capture_logs, wait_for};
+use kopr::testing::{
+    Logs, RunningOperator, TestCluster, capture_logs, manifest_documents, wait_for,
+};
 use pulsar_consumer::deployment::{CONTAINER, ENV_SERVER, ENV_SUBSCRIPTION, ENV_TOPIC};
 use pulsar_consumer::{Config, PulsarConsumer, PulsarConsumerSpec, READY};
-use serde_json::{Value, json};
+use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(30);
 /// The sample's name; tests share the process's logs, so no other test uses it.
@@ -556,22 +557,11 @@ async fn invalid_consumers_are_refused_by_the_schema() {
 
 #[test]
 fn manifests_grant_what_the_operator_uses() {
-    let output = Command::new(env!("CARGO_BIN_EXE_pulsar-consumer"))
-        .args([
-            "manifests",
-            "--",
-            "--consumer-image",
-            "registry.example/consumer:2",
-        ])
-        .output()
-        .expect("pulsar-consumer runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let documents: Vec<Value> =
-        serde_saphyr::from_multiple(&String::from_utf8_lossy(&output.stdout)).expect("YAML");
+    let documents = manifest_documents(
+        env!("CARGO_BIN_EXE_pulsar-consumer"),
+        &["--", "--consumer-image", "registry.example/consumer:2"],
+    )
+    .expect("manifests");
     let kinds: Vec<&str> = documents
         .iter()
         .filter_map(|d| d["kind"].as_str())
