@@ -15,6 +15,7 @@
 //! ```
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -317,4 +318,20 @@ pub fn manifest_documents(
     }
     serde_saphyr::from_multiple(&String::from_utf8_lossy(&output.stdout))
         .map_err(|e| Error::Config(format!("the manifests are not YAML: {e}")))
+}
+
+/// Applies the manifests under `path` as `dev --apply` does, expecting the server to refuse
+/// every object (invalid samples), and returns the refusals' messages in file order. Fails
+/// if the files cannot be read or an object was accepted.
+pub async fn refusals(client: &kube::Client, path: PathBuf) -> Result<Vec<String>, Error> {
+    let applied = crate::apply::apply_paths(client, &[path])
+        .await
+        .map_err(|e| Error::Config(e.to_string()))?;
+    applied
+        .iter()
+        .map(|a| match &a.result {
+            Err(refusal) => Ok(refusal.to_string()),
+            Ok(_) => Err(Error::Config(format!("{a}: accepted, expected a refusal"))),
+        })
+        .collect()
 }

@@ -14,7 +14,9 @@ use bitcoin_network::{BitcoinNetwork, BitcoinNetworkStatus};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{Event, Pod, Service};
 use kopr::kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kopr::testing::{RunningOperator, TestCluster, capture_logs, manifest_documents, wait_for};
+use kopr::testing::{
+    RunningOperator, TestCluster, capture_logs, manifest_documents, refusals, wait_for,
+};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -269,13 +271,9 @@ async fn a_network_needs_at_least_one_node() {
         .install_crds(&client)
         .await
         .expect("CRDs install");
-    let applied = kopr::apply::apply_paths(&client, &[samples().join("invalid")])
+    let errors = refusals(&client, samples().join("invalid"))
         .await
-        .expect("loads");
-    let errors: Vec<String> = applied
-        .iter()
-        .map(|a| a.result.as_ref().expect_err("refused").to_string())
-        .collect();
+        .expect("every invalid sample refused");
     assert_eq!(errors.len(), 2);
     assert!(
         errors[0].contains("no-nodes.yaml:3: BitcoinNetwork unsized:")

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use book::{Book, READY};
 use kopr::kube::api::{Api, Patch, PatchParams};
-use kopr::testing::{TestCluster, capture_logs, manifest_documents, wait_for};
+use kopr::testing::{TestCluster, capture_logs, manifest_documents, refusals, wait_for};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -176,13 +176,9 @@ async fn invalid_books_are_refused_by_the_schema() {
         .install_crds(&client)
         .await
         .expect("CRDs install");
-    let applied = kopr::apply::apply_paths(&client, &[samples().join("invalid")])
+    let errors = refusals(&client, samples().join("invalid"))
         .await
-        .expect("loads");
-    let errors: Vec<String> = applied
-        .iter()
-        .map(|a| a.result.as_ref().expect_err("refused").to_string())
-        .collect();
+        .expect("every invalid sample refused");
     assert_eq!(errors.len(), 2);
     assert!(
         errors[0].contains("moby-dick.yaml:3: Book moby-dick:"),

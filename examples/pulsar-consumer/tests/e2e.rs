@@ -15,7 +15,7 @@ use k8s_openapi::api::core::v1::Event;
 use kopr::kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kopr::kube::runtime::watcher;
 use kopr::testing::{
-    Logs, RunningOperator, TestCluster, capture_logs, manifest_documents, wait_for,
+    Logs, RunningOperator, TestCluster, capture_logs, manifest_documents, refusals, wait_for,
 };
 use pulsar_consumer::deployment::{CONTAINER, ENV_SERVER, ENV_SUBSCRIPTION, ENV_TOPIC};
 use pulsar_consumer::{Config, PulsarConsumer, PulsarConsumerSpec, READY};
@@ -522,13 +522,9 @@ async fn invalid_consumers_are_refused_by_the_schema() {
         .install_crds(&client)
         .await
         .expect("CRD installs");
-    let applied = kopr::apply::apply_paths(&client, &[samples().join("invalid")])
+    let errors = refusals(&client, samples().join("invalid"))
         .await
-        .expect("loads");
-    let errors: Vec<String> = applied
-        .iter()
-        .map(|a| a.result.as_ref().expect_err("refused").to_string())
-        .collect();
+        .expect("every invalid sample refused");
     assert_eq!(errors.len(), 2);
     assert!(
         errors[0].contains("missing-topic.yaml:2: PulsarConsumer no-topic:")
