@@ -21,7 +21,13 @@ pub enum Storage {
     /// status schema.
     #[default]
     Annotations,
-    /// Under `status.kopr`: needs a status that keeps unknown fields.
+    /// Under `status.kopr`: needs a status subresource whose schema keeps unknown fields
+    /// (`x-kubernetes-preserve-unknown-fields`, or a `kopr` property that does).
+    ///
+    /// Recommended for throughput: a handled change is then written with one `/status` patch
+    /// (the handlers' results, the progress and the diff base together) instead of a `/status`
+    /// patch followed by a patch of the object's annotations, so each handled object costs the
+    /// API server one write and one watch event fewer.
     Status,
 }
 

@@ -166,6 +166,25 @@ async fn event_handlers_memo_and_status_storage() {
             .any(|k| k.starts_with("kopr.dev/")),
         "{body}"
     );
+    // Everything kopr keeps went through `/status`: it never wrote the object itself.
+    let managers: Vec<(String, Option<String>)> = body
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|entry| {
+            let text = |key: &str| entry.get(key).and_then(Value::as_str).map(str::to_owned);
+            (text("manager").unwrap_or_default(), text("subresource"))
+        })
+        .collect();
+    assert!(
+        managers.contains(&("kopr".to_owned(), Some("status".to_owned()))),
+        "{managers:?}"
+    );
+    assert!(
+        !managers.contains(&("kopr".to_owned(), None)),
+        "{managers:?}"
+    );
     api.delete("e1", &DeleteParams::default()).await.unwrap();
     wait_gone(&api, "e1").await;
     for _ in 0..100 {

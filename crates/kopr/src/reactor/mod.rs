@@ -7,6 +7,7 @@
 
 mod background;
 mod cycle;
+mod latest;
 mod patching;
 mod watching;
 
@@ -27,6 +28,7 @@ use crate::events::EventRecorder;
 use crate::namespaces::NamespacePatterns;
 use crate::resource::ResourceSpec;
 use crate::storage::Storage;
+use latest::Latest;
 
 pub(crate) use watching::watch_resource;
 
@@ -110,8 +112,8 @@ impl std::fmt::Display for ObjectKey {
 /// Everything the operator remembers about one object between cycles.
 #[derive(Default)]
 pub(crate) struct Slot {
-    /// The newest body known.
-    pub(crate) latest: Option<Arc<Value>>,
+    /// The newest body known (packed as text unless timers or daemons share it).
+    pub(crate) latest: Option<Latest>,
     /// A cycle should run for `latest`.
     pub(crate) pending: bool,
     /// A worker owns this slot.
@@ -142,46 +144,6 @@ pub(crate) struct ResourceRuntime {
     pub(crate) spec: ResourceSpec,
     pub(crate) resolved: Resolved,
     slots: Mutex<HashMap<ObjectKey, Slot>>,
-}
-
-/// What is kept of a body at rest: apiVersion, kind and the identifying metadata.
-fn skeleton(body: &Value) -> Value {
-    let meta = body.get("metadata");
-    let pick = |key: &str| {
-        meta.and_then(|m| m.get(key))
-            .cloned()
-            .unwrap_or(Value::Null)
-    };
-    serde_json::json!({
-        "apiVersion": body.get("apiVersion").cloned().unwrap_or(Value::Null),
-        "kind": body.get("kind").cloned().unwrap_or(Value::Null),
-        "metadata": {
-            "name": pick("name"),
-            "namespace": pick("namespace"),
-            "uid": pick("uid"),
-            "resourceVersion": pick("resourceVersion"),
-        },
-    })
-}
-
-/// Numeric resourceVersion, when the server uses numbers (etcd and kopr-apiserver both do).
-fn resource_version(body: &Value) -> Option<u64> {
-    body.pointer("/metadata/resourceVersion")?
-        .as_str()?
-        .parse()
-        .ok()
-}
-
-/// Whether `incoming` is older than (or the same as) what the slot already holds.
-fn is_stale(incoming: &Value, latest: &Value) -> bool {
-    match (resource_version(incoming), resource_version(latest)) {
-        (Some(new), Some(old)) => new <= old && uid(incoming) == uid(latest),
-        _ => false,
-    }
-}
-
-fn uid(body: &Value) -> Option<&str> {
-    body.pointer("/metadata/uid")?.as_str()
 }
 
 impl ResourceRuntime {
@@ -249,30 +211,33 @@ impl ResourceRuntime {
             ..Slot::default()
         });
         if let Some(latest) = &slot.latest {
-            if is_stale(&body, latest) {
+            if latest.is_newer_or_same_as(&body) {
                 return;
             }
-            if uid(&body) != uid(latest) {
+            if latest::uid(&body) != latest.uid() {
                 // The same name now belongs to a new object: forget the old one's state.
                 slot.memory_diff_base = None;
                 slot.reported_parse_error = None;
                 slot.optional_deletes_done = false;
             }
         }
-        let body = Arc::new(body);
-        if let Some(channel) = &slot.body_channel {
-            // Idle timers count from the last change of the essence, not of status or bookkeeping.
-            let changed = slot
-                .latest
-                .as_deref()
-                .is_none_or(|old| crate::storage::essence(old) != crate::storage::essence(&body));
-            if changed {
-                channel.send_replace((body.clone(), Instant::now()));
-            } else {
-                channel.send_modify(|(latest, _)| *latest = body.clone());
+        slot.latest = Some(match &slot.body_channel {
+            Some(channel) => {
+                // Idle timers count from the last change of the essence, not of status or
+                // bookkeeping.
+                let body = Arc::new(body);
+                let changed = slot.latest.as_ref().is_none_or(|old| {
+                    crate::storage::essence(&old.body()) != crate::storage::essence(&body)
+                });
+                if changed {
+                    channel.send_replace((body.clone(), Instant::now()));
+                } else {
+                    channel.send_modify(|(latest, _)| *latest = body.clone());
+                }
+                Latest::parsed(body)
             }
-        }
-        slot.latest = Some(body);
+            None => Latest::packed(&body),
+        });
         slot.deleted = false;
         self.mark_pending(key, slot);
     }
@@ -286,7 +251,7 @@ impl ResourceRuntime {
         let Some(slot) = slots.get_mut(&key) else {
             return;
         };
-        slot.latest = Some(Arc::new(body));
+        slot.latest = Some(Latest::packed(&body));
         slot.deleted = true;
         self.mark_pending(key, slot);
     }
@@ -301,7 +266,7 @@ impl ResourceRuntime {
             .slots()
             .iter()
             .filter(|(key, slot)| in_scope(key) && !listed.contains(key) && !slot.deleted)
-            .filter_map(|(_, slot)| slot.latest.as_deref().cloned())
+            .filter_map(|(_, slot)| slot.latest.as_ref().map(|l| Value::clone(&l.body())))
             .collect();
         for body in missing {
             self.enqueue_deleted(body);
@@ -385,7 +350,9 @@ impl ResourceRuntime {
                     }
                 }
             };
-            let Some((body, deleted)) = job else { return };
+            let Some((latest, deleted)) = job else { return };
+            // Parsed outside the lock.
+            let body = latest.body();
             // Boxed, so that a worker waiting for its turn is small: with thousands of objects
             // queued, an inline cycle future would make every waiting task as large as a
             // running one.
@@ -412,13 +379,19 @@ impl ResourceRuntime {
                 self.reset_failures(key);
                 let mut slots = self.slots();
                 if let Some(slot) = slots.get_mut(key) {
-                    let newer = slot.latest.as_deref().is_none_or(|l| !is_stale(&body, l));
+                    let newer = slot
+                        .latest
+                        .as_ref()
+                        .is_none_or(|l| !l.is_newer_or_same_as(&body));
                     if newer {
-                        let body = Arc::new(body);
-                        if let Some(channel) = &slot.body_channel {
-                            channel.send_modify(|(latest, _)| *latest = body.clone());
-                        }
-                        slot.latest = Some(body);
+                        slot.latest = Some(match &slot.body_channel {
+                            Some(channel) => {
+                                let body = Arc::new(body);
+                                channel.send_modify(|(latest, _)| *latest = body.clone());
+                                Latest::parsed(body)
+                            }
+                            None => Latest::packed(&body),
+                        });
                     }
                     slot.pending = true;
                 }
@@ -456,7 +429,7 @@ impl ResourceRuntime {
             return;
         }
         if let Some(latest) = &slot.latest {
-            slot.latest = Some(Arc::new(skeleton(latest)));
+            slot.latest = Some(latest.skeleton());
         }
     }
 
@@ -480,23 +453,6 @@ fn error_backoff(failures: u32, max: Duration) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn staleness_compares_numeric_versions_of_the_same_object() {
-        let at = |rv: &str, uid: &str| json!({"metadata": {"resourceVersion": rv, "uid": uid}});
-        assert!(is_stale(&at("5", "a"), &at("7", "a")));
-        assert!(is_stale(&at("7", "a"), &at("7", "a")));
-        assert!(!is_stale(&at("8", "a"), &at("7", "a")));
-        assert!(
-            !is_stale(&at("5", "b"), &at("7", "a")),
-            "a recreated object is never stale"
-        );
-        assert!(
-            !is_stale(&at("x", "a"), &at("7", "a")),
-            "opaque versions are never stale"
-        );
-    }
 
     #[test]
     fn error_backoff_grows_and_caps() {
