@@ -133,3 +133,59 @@ async fn updates_during_handling_are_coalesced_not_lost() {
         "intermediate updates were coalesced: {seen:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_made_while_the_create_handler_runs_is_handled_as_an_update() {
+    let cluster = cluster().await;
+    namespace(&cluster, "m3").await;
+    let calls = Calls::default();
+    let (c, u) = (calls.clone(), calls.clone());
+    let client = cluster.client();
+    let operator = Operator::new().resource(
+        Resource::<Widget>::custom()
+            .on_create(
+                Handler::new(move |ctx: Context<Widget>| {
+                    let calls = c.clone();
+                    let api: kube::Api<Widget> = kube::Api::namespaced(client.clone(), "m3");
+                    async move {
+                        calls.record(format!("create {}", ctx.object.spec.message));
+                        // Someone else changes the spec before this handler's outcome is
+                        // written: the patch response carries the change, and kopr's own
+                        // write is newer than the change's watch event.
+                        api.patch(
+                            ctx.name(),
+                            &PatchParams::default(),
+                            &Patch::Merge(json!({"spec": {"message": "changed"}})),
+                        )
+                        .await?;
+                        HandlerResult::Ok(())
+                    }
+                })
+                .id("make"),
+            )
+            .on_update(
+                Handler::new(move |ctx: Context<Widget>| {
+                    let calls = u.clone();
+                    async move {
+                        calls.record(format!("update {}", ctx.object.spec.message));
+                        HandlerResult::Ok(())
+                    }
+                })
+                .id("follow"),
+            ),
+    );
+    let running = cluster.run(operator);
+    let api = widgets(&cluster, "m3");
+    create_widget(&api, "raced", "first").await;
+    wait_widget(&api, "raced", |w| {
+        annotations(w)
+            .get("kopr.dev/last-handled-configuration")
+            .is_some_and(|a| a.to_string().contains("changed"))
+    })
+    .await;
+    running.stop().await.unwrap();
+    assert_eq!(
+        calls.all(),
+        vec!["create first".to_owned(), "update changed".to_owned()]
+    );
+}

@@ -31,6 +31,9 @@ pub(crate) enum Outcome {
     Done,
     /// The cycle patched the object; run again on the returned body.
     Continue(Value),
+    /// The cycle finished every due handler and stored the diff base, and the returned body
+    /// shows no other change: keep it (to tell our own watch event apart) without another cycle.
+    Handled(Value),
     /// Run again after this delay (a handler is delayed).
     WakeAfter(Duration),
     /// The framework failed (API error); retry with the per-object backoff.
@@ -386,13 +389,18 @@ async fn run_selected(
     match finish {
         Finish::DiffBase { write } => {
             merge_into(&mut patch, progress::purge_patch(storage, &body, ids));
-            if write {
-                store_diff_base(runtime, key, &body, &mut patch);
-            }
+            let stored = write.then(|| store_diff_base(runtime, key, &body, &mut patch));
             if let Some(slot) = runtime.slots().get_mut(key) {
                 slot.resume_due = false;
             }
-            send(runtime, key, patch, true).await
+            match send(runtime, key, patch, true).await {
+                // Nobody changed the object since this cycle's body: the next cycle would find
+                // nothing to do, so it is skipped.
+                Outcome::Continue(new) if stored.as_ref() == Some(&essence(&new)) => {
+                    Outcome::Handled(new)
+                }
+                outcome => outcome,
+            }
         }
         Finish::RemoveFinalizer => {
             // The object is going away: only the handlers' own changes are worth sending.
@@ -434,8 +442,13 @@ fn strip(patch: &mut Value, purge: &Value) {
 }
 
 /// Adds the diff base to `patch`: the essence of the object as it will be after the patch, so a
-/// handler's own label or spec changes do not look like a user's update.
-fn store_diff_base(runtime: &ResourceRuntime, key: &ObjectKey, body: &Value, patch: &mut Value) {
+/// handler's own label or spec changes do not look like a user's update. Returns that essence.
+fn store_diff_base(
+    runtime: &ResourceRuntime,
+    key: &ObjectKey,
+    body: &Value,
+    patch: &mut Value,
+) -> Value {
     let storage = runtime.shared.settings.storage;
     let mut after = body.clone();
     if patch.is_object() {
@@ -455,7 +468,7 @@ fn store_diff_base(runtime: &ResourceRuntime, key: &ObjectKey, body: &Value, pat
                 let slot = slots.get_mut(key);
                 let first = slot.as_ref().is_some_and(|s| s.memory_diff_base.is_none());
                 if let Some(slot) = slot {
-                    slot.memory_diff_base = Some(essence);
+                    slot.memory_diff_base = Some(essence.clone());
                 }
                 first
             };
@@ -471,6 +484,7 @@ fn store_diff_base(runtime: &ResourceRuntime, key: &ObjectKey, body: &Value, pat
             }
         }
     }
+    essence
 }
 
 /// Sends the cycle's merge patch. With `again`, the next cycle runs on the patched body right

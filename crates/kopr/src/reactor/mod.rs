@@ -375,26 +375,10 @@ impl ResourceRuntime {
                 self.reset_failures(key);
                 self.shrink(key);
             }
-            cycle::Outcome::Continue(body) => {
-                self.reset_failures(key);
-                let mut slots = self.slots();
-                if let Some(slot) = slots.get_mut(key) {
-                    let newer = slot
-                        .latest
-                        .as_ref()
-                        .is_none_or(|l| !l.is_newer_or_same_as(&body));
-                    if newer {
-                        slot.latest = Some(match &slot.body_channel {
-                            Some(channel) => {
-                                let body = Arc::new(body);
-                                channel.send_modify(|(latest, _)| *latest = body.clone());
-                                Latest::parsed(body)
-                            }
-                            None => Latest::packed(&body),
-                        });
-                    }
-                    slot.pending = true;
-                }
+            cycle::Outcome::Continue(body) => self.keep(key, body, true),
+            cycle::Outcome::Handled(body) => {
+                self.keep(key, body, false);
+                self.shrink(key);
             }
             cycle::Outcome::WakeAfter(delay) => {
                 self.reset_failures(key);
@@ -413,6 +397,33 @@ impl ResourceRuntime {
                 tracing::warn!(object = %key, %error, retry_in = ?delay, "cycle failed; will retry");
                 self.wake_after(key, delay);
             }
+        }
+    }
+
+    /// Keeps `body` (a patch response) as the newest body unless a newer one arrived meanwhile;
+    /// with `again`, another cycle runs on it.
+    fn keep(&self, key: &ObjectKey, body: Value, again: bool) {
+        self.reset_failures(key);
+        let mut slots = self.slots();
+        let Some(slot) = slots.get_mut(key) else {
+            return;
+        };
+        let newer = slot
+            .latest
+            .as_ref()
+            .is_none_or(|l| !l.is_newer_or_same_as(&body));
+        if newer {
+            slot.latest = Some(match &slot.body_channel {
+                Some(channel) => {
+                    let body = Arc::new(body);
+                    channel.send_modify(|(latest, _)| *latest = body.clone());
+                    Latest::parsed(body)
+                }
+                None => Latest::packed(&body),
+            });
+        }
+        if again {
+            slot.pending = true;
         }
     }
 
