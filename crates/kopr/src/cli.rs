@@ -143,7 +143,7 @@ struct Common {
     /// Log line format.
     #[arg(long, value_enum, default_value_t = LogFormat::Plain)]
     log_format: LogFormat,
-    /// How many objects are handled at once.
+    /// How many objects are handled at once (default 64).
     #[arg(long)]
     workers: Option<usize>,
 }

@@ -73,7 +73,7 @@ impl Default for Operator {
 }
 
 impl Operator {
-    /// An operator with no resources and default settings (all namespaces, 32 workers,
+    /// An operator with no resources and default settings (all namespaces, 64 workers,
     /// annotation storage).
     pub fn new() -> Self {
         Operator {
@@ -131,7 +131,9 @@ impl Operator {
         self
     }
 
-    /// Handles at most `workers` objects at the same time (default 32).
+    /// Handles at most `workers` objects at the same time (default 64). Each object in flight
+    /// holds a parsed body and, with kube-rs's HTTP/1.1 client, a connection of its own: about
+    /// 60 KiB in all.
     pub fn workers(mut self, workers: usize) -> Self {
         self.settings.workers = workers.max(1);
         self

@@ -58,7 +58,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             namespaces: NamespacePatterns::all(),
-            workers: 32,
+            workers: 64,
             storage: Storage::Annotations,
             watch_timeout: Duration::from_secs(60),
             shutdown_timeout: Duration::from_secs(30),
