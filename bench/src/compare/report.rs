@@ -11,6 +11,15 @@ use serde::Serialize;
 use super::operators::Kind;
 use super::{Args, PhaseFigures, RunResult};
 
+/// Each operator's settings: its defaults plus what its own documentation recommends for
+/// throughput.
+const SETTINGS: &str = "Settings: each operator's defaults plus what its documentation recommends \
+    for throughput. kopr: `run -A` with `Storage::Status` (kopr's documentation recommends it when \
+    the status keeps unknown fields, as the `BenchItem`'s does: one `/status` write per handled \
+    change). Kopf: `kopf run --standalone -A`, installed with its `uvloop` extra (Kopf's \
+    installation guide recommends it for I/O performance). kube-rs: a `Controller` with default \
+    settings.\n\n";
+
 /// The workspace's lock file, as this harness was built with it.
 const CARGO_LOCK: &str = include_str!("../../../Cargo.lock");
 
@@ -27,6 +36,8 @@ pub struct Versions {
     pub python_kubernetes: String,
     /// The Python running Kopf.
     pub python: String,
+    /// uvloop, Kopf's event loop when installed.
+    pub uvloop: String,
 }
 
 fn locked_version(package: &str) -> String {
@@ -53,7 +64,8 @@ impl Versions {
             .args([
                 "-c",
                 "import importlib.metadata as m, platform; \
-                 print(m.version('kopf'), m.version('kubernetes'), platform.python_version())",
+                 print(m.version('kopf'), m.version('kubernetes'), platform.python_version(), \
+                 m.version('uvloop'))",
             ])
             .output()
             .with_context(|| format!("running {}", python.display()))?;
@@ -73,6 +85,7 @@ impl Versions {
             kopf: next(),
             python_kubernetes: next(),
             python: next(),
+            uvloop: next(),
         })
     }
 }
@@ -304,8 +317,8 @@ impl Summary {
     pub fn versions_line(&self) -> String {
         let v = &self.versions;
         format!(
-            "versions: kopr {} (crate), Kopf {} (kubernetes client {}, CPython {}), kube-rs {} (kube crate)",
-            v.kopr, v.kopf, v.python_kubernetes, v.python, v.kube
+            "versions: kopr {} (crate), Kopf {} (kubernetes client {}, uvloop {}, CPython {}), kube-rs {} (kube crate)",
+            v.kopr, v.kopf, v.python_kubernetes, v.uvloop, v.python, v.kube
         )
     }
 
@@ -372,6 +385,7 @@ impl Summary {
              own excluded.\n",
             self.objects, self.creators, self.runs
         );
+        out.push_str(SETTINGS);
         out.push_str(&self.table());
         out.push('\n');
         for line in self.ratio_lines() {
