@@ -393,14 +393,8 @@ async fn run_selected(
             if let Some(slot) = runtime.slots().get_mut(key) {
                 slot.resume_due = false;
             }
-            match send(runtime, key, patch, true).await {
-                // Nobody changed the object since this cycle's body: the next cycle would find
-                // nothing to do, so it is skipped.
-                Outcome::Continue(new) if stored.as_ref() == Some(&essence(&new)) => {
-                    Outcome::Handled(new)
-                }
-                outcome => outcome,
-            }
+            let outcome = send(runtime, key, patch, true).await;
+            after_diff_base(stored.as_ref(), outcome)
         }
         Finish::RemoveFinalizer => {
             // The object is going away: only the handlers' own changes are worth sending.
@@ -421,6 +415,17 @@ async fn run_selected(
                 Err(error) => Outcome::Failed(format!("removing the finalizer: {error}")),
             }
         }
+    }
+}
+
+/// The outcome of a cycle that stored `stored` as the diff base: when the patch response shows
+/// nobody changed the object since this cycle's body, the next cycle would find nothing to do,
+/// so it is skipped; any other change (say, a spec edit whose watch event is older than kopr's
+/// own write, and so dropped as stale) gets its cycle.
+fn after_diff_base(stored: Option<&Value>, outcome: Outcome) -> Outcome {
+    match outcome {
+        Outcome::Continue(new) if stored == Some(&essence(&new)) => Outcome::Handled(new),
+        outcome => outcome,
     }
 }
 
@@ -738,4 +743,37 @@ fn fail(
         .events
         .post(body, EventType::Warning, "HandlerFailed", &text);
     (next, None, patch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cycle_after_the_diff_base_runs_only_when_someone_else_changed_the_object() {
+        let stored = json!({"spec": {"message": "a"}});
+        let response = |message: &str| {
+            json!({"metadata": {"name": "w", "resourceVersion": "9"},
+                   "spec": {"message": message}, "status": {"kopr": {}}})
+        };
+        assert!(matches!(
+            after_diff_base(Some(&stored), Outcome::Continue(response("a"))),
+            Outcome::Handled(_)
+        ));
+        assert!(matches!(
+            after_diff_base(Some(&stored), Outcome::Continue(response("b"))),
+            Outcome::Continue(_)
+        ));
+        assert!(
+            matches!(
+                after_diff_base(None, Outcome::Continue(response("a"))),
+                Outcome::Continue(_)
+            ),
+            "without a stored diff base the next cycle decides"
+        );
+        assert!(matches!(
+            after_diff_base(Some(&stored), Outcome::Done),
+            Outcome::Done
+        ));
+    }
 }
