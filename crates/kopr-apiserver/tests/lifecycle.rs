@@ -88,6 +88,48 @@ async fn garbage_collection_follows_the_propagation_policy() {
 }
 
 #[tokio::test]
+async fn objects_written_with_absent_owners_are_collected() {
+    let f = common::start().await;
+    let cms: Api<ConfigMap> = Api::namespaced(f.client.clone(), "default");
+    let absent = json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "never-was",
+                        "uid": "0b7e4ad4-0000-4000-8000-000000000000"});
+    // Its only owner does not exist: it is deleted.
+    let orphan: ConfigMap = serde_json::from_value(
+        json!({"metadata": {"name": "dangling", "ownerReferences": [absent.clone()]}}),
+    )
+    .unwrap();
+    cms.create(&PostParams::default(), &orphan).await.unwrap();
+    eventually("a dependent of an absent owner deleted", || async {
+        cms.get_opt("dangling").await.unwrap().is_none()
+    })
+    .await;
+    // One owner is alive: only the dangling reference goes.
+    let alive = cms
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "alive"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let alive_uid = alive.metadata.uid.unwrap();
+    let shared: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "shared", "ownerReferences": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "alive", "uid": alive_uid},
+            absent,
+        ]}}))
+        .unwrap();
+    cms.create(&PostParams::default(), &shared).await.unwrap();
+    eventually("the dangling reference dropped", || async {
+        cms.get_opt("shared").await.unwrap().is_some_and(|c| {
+            c.metadata
+                .owner_references
+                .is_some_and(|refs| refs.len() == 1 && refs[0].uid == alive_uid)
+        })
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn server_side_apply_conflicts_and_force() {
     let f = common::start().await;
     let cms: Api<ConfigMap> = Api::namespaced(f.client.clone(), "default");

@@ -133,6 +133,16 @@ impl GarbageCollector {
             }
             _ => {
                 self.index(&ev.key, &ev.object);
+                // Owners that are not there (never were, or went before this object was
+                // written): like kube's collector, delete the object, or only drop the dangling
+                // references when another owner is alive.
+                let dangling: Vec<String> = owner_uids(&ev.object)
+                    .into_iter()
+                    .filter(|uid| !self.live.contains_key(uid))
+                    .collect();
+                for uid in dangling {
+                    self.owner_gone(&uid).await;
+                }
                 if object::is_deleting(&ev.object) {
                     self.owner_deleting(&ev.object).await;
                 }
