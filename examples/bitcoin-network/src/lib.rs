@@ -4,9 +4,10 @@
 //! bitcoind nodes (at least one; the schema refuses less). For each network the operator keeps
 //! a headless Service and a StatefulSet of `spec.nodes` regtest nodes, both named after the
 //! network and owned by it, so that deleting the network garbage-collects them; changing
-//! `spec.nodes` scales the StatefulSet. The operator also watches the nodes' pods and lists
-//! them in the network's status (`status.nodes`: name, IP, ready; `status.readyNodes`), which
-//! follows pods as they start, become ready and go away.
+//! `spec.nodes` scales the StatefulSet; a child changed or deleted by hand is applied again.
+//! The operator also watches the nodes' pods and lists them in the network's status
+//! (`status.nodes`: name, IP, ready; `status.readyNodes`), which follows pods as they start,
+//! become ready and go away.
 //!
 //! A network whose Service or StatefulSet name is taken by an object it does not own gets a
 //! Warning event and `status.message` saying so, and is retried; other networks are served
@@ -164,18 +165,25 @@ where
 
 /// Brings the network's Service and StatefulSet in line with its spec (server-side apply),
 /// unless one of their names is taken: then nothing is created.
-async fn apply_children(ctx: &Context<BitcoinNetwork>) -> Result<String, NetworkError> {
-    let network = &*ctx.object;
-    let namespace = ctx.namespace().ok_or(NetworkError::NoNamespace)?;
-    let name = ctx.name();
+async fn apply_children(
+    client: &kube::Client,
+    network: &BitcoinNetwork,
+) -> Result<String, NetworkError> {
+    let namespace = network
+        .metadata
+        .namespace
+        .as_deref()
+        .ok_or(NetworkError::NoNamespace)?;
+    let name = network.metadata.name.as_deref().unwrap_or_default();
+    let uid = network.metadata.uid.as_deref().unwrap_or_default();
     let (service, set) = (
         children::service(network)?,
         children::stateful_set(network)?,
     );
-    let services: Api<Service> = Api::namespaced(ctx.client().clone(), namespace);
-    let sets: Api<StatefulSet> = Api::namespaced(ctx.client().clone(), namespace);
-    check_free(&services, "Service", name, ctx.uid()).await?;
-    check_free(&sets, "StatefulSet", name, ctx.uid()).await?;
+    let services: Api<Service> = Api::namespaced(client.clone(), namespace);
+    let sets: Api<StatefulSet> = Api::namespaced(client.clone(), namespace);
+    check_free(&services, "Service", name, uid).await?;
+    check_free(&sets, "StatefulSet", name, uid).await?;
     let params = PatchParams::apply(FIELD_MANAGER).force();
     services
         .patch(name, &params, &Patch::Apply(&service))
@@ -192,7 +200,7 @@ async fn apply_children(ctx: &Context<BitcoinNetwork>) -> Result<String, Network
 
 /// The create, update and resume handler: keeps the children, reports in `status.message`.
 async fn reconcile(refresher: Arc<Refresher>, ctx: Context<BitcoinNetwork>) -> HandlerResult {
-    match apply_children(&ctx).await {
+    match apply_children(ctx.client(), &ctx.object).await {
         Ok(message) => {
             tracing::info!("BitcoinNetwork {}: {message}", ctx.name());
             ctx.patch().status("message", message);
@@ -226,6 +234,41 @@ async fn pod_changed(refresher: Arc<Refresher>, ctx: Context<Pod>) -> HandlerRes
     Ok(())
 }
 
+/// A network's StatefulSet or Service changed or went away: applies the network's children
+/// again, which puts back hand edits of the fields the operator sets and recreates a deleted
+/// child. An apply that changes nothing is not stored, so the operator's own writes and the
+/// StatefulSet's status updates end there. Children of a network that is gone or being
+/// deleted are left to the garbage collector.
+async fn child_changed<K>(ctx: Context<K>) -> HandlerResult
+where
+    K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let owner = ctx
+        .object
+        .owner_references()
+        .iter()
+        .find(|r| r.controller == Some(true) && r.kind == "BitcoinNetwork")
+        .cloned();
+    let (Some(owner), Some(namespace)) = (owner, ctx.namespace()) else {
+        return Ok(());
+    };
+    let networks: Api<BitcoinNetwork> = Api::namespaced(ctx.client().clone(), namespace);
+    let network = networks
+        .get_opt(&owner.name)
+        .await
+        .map_err(|e| HandlerError::message(e.to_string()))?;
+    let Some(network) = network.filter(|n| {
+        n.metadata.uid.as_deref() == Some(owner.uid.as_str())
+            && n.metadata.deletion_timestamp.is_none()
+    }) else {
+        return Ok(());
+    };
+    apply_children(ctx.client(), &network)
+        .await
+        .map(drop)
+        .map_err(|e| HandlerError::message(e.to_string()))
+}
+
 /// How the operator is deployed: it manages StatefulSets and Services (pods it only watches).
 pub fn manifests() -> Manifests {
     Manifests::new("bitcoin-network")
@@ -250,5 +293,13 @@ pub fn operator() -> Operator {
             .id("network-pods")
             .label(NETWORK_LABEL, Matcher::Present),
     );
-    Operator::new().resource(networks).resource(pods)
+    let sets = Resource::<StatefulSet>::new()
+        .on_event(Handler::new(child_changed::<StatefulSet>).id("network-statefulsets"));
+    let services = Resource::<Service>::new()
+        .on_event(Handler::new(child_changed::<Service>).id("network-services"));
+    Operator::new()
+        .resource(networks)
+        .resource(pods)
+        .resource(sets)
+        .resource(services)
 }

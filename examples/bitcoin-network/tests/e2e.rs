@@ -393,14 +393,16 @@ async fn a_taken_name_is_reported_while_other_networks_are_served() {
     sets.delete("taken", &DeleteParams::default())
         .await
         .expect("deleted");
-    let network = wait_settled(&networks, "taken", 1).await;
-    assert!(
-        status(Some(&network))
-            .message
-            .is_some_and(|m| m == "StatefulSet taken runs 1 node behind the headless Service taken"),
-        "{:?}",
-        network.status
-    );
+    wait_settled(&networks, "taken", 1).await;
+    // The handler writes its message when it returns, which may be after the pod events
+    // have already listed the node.
+    let network = wait_for(&networks, "taken", WAIT, |n: Option<&BitcoinNetwork>| {
+        status(n).message.as_deref()
+            == Some("StatefulSet taken runs 1 node behind the headless Service taken")
+    })
+    .await
+    .unwrap_or_else(|e| panic!("the retry never reported its StatefulSet: {e}"))
+    .expect("exists");
     let set = sets.get("taken").await.expect("the network's own");
     assert_eq!(
         set.metadata.owner_references.unwrap_or_default()[0].uid,
@@ -441,8 +443,10 @@ fn manifests_grant_statefulsets_services_and_pods() {
     assert_eq!(
         documents[2]["rules"],
         json!([
-            {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "patch"]},
-            {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]},
+            {"apiGroups": [""], "resources": ["pods", "services"], "verbs": ["get", "list", "watch", "patch"]},
+            {"apiGroups": [""], "resources": ["pods/status", "services/status"], "verbs": ["patch"]},
+            {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["get", "list", "watch", "patch"]},
+            {"apiGroups": ["apps"], "resources": ["statefulsets/status"], "verbs": ["patch"]},
             {"apiGroups": ["christianb93.github.com"], "resources": ["bitcoinnetworks"], "verbs": ["get", "list", "watch", "patch"]},
             {"apiGroups": ["christianb93.github.com"], "resources": ["bitcoinnetworks/status"], "verbs": ["patch"]},
             {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
@@ -454,4 +458,59 @@ fn manifests_grant_statefulsets_services_and_pods() {
     let container = &documents[4]["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(container["image"], "bitcoin-network:latest");
     assert_eq!(container["args"], json!(["run", "-A"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hand_edits_and_deletions_of_the_children_are_put_back() {
+    let (cluster, running) = start().await;
+    let client = cluster.client();
+    apply(&cluster, samples().join("regtest.yaml")).await;
+    let networks: Api<BitcoinNetwork> = Api::namespaced(client.clone(), "default");
+    let sets: Api<StatefulSet> = Api::namespaced(client.clone(), "default");
+    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    wait_settled(&networks, "regtest", 3).await;
+    let before = sets.get("regtest").await.expect("the StatefulSet exists");
+    let generation = before.metadata.generation.expect("a generation");
+
+    // Someone scales the StatefulSet by hand: it goes back to the network's 3 nodes, with one
+    // write of its spec (the repair) after the edit, and no further ones.
+    sets.patch(
+        "regtest",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 5}})),
+    )
+    .await
+    .expect("scaled by hand");
+    replicas_become(&sets, "regtest", 3).await;
+    let network = wait_settled(&networks, "regtest", 3).await;
+    let after = sets.get("regtest").await.expect("the StatefulSet exists");
+    assert_eq!(after.metadata.generation, Some(generation + 2));
+
+    // Someone deletes the Service: a new one, owned by the network, takes its place.
+    let old_service = services.get("regtest").await.expect("the Service exists");
+    services
+        .delete("regtest", &DeleteParams::default())
+        .await
+        .expect("deleted by hand");
+    let old_uid = old_service.metadata.uid.clone();
+    let service = wait_for(&services, "regtest", WAIT, move |s: Option<&Service>| {
+        s.is_some_and(|s| s.metadata.uid != old_uid)
+    })
+    .await
+    .expect("the Service comes back")
+    .expect("exists");
+    let owner = service
+        .metadata
+        .owner_references
+        .unwrap_or_default()
+        .into_iter()
+        .find(|r| r.controller == Some(true))
+        .expect("a controller");
+    assert_eq!(Some(owner.uid), network.metadata.uid);
+    assert_eq!(
+        service.spec.and_then(|s| s.cluster_ip).as_deref(),
+        Some("None")
+    );
+    running.stop().await.expect("stops");
+    cluster.shutdown().await;
 }
