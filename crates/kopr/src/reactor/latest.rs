@@ -51,10 +51,15 @@ impl Latest {
     pub(crate) fn body(&self) -> Arc<Value> {
         match self {
             Latest::Parsed(body) => body.clone(),
-            // The text was written by `packed` from a `Value`, so it parses back.
-            Latest::Packed(packed) => {
-                Arc::new(serde_json::from_str(&packed.text).unwrap_or(Value::Null))
-            }
+            // The text was written by `packed` from a `Value`, so it parses back; should it
+            // not, the cycle sees no object and the next event brings a fresh body.
+            Latest::Packed(packed) => match serde_json::from_str(&packed.text) {
+                Ok(body) => Arc::new(body),
+                Err(error) => {
+                    tracing::error!(%error, "a packed body did not parse back");
+                    Arc::new(Value::Null)
+                }
+            },
         }
     }
 

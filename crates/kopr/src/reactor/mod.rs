@@ -419,7 +419,10 @@ impl ResourceRuntime {
                     channel.send_modify(|(latest, _)| *latest = body.clone());
                     Latest::parsed(body)
                 }
-                None => Latest::packed(&body),
+                None if again => Latest::packed(&body),
+                // Going to rest right away (`shrink` keeps only the identity, read straight
+                // from the parsed body): packing it in full first would be wasted.
+                None => Latest::parsed(Arc::new(body)),
             });
         }
         if again {
