@@ -37,5 +37,6 @@ pub mod storage;
 pub mod table;
 pub mod typed;
 pub mod validation;
+pub mod version;
 
 pub use server::{ApiServer, Config, ServerError};

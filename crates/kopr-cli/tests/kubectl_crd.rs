@@ -355,3 +355,169 @@ fn two_served_versions_read_and_write_both() {
     ]);
     assert_eq!(stored, "[\"v1\"]");
 }
+
+/// The most common edit loop: a custom resource changed and applied again, client-side (kubectl
+/// must choose a JSON merge patch, which it does when the OpenAPI document offers no strategic
+/// merge patch for custom resources), then server-side (taking over the fields client-side
+/// apply set), and the OpenAPI v3 document as kube's apiextensions builder writes it.
+#[test]
+fn changed_custom_resources_apply_again_client_and_server_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    server.ok(&["apply", "-f", &fixture("widget-crd.yaml")]);
+    server.ok(&[
+        "wait",
+        "--for",
+        "condition=established",
+        "crd/widgets.kopr.dev",
+    ]);
+    let widget = |spec: &str| {
+        format!("apiVersion: kopr.dev/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n{spec}")
+    };
+    let get = |path: &str| server.ok(&["get", "widget", "w", "-o", &format!("jsonpath={path}")]);
+    assert_eq!(
+        server.ok_stdin(
+            &["apply", "-f", "-"],
+            &widget("  size: small\n  replicas: 2\n  port: 80\n")
+        ),
+        "widget.kopr.dev/w created\n"
+    );
+    assert_eq!(
+        server.ok_stdin(
+            &["apply", "-f", "-"],
+            &widget("  size: large\n  replicas: 3\n  port: http\n")
+        ),
+        "widget.kopr.dev/w configured\n"
+    );
+    assert_eq!(
+        get("{.spec.size} {.spec.replicas} {.spec.port}"),
+        "large 3 http"
+    );
+    // A field dropped from the manifest is removed (three-way merge with last-applied).
+    assert_eq!(
+        server.ok_stdin(
+            &["apply", "-f", "-"],
+            &widget("  size: large\n  replicas: 3\n")
+        ),
+        "widget.kopr.dev/w configured\n"
+    );
+    assert_eq!(get("{.spec.port}"), "");
+    // Server-side apply takes over what client-side apply set, then owns it.
+    for (size, replicas) in [("medium", 4), ("small", 5)] {
+        assert_eq!(
+            server.ok_stdin(
+                &["apply", "--server-side", "-f", "-"],
+                &widget(&format!("  size: {size}\n  replicas: {replicas}\n"))
+            ),
+            "widget.kopr.dev/w serverside-applied\n"
+        );
+        assert_eq!(
+            get("{.spec.size} {.spec.replicas}"),
+            format!("{size} {replicas}")
+        );
+    }
+    // Another manager still conflicts.
+    let out = server.kubectl_stdin(
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager",
+            "other",
+            "-f",
+            "-",
+        ],
+        &widget("  size: large\n  replicas: 5\n"),
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr_of(&out).contains("conflict with \"kubectl\""),
+        "{}",
+        stderr_of(&out)
+    );
+
+    // The OpenAPI v3 document of the group-version.
+    let doc: serde_json::Value =
+        serde_json::from_str(&server.ok(&["get", "--raw", "/openapi/v3/apis/kopr.dev/v1"]))
+            .expect("JSON");
+    let paths = doc["paths"].as_object().expect("paths");
+    let item = "/apis/kopr.dev/v1/namespaces/{namespace}/widgets/{name}";
+    let mut keys: Vec<&str> = paths.keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "/apis/kopr.dev/v1/namespaces/{namespace}/widgets",
+            item,
+            "/apis/kopr.dev/v1/namespaces/{namespace}/widgets/{name}/scale",
+            "/apis/kopr.dev/v1/namespaces/{namespace}/widgets/{name}/status",
+            "/apis/kopr.dev/v1/widgets",
+        ]
+    );
+    let content_types = |op: &serde_json::Value| -> Vec<String> {
+        let mut types: Vec<String> = op["requestBody"]["content"]
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        types.sort();
+        types
+    };
+    for sub in ["", "/status", "/scale"] {
+        let patch = &paths[&format!("{item}{sub}")]["patch"];
+        assert_eq!(
+            content_types(patch),
+            [
+                "application/apply-patch+yaml",
+                "application/json-patch+json",
+                "application/merge-patch+json"
+            ],
+            "PATCH {sub}"
+        );
+        assert_eq!(
+            patch["x-kubernetes-group-version-kind"],
+            serde_json::json!({"group": "kopr.dev", "version": "v1", "kind": "Widget"})
+        );
+    }
+    let patch = &paths[item]["patch"];
+    assert_eq!(patch["operationId"], "patchKoprDevV1NamespacedWidget");
+    assert!(
+        patch["parameters"]
+            .as_array()
+            .expect("parameters")
+            .iter()
+            .any(|p| p["name"] == "fieldValidation"),
+        "kubectl looks for fieldValidation to validate on the server"
+    );
+    assert_eq!(
+        content_types(&paths[item]["put"]),
+        ["application/json", "application/yaml"]
+    );
+    assert_eq!(
+        paths["/apis/kopr.dev/v1/widgets"]["get"]["operationId"],
+        "listKoprDevV1WidgetForAllNamespaces"
+    );
+    let schemas = doc["components"]["schemas"].as_object().expect("schemas");
+    assert_eq!(
+        schemas["dev.kopr.v1.WidgetList"]["x-kubernetes-group-version-kind"],
+        serde_json::json!([{"group": "kopr.dev", "version": "v1", "kind": "WidgetList"}])
+    );
+    for referenced in [
+        "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
+        "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+        "io.k8s.api.autoscaling.v1.Scale",
+    ] {
+        assert!(schemas.contains_key(referenced), "{referenced}");
+    }
+
+    // Built-in kinds keep strategic merge patch.
+    let core: serde_json::Value =
+        serde_json::from_str(&server.ok(&["get", "--raw", "/openapi/v3/api/v1"])).expect("JSON");
+    assert_eq!(
+        content_types(&core["paths"]["/api/v1/namespaces/{namespace}/configmaps/{name}"]["patch"]),
+        [
+            "application/apply-patch+yaml",
+            "application/json-patch+json",
+            "application/merge-patch+json",
+            "application/strategic-merge-patch+json"
+        ]
+    );
+}

@@ -65,6 +65,11 @@ impl TestCluster {
         self.server.kubeconfig_yaml()
     }
 
+    /// kubectl against this server, as a user runs it (see [`Kubectl`]).
+    pub fn kubectl(&self) -> Result<Kubectl, Error> {
+        Kubectl::new(&self.kubeconfig_yaml())
+    }
+
     /// The server itself (metrics, address, shutdown).
     pub fn server(&self) -> &ApiServer {
         &self.server
@@ -334,4 +339,131 @@ pub async fn refusals(client: &kube::Client, path: PathBuf) -> Result<Vec<String
             Ok(_) => Err(Error::Config(format!("{a}: accepted, expected a refusal"))),
         })
         .collect()
+}
+
+/// kubectl, run as a user runs it against a [`TestCluster`]: a kubeconfig in a
+/// private temporary file (removed on drop) and the binary from the `KUBECTL`
+/// environment variable, else `kubectl` on the `PATH`.
+///
+/// ```no_run
+/// # async fn test(cluster: kopr::testing::TestCluster) -> Result<(), kopr::Error> {
+/// let kubectl = cluster.kubectl()?;
+/// let said = kubectl.run(&["apply", "-f", "-"], Some("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")).await?;
+/// assert_eq!(said, "configmap/c created\n");
+/// # Ok(()) }
+/// ```
+pub struct Kubectl {
+    kubeconfig: PathBuf,
+    binary: PathBuf,
+}
+
+impl Kubectl {
+    fn new(kubeconfig_yaml: &str) -> Result<Kubectl, Error> {
+        use std::os::unix::fs::OpenOptionsExt;
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let kubeconfig =
+            std::env::temp_dir().join(format!("kopr-test-kubeconfig-{}-{n}", std::process::id()));
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&kubeconfig)?;
+        file.write_all(kubeconfig_yaml.as_bytes())?;
+        let binary = std::env::var_os("KUBECTL")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("kubectl"));
+        Ok(Kubectl { kubeconfig, binary })
+    }
+
+    /// The kubeconfig file kubectl is run with.
+    pub fn kubeconfig(&self) -> &std::path::Path {
+        &self.kubeconfig
+    }
+
+    /// Runs kubectl with `args` (and `stdin`, if given) on a blocking thread.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if kubectl cannot be started, [`Error::Config`] with its
+    /// standard error if it exits unsuccessfully.
+    pub async fn run(&self, args: &[&str], stdin: Option<&str>) -> Result<String, Error> {
+        let mut command = std::process::Command::new(&self.binary);
+        command
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .stdin(if stdin.is_some() {
+                std::process::Stdio::piped()
+            } else {
+                std::process::Stdio::null()
+            })
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let input = stdin.map(str::to_owned);
+        let shown = args.join(" ");
+        let output = tokio::task::spawn_blocking(move || {
+            let mut child = command.spawn()?;
+            if let (Some(text), Some(mut pipe)) = (input, child.stdin.take()) {
+                pipe.write_all(text.as_bytes())?;
+            }
+            child.wait_with_output()
+        })
+        .await
+        .map_err(|e| Error::Config(format!("kubectl {shown}: {e}")))??;
+        if output.status.success() {
+            Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        } else {
+            Err(Error::Config(format!(
+                "kubectl {shown} failed ({}): {}{}",
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            )))
+        }
+    }
+}
+
+impl Kubectl {
+    /// `kubectl apply -f -` of `manifest`, client-side (kubectl's three-way
+    /// patch) or with `--server-side`. Returns what kubectl printed.
+    ///
+    /// # Errors
+    /// As [`Kubectl::run`].
+    pub async fn apply(&self, manifest: &str, server_side: bool) -> Result<String, Error> {
+        let mut args = vec!["apply", "-f", "-"];
+        if server_side {
+            args.push("--server-side");
+        }
+        self.run(&args, Some(manifest)).await
+    }
+}
+
+/// The text of the file at `path` with each `(from, to)` edit made: a sample
+/// as a user edits it before applying it again. Each `from` must occur once.
+///
+/// # Errors
+/// [`Error::Io`] if the file cannot be read, [`Error::Config`] unless each
+/// `from` occurs exactly once.
+pub fn edited(path: impl AsRef<std::path::Path>, edits: &[(&str, &str)]) -> Result<String, Error> {
+    let path = path.as_ref();
+    let mut text = std::fs::read_to_string(path)?;
+    for (from, to) in edits {
+        match text.matches(from).count() {
+            1 => text = text.replacen(from, to, 1),
+            n => {
+                return Err(Error::Config(format!(
+                    "{} has {n} occurrences of {from:?}, not one",
+                    path.display()
+                )));
+            }
+        }
+    }
+    Ok(text)
+}
+
+impl Drop for Kubectl {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.kubeconfig);
+    }
 }

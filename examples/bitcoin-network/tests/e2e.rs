@@ -514,3 +514,38 @@ async fn hand_edits_and_deletions_of_the_children_are_put_back() {
     running.stop().await.expect("stops");
     cluster.shutdown().await;
 }
+
+/// The sample edited and applied again with kubectl, client-side and server-side: each
+/// change of `nodes` reaches the object, the update handler, the StatefulSet and the status.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_sample_applied_again_with_kubectl_rescales_the_network() {
+    let (cluster, running) = start().await;
+    let kubectl = cluster.kubectl().expect("kubectl");
+    let networks: Api<BitcoinNetwork> = Api::namespaced(cluster.client(), "default");
+    let sets: Api<StatefulSet> = Api::namespaced(cluster.client(), "default");
+    let sample = samples().join("regtest.yaml");
+    let text = std::fs::read_to_string(&sample).expect("sample");
+    assert_eq!(
+        kubectl.apply(&text, false).await.expect("applied"),
+        "bitcoinnetwork.christianb93.github.com/regtest created\n"
+    );
+    wait_settled(&networks, "regtest", 3).await;
+
+    for (nodes, server_side, said) in [(2, false, "configured"), (1, true, "serverside-applied")] {
+        let edited = kopr::testing::edited(&sample, &[("nodes: 3", &format!("nodes: {nodes}"))])
+            .expect("edit");
+        assert_eq!(
+            kubectl
+                .apply(&edited, server_side)
+                .await
+                .expect("applied again"),
+            format!("bitcoinnetwork.christianb93.github.com/regtest {said}\n")
+        );
+        replicas_become(&sets, "regtest", nodes).await;
+        let network = wait_settled(&networks, "regtest", nodes as usize).await;
+        assert_eq!(network.spec.nodes, nodes);
+    }
+
+    running.stop().await.expect("operator stops cleanly");
+    cluster.shutdown().await;
+}

@@ -244,3 +244,62 @@ fn manifests_grant_what_the_operator_uses() {
     assert_eq!(container["image"], "book:latest");
     assert_eq!(container["args"], json!(["run", "-A"]));
 }
+
+/// A sample edited and applied again with kubectl, client-side and server-side: each change
+/// reaches the object, the update handler and the Ready condition of the new generation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_sample_applied_again_with_kubectl_is_recatalogued() {
+    let logs = capture_logs();
+    let cluster = TestCluster::start().await.expect("cluster starts");
+    let client = cluster.client();
+    let operator = book::operator();
+    operator.install_crds(&client).await.expect("CRDs install");
+    let running = cluster.run(operator);
+    let kubectl = cluster.kubectl().expect("kubectl");
+    let books: Api<Book> = Api::namespaced(client.clone(), "default");
+    let sample = samples().join("david-copperfield.yaml");
+    let text = std::fs::read_to_string(&sample).expect("sample");
+    assert_eq!(
+        kubectl.apply(&text, false).await.expect("applied"),
+        "book.christianb93.github.com/david-copperfield created\n"
+    );
+    wait_for(&books, "david-copperfield", WAIT, |b: Option<&Book>| {
+        b.is_some_and(|b| ready_for_generation(b, 1))
+    })
+    .await
+    .expect("ready");
+
+    for (generation, title, server_side, said) in [
+        (2, "Great Expectations", false, "configured"),
+        (3, "Hard Times", true, "serverside-applied"),
+    ] {
+        let edited = kopr::testing::edited(
+            &sample,
+            &[("title: David Copperfield", &format!("title: {title}"))],
+        )
+        .expect("edit");
+        assert_eq!(
+            kubectl
+                .apply(&edited, server_side)
+                .await
+                .expect("applied again"),
+            format!("book.christianb93.github.com/david-copperfield {said}\n")
+        );
+        logs.wait_for(&[&format!("Update: \"{title}\" by Dickens")], WAIT)
+            .await
+            .expect("update handler");
+        let book = wait_for(
+            &books,
+            "david-copperfield",
+            WAIT,
+            move |b: Option<&Book>| b.is_some_and(|b| ready_for_generation(b, generation)),
+        )
+        .await
+        .expect("ready for the new generation")
+        .expect("exists");
+        assert_eq!(book.spec.title, title);
+    }
+
+    running.stop().await.expect("operator stops cleanly");
+    cluster.shutdown().await;
+}

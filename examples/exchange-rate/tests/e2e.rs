@@ -415,3 +415,63 @@ async fn serve_rates_answers_like_the_real_api() {
         Err(RatesError::InvalidCurrency(_))
     ));
 }
+
+/// A sample edited and applied again with kubectl, client-side and server-side: each
+/// currency change reaches the object, the field handler and the ConfigMap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_sample_applied_again_with_kubectl_changes_the_currency() {
+    let logs = capture_logs();
+    let table = RateTable::new([rate("USD", 1.25), rate("GBP", 0.85), rate("CHF", 0.95)]);
+    let url = rates_server(table).await;
+    let cluster = TestCluster::start().await.expect("cluster starts");
+    let running = start(&cluster, url, 3600).await;
+    let kubectl = cluster.kubectl().expect("kubectl");
+    let sample = samples().join("exchange-rate-gbp.yaml");
+    let text = std::fs::read_to_string(&sample).expect("sample");
+    assert_eq!(
+        kubectl.apply(&text, false).await.expect("applied"),
+        "exchangerate.operators.brennerm.github.io/exchange-rate-gbp created\n"
+    );
+    let rates: Api<ExchangeRate> = Api::namespaced(cluster.client(), "default");
+    let rate_is = |expected: &'static str| {
+        move |r: Option<&ExchangeRate>| status(r).rate.as_deref() == Some(expected)
+    };
+    wait_for(&rates, "exchange-rate-gbp", WAIT, rate_is("0.85"))
+        .await
+        .expect("create handler");
+
+    for (currency, server_side, said, rate) in [
+        ("USD", false, "configured", "1.25"),
+        ("CHF", true, "serverside-applied", "0.95"),
+    ] {
+        let edited = kopr::testing::edited(
+            &sample,
+            &[("currency: GBP", &format!("currency: {currency}"))],
+        )
+        .expect("edit");
+        assert_eq!(
+            kubectl
+                .apply(&edited, server_side)
+                .await
+                .expect("applied again"),
+            format!("exchangerate.operators.brennerm.github.io/exchange-rate-gbp {said}\n")
+        );
+        logs.wait_for(
+            &[
+                &format!("Currency changed to {currency}"),
+                "default/exchange-rate-gbp",
+            ],
+            WAIT,
+        )
+        .await
+        .expect("field handler");
+        let changed = wait_for(&rates, "exchange-rate-gbp", WAIT, rate_is(rate))
+            .await
+            .expect("status follows")
+            .expect("exists");
+        assert_eq!(changed.spec.currency, currency);
+    }
+
+    running.stop().await.expect("operator stops cleanly");
+    cluster.shutdown().await;
+}

@@ -121,3 +121,86 @@ async fn the_invalid_sample_is_refused_by_the_schema() {
     );
     cluster.shutdown().await;
 }
+
+/// What a user does most: edit a sample and apply it again with kubectl, client-side (a
+/// merge patch, as kubectl sends for custom resources) and server-side.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_sample_applied_again_with_kubectl_reaches_the_update_handler() {
+    let logs = capture_logs();
+    let cluster = TestCluster::start().await.expect("cluster starts");
+    let client = cluster.client();
+    let operator = greeting::operator(&Config {
+        timer_interval: 3600,
+    });
+    operator.install_crds(&client).await.expect("CRDs install");
+    let running = cluster.run(operator);
+    let kubectl = cluster.kubectl().expect("kubectl");
+    let greetings: Api<Greeting> = Api::namespaced(client.clone(), "default");
+    let sample = samples().join("hello-world.yaml");
+    let message_is = |expected: &'static str| {
+        move |g: Option<&Greeting>| g.is_some_and(|g| g.spec.message == expected)
+    };
+
+    let text = std::fs::read_to_string(&sample).expect("sample");
+    assert_eq!(
+        kubectl.apply(&text, false).await.expect("applied"),
+        "greeting.example.com/hello-world created\n"
+    );
+    wait_for(&greetings, "hello-world", WAIT, |g: Option<&Greeting>| {
+        g.and_then(|g| g.status.as_ref())
+            .is_some_and(|s| s.greet.is_some())
+    })
+    .await
+    .expect("create handler");
+
+    let edited =
+        kopr::testing::edited(&sample, &[("Hello, World!", "Hello, kubectl!")]).expect("edit");
+    assert_eq!(
+        kubectl.apply(&edited, false).await.expect("applied again"),
+        "greeting.example.com/hello-world configured\n"
+    );
+    wait_for(
+        &greetings,
+        "hello-world",
+        WAIT,
+        message_is("Hello, kubectl!"),
+    )
+    .await
+    .expect("the change reached the object");
+    logs.wait_for(&["Update: Hello, kubectl!", "default/hello-world"], WAIT)
+        .await
+        .expect("update handler");
+
+    // The same object taken over by server-side apply (kubectl's field manager takes the
+    // fields its client-side apply set), then edited again.
+    let edited =
+        kopr::testing::edited(&sample, &[("Hello, World!", "Hello, server side!")]).expect("edit");
+    assert_eq!(
+        kubectl
+            .apply(&edited, true)
+            .await
+            .expect("applied server-side"),
+        "greeting.example.com/hello-world serverside-applied\n"
+    );
+    logs.wait_for(
+        &["Update: Hello, server side!", "default/hello-world"],
+        WAIT,
+    )
+    .await
+    .expect("update handler");
+    let edited =
+        kopr::testing::edited(&sample, &[("Hello, World!", "Hello, twice!")]).expect("edit");
+    kubectl
+        .apply(&edited, true)
+        .await
+        .expect("applied server-side again");
+    wait_for(&greetings, "hello-world", WAIT, message_is("Hello, twice!"))
+        .await
+        .expect("the change reached the object");
+    logs.wait_for(&["Update: Hello, twice!", "default/hello-world"], WAIT)
+        .await
+        .expect("update handler");
+
+    running.stop().await.expect("operator stops cleanly");
+    cluster.shutdown().await;
+}

@@ -704,3 +704,64 @@ fn manifests_grant_reading_pods_and_their_logs() {
         "{stderr}"
     );
 }
+
+/// The sample edited and applied again with kubectl, client-side and server-side: the check
+/// switched off and on again reaches the object, and the timer (this operator's handler of
+/// changes) reports it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_sample_applied_again_with_kubectl_switches_the_check() {
+    let cluster = TestCluster::start().await.expect("cluster starts");
+    let config = Config {
+        check_interval: 1,
+        ..Config::default()
+    };
+    let running = start(&cluster, config).await;
+    let kubectl = cluster.kubectl().expect("kubectl");
+    let orchestrs: Api<Orchestr> = Api::namespaced(cluster.client(), "default");
+    let sample = samples().join("pod-watch.yaml");
+    let text = std::fs::read_to_string(&sample).expect("sample");
+    assert_eq!(
+        kubectl.apply(&text, false).await.expect("applied"),
+        "orchestr.kopf.dev/pod-watch created\n"
+    );
+    let checked = |o: Option<&Orchestr>| {
+        let message = status_of(o).message;
+        message.is_some() && message.as_deref() != Some(pod_alert::CHECK_OFF)
+    };
+    wait_for(&orchestrs, "pod-watch", WAIT, checked)
+        .await
+        .expect("checked");
+
+    let off = kopr::testing::edited(
+        &sample,
+        &[("checkRunningPods: true", "checkRunningPods: false")],
+    )
+    .expect("edit");
+    assert_eq!(
+        kubectl.apply(&off, false).await.expect("applied again"),
+        "orchestr.kopf.dev/pod-watch configured\n"
+    );
+    let switched_off = wait_for(&orchestrs, "pod-watch", WAIT, |o: Option<&Orchestr>| {
+        status_of(o).message.as_deref() == Some(pod_alert::CHECK_OFF)
+    })
+    .await
+    .expect("the check is off")
+    .expect("exists");
+    assert_eq!(pod_alert::setting(&switched_off), Some(false));
+
+    assert_eq!(
+        kubectl
+            .apply(&text, true)
+            .await
+            .expect("applied server-side"),
+        "orchestr.kopf.dev/pod-watch serverside-applied\n"
+    );
+    let switched_on = wait_for(&orchestrs, "pod-watch", WAIT, checked)
+        .await
+        .expect("the check is on again")
+        .expect("exists");
+    assert_eq!(pod_alert::setting(&switched_on), Some(true));
+
+    running.stop().await.expect("operator stops cleanly");
+    cluster.shutdown().await;
+}

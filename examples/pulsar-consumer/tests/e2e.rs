@@ -595,3 +595,50 @@ fn manifests_grant_what_the_operator_uses() {
         ])
     );
 }
+
+/// The sample edited and applied again with kubectl, client-side and server-side: each
+/// change of `replicas` reaches the object, the update handler's reconciliation, the
+/// Deployment and the status. (The name is changed too: tests share the process's logs.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_sample_applied_again_with_kubectl_rescales_the_consumers() {
+    const NAME: &str = "kubectl-consumer";
+    let (cluster, running) = start().await;
+    let kubectl = cluster.kubectl().expect("kubectl");
+    let consumers: Api<PulsarConsumer> = Api::namespaced(cluster.client(), "default");
+    let deployments: Api<Deployment> = Api::namespaced(cluster.client(), "default");
+    let sample = samples().join("my-topic-consumer.yaml");
+    let renamed = ("name: my-topic-consumer", "name: kubectl-consumer");
+    let text = kopr::testing::edited(&sample, &[renamed]).expect("edit");
+    assert_eq!(
+        kubectl.apply(&text, false).await.expect("applied"),
+        format!("pulsarconsumer.pulsar.pulsarconsumer.krvarma.com/{NAME} created\n")
+    );
+    wait_ready(&consumers, NAME, 1, 2).await;
+
+    for (generation, replicas, server_side, said) in [
+        (2, 3, false, "configured"),
+        (3, 1, true, "serverside-applied"),
+    ] {
+        let edited = kopr::testing::edited(
+            &sample,
+            &[renamed, ("replicas: 2", &format!("replicas: {replicas}"))],
+        )
+        .expect("edit");
+        assert_eq!(
+            kubectl
+                .apply(&edited, server_side)
+                .await
+                .expect("applied again"),
+            format!("pulsarconsumer.pulsar.pulsarconsumer.krvarma.com/{NAME} {said}\n")
+        );
+        let consumer = wait_ready(&consumers, NAME, generation, replicas).await;
+        assert_eq!(consumer.spec.replicas, replicas);
+        wait_deployment(&deployments, NAME, move |d| {
+            d.spec.replicas == Some(replicas)
+        })
+        .await;
+    }
+
+    running.stop().await.expect("operator stops cleanly");
+    cluster.shutdown().await;
+}

@@ -91,7 +91,7 @@ pub fn ready_status(name: &str, index: usize, previous: Option<&Value>) -> Value
             "message": message,
         })
     };
-    let version = crate::http::KUBE_VERSION.2;
+    let version = crate::version::KUBE_VERSION.2;
     json!({
         "capacity": resources,
         "allocatable": resources,

@@ -25,8 +25,7 @@ use crate::status::ApiError;
 use path::ApiPath;
 pub use scale::scale_paths;
 
-/// Version reported by `/version`.
-pub const KUBE_VERSION: (&str, &str, &str) = ("1", "32", "v1.32.0-kopr");
+pub use crate::version::KUBE_VERSION;
 
 /// Shared state of the HTTP server.
 #[derive(Clone)]
@@ -101,14 +100,24 @@ async fn handle(State(state): State<AppState>, req: Request) -> Response {
         ApiPath::Groups => Ok(crate::discovery::groups(&state.api.catalog, &parts)),
         ApiPath::Group(g) => crate::discovery::group(&state.api.catalog, &g),
         ApiPath::GroupVersion(g, v) => crate::discovery::group_version(&state.api.catalog, &g, &v),
-        ApiPath::OpenApiV3Root => Ok(crate::openapi::root(&state.api.catalog)),
-        ApiPath::OpenApiV3(g, v) => crate::openapi::group_version(&state.api.catalog, &g, &v),
-        ApiPath::OpenApiV2 => Ok(crate::openapi::v2(
-            parts
+        ApiPath::OpenApiV3Root => Ok(response::json(
+            StatusCode::OK,
+            &crate::openapi::root(&state.api.catalog),
+        )),
+        ApiPath::OpenApiV3(g, v) => crate::openapi::group_version(&state.api.catalog, &g, &v)
+            .map(|doc| response::json(StatusCode::OK, &doc)),
+        ApiPath::OpenApiV2 => {
+            let accept = parts
                 .headers
                 .get(header::ACCEPT)
-                .and_then(|v| v.to_str().ok()),
-        )),
+                .and_then(|v| v.to_str().ok());
+            let (content_type, bytes) = crate::openapi::v2(accept);
+            Ok(response::bytes_response(
+                StatusCode::OK,
+                content_type,
+                bytes,
+            ))
+        }
         ApiPath::Resource(rp) => resource::handle(&state, &parts, rp, body, &user_agent).await,
         ApiPath::Unknown => Err(ApiError::path_not_found()),
     };

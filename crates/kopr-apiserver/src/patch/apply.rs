@@ -867,6 +867,23 @@ fn compare_objects(schema: &dyn MergeSchema, l: &Value, r: &Value) -> Result<Com
     Ok(cmp)
 }
 
+/// The fields of `last_applied` (kubectl's last-applied configuration) that
+/// still hold their values in `live`, formatted as conflicts name them: what
+/// kube lets `kubectl apply --server-side` take over from client-side apply.
+pub fn fields_still_applied(
+    schema: &dyn MergeSchema,
+    last_applied: &Value,
+    live: &Value,
+) -> Result<Vec<String>, String> {
+    let set = field_set_of(schema, last_applied, false)?;
+    let cmp = compare_objects(schema, last_applied, live)?;
+    let kept = set
+        .difference(&cmp.modified)
+        .difference(&cmp.added)
+        .difference(&cmp.removed);
+    Ok(kept.paths().iter().map(|p| path_to_string(p)).collect())
+}
+
 fn remove_paths(schema: &dyn MergeSchema, v: &Value, set: &FieldSet) -> Value {
     if set.is_empty() {
         return v.clone();

@@ -2,6 +2,7 @@
 //! patch, strategic merge patch for built-in kinds, and server-side apply.
 
 pub mod apply;
+pub mod last_applied;
 pub mod schema;
 pub mod strategic;
 
@@ -158,8 +159,23 @@ pub fn apply_to(
                 now: &now,
                 ignored_fields: ignored_fields(rt, subresource),
             };
-            apply::server_side_apply(req, merge_schema(rt).as_ref())
-                .map_err(|e| ApiError::from_status(&e.to_status()))
+            let schema = merge_schema(rt);
+            match apply::server_side_apply(req, schema.as_ref()) {
+                Err(apply::ApplyError::Conflict(conflicts))
+                    if last_applied::lifts_conflicts(
+                        schema.as_ref(),
+                        &opts.field_manager,
+                        live,
+                        &api_version,
+                        &conflicts,
+                    ) =>
+                {
+                    let forced = apply::ApplyRequest { force: true, ..req };
+                    apply::server_side_apply(forced, schema.as_ref())
+                }
+                other => other,
+            }
+            .map_err(|e| ApiError::from_status(&e.to_status()))
         }
         (_, None) => Err(ApiError::not_found(rt.reference(), "")),
     }

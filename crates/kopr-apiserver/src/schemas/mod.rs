@@ -100,6 +100,34 @@ pub fn schemas_for(rt: &ResourceType) -> Vec<(String, Value)> {
     out
 }
 
+/// The list schema (`<Kind>List`) of a kind without a built-in one, such
+/// as a custom resource, whose own schema is `kind_schema`.
+pub fn list_schema_for(rt: &ResourceType, kind_schema: &Value) -> Value {
+    let name = schema_name(&rt.group, &rt.version, &rt.kind);
+    list_schema(&rt.group, &rt.version, &rt.kind, &name, kind_schema)
+}
+
+/// The schemas operations refer to beside the kinds' own: Status,
+/// DeleteOptions, autoscaling/v1 Scale and ListMeta, with everything they
+/// reference.
+pub fn operation_schemas() -> Vec<(String, Value)> {
+    let all = &*ALL;
+    let roots: Vec<String> = [
+        "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
+        "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+        "io.k8s.api.autoscaling.v1.Scale",
+        LIST_META,
+    ]
+    .into_iter()
+    .filter(|n| all.defs.contains_key(*n))
+    .map(String::from)
+    .collect();
+    closure(&all.defs, &roots)
+        .into_iter()
+        .filter_map(|n| all.defs.get(&n).map(|s| (n, s.clone())))
+        .collect()
+}
+
 /// A permissive schema for a kind without a built-in schema.
 fn permissive(rt: &ResourceType, with_meta: bool) -> Value {
     let api_version = if rt.group.is_empty() {
@@ -266,6 +294,8 @@ fn generate() -> BTreeMap<String, Value> {
     }
     add::<meta::ObjectMeta>(&mut g);
     add::<meta::ListMeta>(&mut g);
+    add::<meta::Status>(&mut g);
+    add::<meta::DeleteOptions>(&mut g);
     let mut defs: BTreeMap<String, Value> = g
         .take_definitions(true)
         .into_iter()
@@ -283,7 +313,7 @@ fn generate() -> BTreeMap<String, Value> {
         };
         set_gvk(schema, b.group, b.version, b.kind);
         if b.list {
-            let list = list_schema(b, &name, schema);
+            let list = list_schema(b.group, b.version, b.kind, &name, schema);
             defs.insert(format!("{name}List"), list);
         }
     }
@@ -364,7 +394,7 @@ fn set_gvk(schema: &mut Value, group: &str, version: &str, kind: &str) {
 
 /// The schema of a kind's list kind (`<Kind>List`), built from the kind's
 /// own generated schema.
-fn list_schema(b: &Builtin, name: &str, kind_schema: &Value) -> Value {
+fn list_schema(group: &str, version: &str, kind: &str, name: &str, kind_schema: &Value) -> Value {
     let prop = |p: &str| {
         kind_schema
             .pointer(&format!("/properties/{p}"))
@@ -372,12 +402,12 @@ fn list_schema(b: &Builtin, name: &str, kind_schema: &Value) -> Value {
             .unwrap_or_else(|| json!({"type": "string"}))
     };
     json!({
-        "description": format!("{}List is a list of {} objects.", b.kind, b.kind),
+        "description": format!("{kind}List is a list of {kind} objects."),
         "type": "object",
         "properties": {
             "apiVersion": prop("apiVersion"),
             "items": {
-                "description": format!("List of {} objects.", b.kind),
+                "description": format!("List of {kind} objects."),
                 "type": "array",
                 "items": {"$ref": format!("{REF_PREFIX}{name}")},
             },
@@ -388,7 +418,7 @@ fn list_schema(b: &Builtin, name: &str, kind_schema: &Value) -> Value {
             },
         },
         "required": ["items"],
-        "x-kubernetes-group-version-kind": [gvk(b.group, b.version, &format!("{}List", b.kind))],
+        "x-kubernetes-group-version-kind": [gvk(group, version, &format!("{kind}List"))],
     })
 }
 
