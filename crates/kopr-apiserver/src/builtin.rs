@@ -1,9 +1,12 @@
 //! The built-in resources kopr-apiserver serves, with the names, scopes and
 //! subresources kube-apiserver gives them.
 
+use crate::registry::strategy::{
+    Builtin, DefinitionStrategy, EventStrategy, NamespaceStrategy, PodStrategy, ServiceStrategy,
+};
 use crate::resources::{Catalog, ResourceType};
 
-/// Registers every built-in resource.
+/// Registers every built-in resource, each with its strategy.
 pub fn register_builtins(catalog: &Catalog) {
     let core = |plural: &str, singular: &str, kind: &str, namespaced: bool| {
         ResourceType::new("", "v1", plural, singular, kind, namespaced)
@@ -12,23 +15,33 @@ pub fn register_builtins(catalog: &Catalog) {
     for rt in [
         core("namespaces", "namespace", "Namespace", false)
             .short(&["ns"])
-            .with_status(),
-        core("configmaps", "configmap", "ConfigMap", true).short(&["cm"]),
-        core("secrets", "secret", "Secret", true),
+            .with_status()
+            .strategy(NamespaceStrategy),
+        core("configmaps", "configmap", "ConfigMap", true)
+            .short(&["cm"])
+            .strategy(Builtin::PLAIN),
+        core("secrets", "secret", "Secret", true).strategy(Builtin::PLAIN),
         core("services", "service", "Service", true)
             .short(&["svc"])
             .categories(all)
-            .with_status(),
-        core("serviceaccounts", "serviceaccount", "ServiceAccount", true).short(&["sa"]),
+            .with_status()
+            .strategy(ServiceStrategy),
+        core("serviceaccounts", "serviceaccount", "ServiceAccount", true)
+            .short(&["sa"])
+            .strategy(Builtin::PLAIN),
         core("pods", "pod", "Pod", true)
             .short(&["po"])
             .categories(all)
             .with_status()
-            .with_log(),
-        core("events", "event", "Event", true).short(&["ev"]),
+            .with_log()
+            .strategy(PodStrategy),
+        core("events", "event", "Event", true)
+            .short(&["ev"])
+            .strategy(Builtin::CREATE_ON_UPDATE),
         core("nodes", "node", "Node", false)
             .short(&["no"])
-            .with_status(),
+            .with_status()
+            .strategy(Builtin::PLAIN),
         ResourceType::new(
             "apps",
             "v1",
@@ -40,7 +53,8 @@ pub fn register_builtins(catalog: &Catalog) {
         .short(&["deploy"])
         .categories(all)
         .with_status()
-        .with_scale(),
+        .with_scale()
+        .strategy(Builtin::GENERATION),
         ResourceType::new(
             "apps",
             "v1",
@@ -52,7 +66,8 @@ pub fn register_builtins(catalog: &Catalog) {
         .short(&["rs"])
         .categories(all)
         .with_status()
-        .with_scale(),
+        .with_scale()
+        .strategy(Builtin::GENERATION),
         ResourceType::new(
             "apps",
             "v1",
@@ -64,10 +79,12 @@ pub fn register_builtins(catalog: &Catalog) {
         .short(&["sts"])
         .categories(all)
         .with_status()
-        .with_scale(),
+        .with_scale()
+        .strategy(Builtin::GENERATION),
         ResourceType::new("batch", "v1", "jobs", "job", "Job", true)
             .categories(all)
-            .with_status(),
+            .with_status()
+            .strategy(Builtin::JOB),
         ResourceType::new(
             "coordination.k8s.io",
             "v1",
@@ -75,10 +92,12 @@ pub fn register_builtins(catalog: &Catalog) {
             "lease",
             "Lease",
             true,
-        ),
+        )
+        .strategy(Builtin::CREATE_ON_UPDATE),
         ResourceType::new("events.k8s.io", "v1", "events", "event", "Event", true)
             .short(&["ev"])
-            .stored_as("core/events", "v1"),
+            .stored_as("core/events", "v1")
+            .strategy(EventStrategy),
         ResourceType::new(
             "rbac.authorization.k8s.io",
             "v1",
@@ -86,7 +105,8 @@ pub fn register_builtins(catalog: &Catalog) {
             "clusterrolebinding",
             "ClusterRoleBinding",
             false,
-        ),
+        )
+        .strategy(Builtin::CREATE_ON_UPDATE),
         ResourceType::new(
             "rbac.authorization.k8s.io",
             "v1",
@@ -94,7 +114,8 @@ pub fn register_builtins(catalog: &Catalog) {
             "clusterrole",
             "ClusterRole",
             false,
-        ),
+        )
+        .strategy(Builtin::CREATE_ON_UPDATE),
         ResourceType::new(
             "rbac.authorization.k8s.io",
             "v1",
@@ -102,7 +123,8 @@ pub fn register_builtins(catalog: &Catalog) {
             "rolebinding",
             "RoleBinding",
             true,
-        ),
+        )
+        .strategy(Builtin::CREATE_ON_UPDATE),
         ResourceType::new(
             "rbac.authorization.k8s.io",
             "v1",
@@ -110,7 +132,8 @@ pub fn register_builtins(catalog: &Catalog) {
             "role",
             "Role",
             true,
-        ),
+        )
+        .strategy(Builtin::CREATE_ON_UPDATE),
         ResourceType::new(
             "apiextensions.k8s.io",
             "v1",
@@ -121,7 +144,8 @@ pub fn register_builtins(catalog: &Catalog) {
         )
         .short(&["crd", "crds"])
         .categories(&["api-extensions"])
-        .with_status(),
+        .with_status()
+        .strategy(DefinitionStrategy),
         ResourceType::new(
             "admissionregistration.k8s.io",
             "v1",
@@ -129,7 +153,8 @@ pub fn register_builtins(catalog: &Catalog) {
             "mutatingwebhookconfiguration",
             "MutatingWebhookConfiguration",
             false,
-        ),
+        )
+        .strategy(Builtin::GENERATION),
         ResourceType::new(
             "admissionregistration.k8s.io",
             "v1",
@@ -137,7 +162,8 @@ pub fn register_builtins(catalog: &Catalog) {
             "validatingwebhookconfiguration",
             "ValidatingWebhookConfiguration",
             false,
-        ),
+        )
+        .strategy(Builtin::GENERATION),
     ] {
         catalog.register(rt);
     }

@@ -113,7 +113,7 @@ pub fn group(catalog: &Catalog, group: &str) -> Result<Response, ApiError> {
 fn subresources(rt: &ResourceType) -> Vec<(&'static str, &'static [&'static str], Value)> {
     let own = json!({"group": rt.group, "version": rt.version, "kind": rt.kind});
     let mut out = Vec::new();
-    if rt.group.is_empty() && rt.plural == "namespaces" {
+    if rt.strategy.has_spec_finalizers() {
         out.push(("finalize", &["update"][..], own.clone()));
     }
     if rt.log_subresource {

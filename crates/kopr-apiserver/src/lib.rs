@@ -4,6 +4,28 @@
 //! Real clients (kubectl, kube-rs, the Python client) talk to it over HTTPS
 //! with a bearer token, exactly as to kube-apiserver 1.32.
 //!
+//! A request passes the stages of kube-apiserver's chain, each a module that
+//! imports only the ones below it:
+//!
+//! - [`http`]: routing, content negotiation, decoding every body (PATCH
+//!   included) and rendering responses; [`discovery`] and [`openapi`] build
+//!   the documents it serves;
+//! - [`authn`]: who the request comes from;
+//! - [`authz`]: whether that user may do what it asks;
+//! - [`admission`]: decoding into the kind's schema, mutating plugins
+//!   (defaulting), validating plugins (validation): the stage the registry
+//!   hands every new object state to;
+//! - [`registry`]: the verbs, composed from each kind's
+//!   [`Strategy`](resources::Strategy) as kube's generic store is;
+//! - [`storage`]: SQLite, the in-memory current state and the history;
+//! - watch: in [`registry`] (filtering, bookmarks) over [`storage`]'s events.
+//!
+//! Beside the chain: [`resources`] (the catalog of served kinds, each with
+//! its strategy), [`builtin`] (the built-in kinds), [`crd`]
+//! (CustomResourceDefinitions), [`patch`], [`validation`], [`defaults`],
+//! [`table`], [`schemas`], and [`controllers`] (the in-process stand-ins for
+//! kube-controller-manager, which go through the registry like any client).
+//!
 //! ```no_run
 //! # async fn run() -> Result<(), kopr_apiserver::ServerError> {
 //! let server = kopr_apiserver::ApiServer::start(kopr_apiserver::Config::ephemeral()).await?;
@@ -13,6 +35,9 @@
 //! # }
 //! ```
 
+pub mod admission;
+pub mod authn;
+pub mod authz;
 pub mod bootstrap;
 pub mod builtin;
 pub mod controllers;

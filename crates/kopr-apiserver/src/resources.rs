@@ -7,6 +7,128 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
+/// The rules one kind follows through create, update and delete, as
+/// kube-apiserver's REST strategies (`RESTCreateStrategy`,
+/// `RESTUpdateStrategy`, `RESTDeleteStrategy`) give them. Every
+/// [`ResourceType`] carries one, chosen where the kind is registered; the
+/// registry's verbs ask it and never compare group or resource names.
+///
+/// Every method defaults to the generic behaviour of kube's registry with no
+/// per-kind rules; the strategies in `registry::strategy` override them.
+pub trait Strategy: std::fmt::Debug + Send + Sync {
+    /// Whether the kind keeps `metadata.generation`, bumped on spec changes.
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
+    /// Whether PUT of a missing object creates it.
+    fn allows_create_on_update(&self) -> bool {
+        false
+    }
+
+    /// Whether the kind takes strategic merge patches (custom resources do
+    /// not: they have no Go struct tags to merge by).
+    fn accepts_strategic_merge_patch(&self) -> bool {
+        true
+    }
+
+    /// The state a new object starts in beyond the generic resets, e.g. a
+    /// pod's initial status.
+    fn prepare_for_create(&self, _obj: &mut serde_json::Map<String, serde_json::Value>) {}
+
+    /// The kind's own part of preparing an update of `subresource`, before
+    /// the generic rules; `true` when it prepared the whole update itself.
+    fn prepare_for_update(
+        &self,
+        _new: &mut serde_json::Value,
+        _old: &serde_json::Value,
+        _subresource: Option<&str>,
+    ) -> bool {
+        false
+    }
+
+    /// Decodes a new object state into the kind's schema, dropping unknown
+    /// fields and returning their paths.
+    ///
+    /// # Errors
+    /// A Status for bodies that cannot be the kind at all.
+    fn normalize(
+        &self,
+        _rt: &ResourceType,
+        _obj: &mut serde_json::Value,
+    ) -> Result<Vec<String>, crate::status::ApiError> {
+        Ok(Vec::new())
+    }
+
+    /// Fills in the kind's defaults.
+    fn default(&self, _rt: &ResourceType, _obj: &mut serde_json::Value) {}
+
+    /// Validates a new state (`old` on updates).
+    fn validate(
+        &self,
+        _rt: &ResourceType,
+        _obj: &serde_json::Value,
+        _old: Option<&serde_json::Value>,
+    ) -> Vec<crate::validation::FieldError> {
+        Vec::new()
+    }
+
+    /// Whether a create assigns cluster IPs and node ports (Services).
+    fn allocates_service_addresses(&self) -> bool {
+        false
+    }
+
+    /// Whether DELETE answers with the deleted object rather than a Status.
+    fn returns_deleted_object(&self) -> bool {
+        false
+    }
+
+    /// Whether a delete that names no propagation orphans the dependents
+    /// (batch/v1 Jobs, for backwards compatibility).
+    fn orphans_dependents_by_default(&self) -> bool {
+        false
+    }
+
+    /// A finalizer every deletion adds (a CRD waits for its custom
+    /// resources to go).
+    fn deletion_finalizer(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Whether the object named `name` may never be deleted.
+    fn undeletable(&self, _name: &str) -> bool {
+        false
+    }
+
+    /// Whether `spec.finalizers` hold a deleted object, cleared through a
+    /// `finalize` subresource (Namespaces).
+    fn has_spec_finalizers(&self) -> bool {
+        false
+    }
+
+    /// The kind's own marks on an object whose deletion starts, after
+    /// `deletionTimestamp` is set (a Namespace turns Terminating).
+    fn mark_deleting(&self, _obj: &mut serde_json::Value) {}
+
+    /// Whether deletion waits a grace period (Pods).
+    fn graceful_deletion(&self) -> bool {
+        false
+    }
+
+    /// Field renames from the served version (left) to the stored one
+    /// (right), for kinds sharing storage with another version.
+    fn field_renames(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+}
+
+/// The strategy of a resource registered without one: the generic rules
+/// and nothing per kind (no decoding, defaulting or validation).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoStrategy;
+
+impl Strategy for NoStrategy {}
+
 /// One served resource in one group/version.
 #[derive(Debug, Clone)]
 pub struct ResourceType {
@@ -39,6 +161,8 @@ pub struct ResourceType {
     pub storage_api_version: String,
     /// For custom resources: the schema, rules and columns of this version.
     pub custom: Option<crate::crd::CustomInfo>,
+    /// The kind's rules through create, update and delete.
+    pub strategy: Arc<dyn Strategy>,
 }
 
 impl ResourceType {
@@ -74,7 +198,28 @@ impl ResourceType {
                 format!("{group}/{version}")
             },
             custom: None,
+            strategy: Arc::new(NoStrategy),
         }
+    }
+
+    /// Where the kind keeps its replicas and selector (its `scale`
+    /// subresource): the CRD's paths, else `.spec.replicas` and
+    /// `.status.replicas`.
+    pub fn scale_paths(&self) -> crate::crd::ScalePaths {
+        match self.custom.as_ref().and_then(|c| c.scale.clone()) {
+            Some(p) => p,
+            None => crate::crd::ScalePaths {
+                spec_replicas: ".spec.replicas".into(),
+                status_replicas: ".status.replicas".into(),
+                label_selector: None,
+            },
+        }
+    }
+
+    /// Sets the kind's strategy.
+    pub fn strategy(mut self, strategy: impl Strategy + 'static) -> Self {
+        self.strategy = Arc::new(strategy);
+        self
     }
 
     /// Sets short names.

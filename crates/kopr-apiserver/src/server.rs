@@ -142,7 +142,7 @@ impl ApiServer {
         };
         let catalog = Catalog::default();
         crate::builtin::register_builtins(&catalog);
-        let api = Api::new(store, catalog);
+        let api = Api::new(store, catalog, Arc::new(crate::admission::Chain::builtin()));
         crate::bootstrap::ensure_system_objects(&api).await?;
 
         let shutdown = CancellationToken::new();
@@ -157,7 +157,8 @@ impl ApiServer {
         let metrics = Arc::new(crate::metrics::RequestMetrics::default());
         let state = AppState {
             api: api.clone(),
-            token: Arc::from(credentials.token.as_str()),
+            authn: Arc::new(crate::authn::AdminToken::new(&credentials.token)),
+            authz: Arc::new(crate::authz::Union::builtin()),
             metrics: metrics.clone(),
         };
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls_config(&credentials)?));

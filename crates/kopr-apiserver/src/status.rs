@@ -95,7 +95,8 @@ impl ApiError {
         }))
     }
 
-    fn with_resource(mut self, r: ResourceRef<'_>, name: &str) -> Self {
+    /// Names the resource and object in the Status details.
+    pub fn with_resource(mut self, r: ResourceRef<'_>, name: &str) -> Self {
         self.name = Some(name.to_string());
         if !r.group.is_empty() {
             self.group = Some(r.group.to_string());

@@ -10,12 +10,13 @@ use serde_json::Value;
 
 use super::{CRD_GROUP, CustomVersion};
 use crate::object;
+use crate::registry::strategy::CustomResourceStrategy;
 use crate::registry::{Api, DeleteOptions, ListOptions, Propagation, Target, WriteOptions};
 use crate::resources::{Catalog, ResourceType};
 use crate::storage::{EventType, WatchEvent};
 
 /// The finalizer that holds a CRD until its custom resources are gone.
-pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+pub use crate::registry::strategy::CLEANUP_FINALIZER;
 
 const KEY_PREFIX: &str = "/apiextensions.k8s.io/customresourcedefinitions/";
 
@@ -93,7 +94,8 @@ pub fn serve(catalog: &Catalog, crd: &Value) {
             continue;
         };
         let mut rt =
-            ResourceType::new(group, text(v, "/name"), plural, &singular, kind, namespaced);
+            ResourceType::new(group, text(v, "/name"), plural, &singular, kind, namespaced)
+                .strategy(CustomResourceStrategy);
         rt.short_names = strings(crd, "/spec/names/shortNames");
         rt.categories = strings(crd, "/spec/names/categories");
         rt.status_subresource = v.pointer("/subresources/status").is_some();
@@ -282,9 +284,10 @@ async fn delete_all_instances(api: &Api, crd: &Value) {
     let kind = text(crd, "/spec/names/kind");
     let namespaced = text(crd, "/spec/scope") != "Cluster";
     // A plain resource type over the CRD's storage, without schema checks.
-    let rt = Arc::new(ResourceType::new(
-        group, "v1", plural, plural, kind, namespaced,
-    ));
+    let rt = Arc::new(
+        ResourceType::new(group, "v1", plural, plural, kind, namespaced)
+            .strategy(CustomResourceStrategy),
+    );
     let mut delay = Duration::from_millis(10);
     for _ in 0..600 {
         let Ok(list) = api.list(&rt, None, &ListOptions::default()).await else {

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::patch::{CUSTOM_PATCH_TYPES, PatchDocument};
 use crate::status::ApiError;
 
 /// Largest request body accepted (kube-apiserver's 3 MiB limit).
@@ -118,9 +119,47 @@ impl PatchKind {
             "application/merge-patch+json" => Ok(PatchKind::Merge),
             "application/strategic-merge-patch+json" => Ok(PatchKind::Strategic),
             "application/apply-patch+yaml" => Ok(PatchKind::Apply),
-            _ => Err(ApiError::unsupported_media_type(
-                "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
-            )),
+            _ => Err(ApiError::unsupported_media_type(CUSTOM_PATCH_TYPES)),
+        }
+    }
+}
+
+/// Decodes a PATCH body of `kind`. Strategic merge patch is refused with a
+/// 415 for kinds that do not take it (custom resources), as kube-apiserver
+/// does.
+pub fn decode_patch(
+    kind: PatchKind,
+    body: &[u8],
+    strategic: bool,
+) -> Result<PatchDocument, ApiError> {
+    match kind {
+        PatchKind::Json => {
+            let v = decode_json(body)?;
+            let ops: json_patch::Patch = serde_json::from_value(v)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+            Ok(PatchDocument::Json(ops))
+        }
+        PatchKind::Merge => Ok(PatchDocument::Merge(decode_json(body)?)),
+        PatchKind::Strategic if !strategic => {
+            Err(ApiError::unsupported_media_type(CUSTOM_PATCH_TYPES))
+        }
+        PatchKind::Strategic => {
+            let v = decode_json(body)?;
+            if !v.is_object() {
+                return Err(ApiError::bad_request(
+                    "json: cannot unmarshal array into Go value of type map[string]interface {}",
+                ));
+            }
+            Ok(PatchDocument::Strategic(v))
+        }
+        PatchKind::Apply => {
+            let v = decode_yaml(body)?;
+            if !v.is_object() {
+                return Err(ApiError::bad_request(
+                    "error decoding YAML: the applied configuration must be an object",
+                ));
+            }
+            Ok(PatchDocument::Apply(v))
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod query;
 mod resource;
 pub mod response;
 mod scale;
+mod table;
 mod watch;
 
 use std::sync::Arc;
@@ -23,7 +24,6 @@ use http_body_util::BodyExt;
 use crate::registry::Api;
 use crate::status::ApiError;
 use path::ApiPath;
-pub use scale::scale_paths;
 
 pub use crate::version::KUBE_VERSION;
 
@@ -32,8 +32,10 @@ pub use crate::version::KUBE_VERSION;
 pub struct AppState {
     /// The registry.
     pub api: Api,
-    /// The bearer token clients must present.
-    pub token: Arc<str>,
+    /// Who requests come from.
+    pub authn: Arc<dyn crate::authn::Authenticator>,
+    /// What they may do.
+    pub authz: Arc<crate::authz::Union>,
     /// Requests served, per client, for `/metrics`.
     pub metrics: Arc<crate::metrics::RequestMetrics>,
 }
@@ -43,34 +45,48 @@ pub fn router(state: AppState) -> Router {
     Router::new().fallback(handle).with_state(state)
 }
 
-fn authenticated(state: &AppState, req: &Request) -> bool {
-    let Some(value) = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-    else {
-        return false;
-    };
-    let Some(token) = value
-        .strip_prefix("Bearer ")
-        .or_else(|| value.strip_prefix("bearer "))
-    else {
-        return false;
-    };
-    constant_time_eq(token.trim().as_bytes(), state.token.as_bytes())
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
+/// The authorization attributes of a request.
+fn attributes(req: &Request, path: &str, parsed: &ApiPath) -> crate::authz::Attributes {
+    use crate::authz::{Attributes, ResourceAttributes, resource_verb};
+    match parsed {
+        ApiPath::Resource(rp) => {
+            let watch = rp.legacy_watch
+                || req
+                    .uri()
+                    .query()
+                    .is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"));
+            Attributes {
+                verb: resource_verb(req.method(), rp.name.is_some(), watch).to_string(),
+                resource: Some(ResourceAttributes {
+                    group: rp.group.clone(),
+                    version: rp.version.clone(),
+                    resource: rp.plural.clone(),
+                    subresource: rp.subresource.clone(),
+                    namespace: rp.namespace.clone(),
+                    name: rp.name.clone(),
+                }),
+                path: path.to_string(),
+            }
+        }
+        _ => Attributes {
+            verb: req.method().as_str().to_ascii_lowercase(),
+            resource: None,
+            path: path.to_string(),
+        },
     }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 async fn handle(State(state): State<AppState>, req: Request) -> Response {
     let path = req.uri().path().to_string();
-    if !path::is_public(&path) && !authenticated(&state, &req) {
-        return response::error(&ApiError::unauthorized());
+    let parsed = path::parse(&path);
+    if !path::is_public(&path) {
+        // authn, then authz: the first two stages of kube's chain.
+        let Some(user) = state.authn.authenticate(req.headers()) else {
+            return response::error(&ApiError::unauthorized());
+        };
+        if let Err(e) = state.authz.check(&user, &attributes(&req, &path, &parsed)) {
+            return response::error(&e);
+        }
     }
     let user_agent = req
         .headers()
@@ -84,7 +100,7 @@ async fn handle(State(state): State<AppState>, req: Request) -> Response {
         Ok(b) => b,
         Err(e) => return response::error(&e),
     };
-    let result = match path::parse(&path) {
+    let result = match parsed {
         ApiPath::Health => Ok(response::bytes_response(
             StatusCode::OK,
             "text/plain; charset=utf-8",

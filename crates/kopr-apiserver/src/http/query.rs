@@ -1,28 +1,9 @@
 //! Query parameters of API requests, parsed and checked as kube-apiserver
 //! does (empty `&` segments, as kube-rs sends, are ignored).
 
+use crate::registry::WriteOptions;
+pub use crate::registry::{FieldValidation, RvMatch, invalid_list_options};
 use crate::status::ApiError;
-
-/// `resourceVersionMatch`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RvMatch {
-    /// `NotOlderThan`
-    NotOlderThan,
-    /// `Exact`
-    Exact,
-}
-
-/// `fieldValidation`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FieldValidation {
-    /// Drop unknown fields silently.
-    Ignore,
-    /// Drop unknown fields with a warning (the default).
-    #[default]
-    Warn,
-    /// Reject unknown fields.
-    Strict,
-}
 
 /// The query options of one request.
 #[derive(Debug, Clone, Default)]
@@ -94,6 +75,20 @@ fn parse_int<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, ApiError> {
 }
 
 impl Query {
+    /// Write options from the query; the field manager defaults to the
+    /// User-Agent's product name.
+    pub fn write_options(&self, user_agent: &str) -> WriteOptions {
+        WriteOptions {
+            dry_run: self.dry_run,
+            field_validation: self.field_validation.unwrap_or_default(),
+            field_manager: self
+                .field_manager
+                .clone()
+                .unwrap_or_else(|| WriteOptions::manager_from_user_agent(user_agent)),
+            force: self.force,
+        }
+    }
+
     /// Parses a raw query string.
     pub fn parse(raw: Option<&str>) -> Result<Query, ApiError> {
         let mut q = Query::default();
@@ -185,20 +180,6 @@ impl Query {
                 .ok_or_else(|| ApiError::bad_request(format!("invalid resource version: {s}"))),
         }
     }
-}
-
-/// A 400 for invalid list options, in kube-apiserver's format.
-pub fn invalid_list_options(detail: &str) -> ApiError {
-    let mut e = ApiError::invalid(
-        "meta.k8s.io",
-        "ListOptions",
-        "",
-        format!("ListOptions.meta.k8s.io \"\" is invalid: {detail}"),
-        Vec::new(),
-    );
-    e.code = 400;
-    e.reason = "BadRequest";
-    e
 }
 
 #[cfg(test)]

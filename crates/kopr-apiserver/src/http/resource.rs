@@ -7,17 +7,15 @@ use std::time::Duration;
 use axum::response::Response;
 use http::request::Parts;
 use http::{Method, StatusCode, header};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::negotiate::{Representation, representation};
 use super::path::ResourcePath;
 use super::query::{Query, RvMatch, invalid_list_options};
 use super::{AppState, body, response};
-use crate::registry::{
-    DeleteOptions, ListBody, ListOptions, PatchRequest, Target, WatchOptions, WriteOptions,
-};
+use crate::registry::ListParams;
+use crate::registry::{DeleteOptions, ListBody, ListOptions, Target, WatchOptions};
 use crate::status::ApiError;
-use crate::table;
 
 fn header_str(parts: &Parts, name: header::HeaderName) -> Option<&str> {
     parts.headers.get(name).and_then(|v| v.to_str().ok())
@@ -49,7 +47,7 @@ pub async fn handle(
     match sub {
         None => {}
         Some("status") if rt.status_subresource => {}
-        Some("finalize") if rt.group.is_empty() && rt.plural == "namespaces" => {}
+        Some("finalize") if rt.strategy.has_spec_finalizers() => {}
         Some("scale") if rt.scale_subresource => {
             return super::scale::handle(state, parts, &target, &query, &body, user_agent).await;
         }
@@ -58,7 +56,7 @@ pub async fn handle(
         }
         Some(_) => return Err(ApiError::path_not_found()),
     }
-    let write_opts = || write_options(&query, user_agent);
+    let write_opts = || query.write_options(user_agent);
     let api = &state.api;
     match (&parts.method, rp.name.is_some()) {
         (&Method::GET, false) if query.watch || rp.legacy_watch => {
@@ -87,7 +85,7 @@ pub async fn handle(
             ))
         }
         (&Method::GET, false) => {
-            let opts = ListOptions::from_query(&rt, &query)?;
+            let opts = list_options(&rt, &query)?;
             if query.send_initial_events.is_some() {
                 return Err(invalid_list_options(
                     "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list",
@@ -95,7 +93,7 @@ pub async fn handle(
             }
             let result = api.list(&rt, rp.namespace.as_deref(), &opts).await?;
             if repr == Representation::Table {
-                let t = render_table(&rt, &result.items, &query, result.list_meta(), true)?;
+                let t = super::table::render(&rt, &result.items, &query, result.list_meta(), true)?;
                 return Ok(response::json(StatusCode::OK, &t));
             }
             Ok(response::json(StatusCode::OK, &ListBody::new(&rt, result)))
@@ -106,7 +104,13 @@ pub async fn handle(
                 let rv = crate::object::meta_str(&obj, "resourceVersion")
                     .unwrap_or("")
                     .to_string();
-                let t = render_table(&rt, &[obj], &query, json!({"resourceVersion": rv}), true)?;
+                let t = super::table::render(
+                    &rt,
+                    &[obj],
+                    &query,
+                    json!({"resourceVersion": rv}),
+                    true,
+                )?;
                 return Ok(response::json(StatusCode::OK, &t));
             }
             Ok(response::json(StatusCode::OK, &*obj))
@@ -158,9 +162,8 @@ pub async fn handle(
             if kind == body::PatchKind::Apply {
                 opts.field_manager = query.field_manager.clone().unwrap_or_default();
             }
-            let w = api
-                .patch(&target, sub, PatchRequest { kind, body: &body }, &opts)
-                .await?;
+            let doc = body::decode_patch(kind, &body, rt.strategy.accepts_strategic_merge_patch())?;
+            let w = api.patch(&target, sub, &doc, &opts).await?;
             let code = if w.created {
                 StatusCode::CREATED
             } else {
@@ -186,7 +189,7 @@ pub async fn handle(
         }
         (&Method::DELETE, false) => {
             let opts = delete_options(&query, content_type, &body)?;
-            let list = ListOptions::from_query(&rt, &query)?;
+            let list = list_options(&rt, &query)?;
             let result = api
                 .delete_collection(&rt, rp.namespace.as_deref(), &list, &opts)
                 .await?;
@@ -196,18 +199,21 @@ pub async fn handle(
     }
 }
 
-/// Write options from the query; the field manager defaults to the
-/// User-Agent's product name.
-pub(super) fn write_options(query: &Query, user_agent: &str) -> WriteOptions {
-    WriteOptions {
-        dry_run: query.dry_run,
-        field_validation: query.field_validation.unwrap_or_default(),
-        field_manager: query
-            .field_manager
-            .clone()
-            .unwrap_or_else(|| WriteOptions::manager_from_user_agent(user_agent)),
-        force: query.force,
-    }
+/// List options from the query, checked as kube-apiserver checks them.
+fn list_options(
+    rt: &crate::resources::ResourceType,
+    query: &Query,
+) -> Result<ListOptions, ApiError> {
+    let params = ListParams {
+        label_selector: query.label_selector.as_deref(),
+        field_selector: query.field_selector.as_deref(),
+        resource_version: query.resource_version.as_deref(),
+        resource_version_number: query.resource_version_number()?,
+        resource_version_match: query.resource_version_match,
+        limit: query.limit,
+        continue_token: query.continue_token.as_deref(),
+    };
+    ListOptions::from_params(rt, &params)
 }
 
 fn delete_options(
@@ -240,7 +246,7 @@ fn watch_options(
     let mut list_query = query.clone();
     // resourceVersionMatch is checked with watch rules below, not list rules.
     list_query.resource_version_match = None;
-    let list = ListOptions::from_query(rt, &list_query)?;
+    let list = list_options(rt, &list_query)?;
     let rv = query.resource_version_number()?;
     let unset = query.resource_version.as_deref().unwrap_or("").is_empty();
     let send_initial = query.send_initial_events.unwrap_or(false);
@@ -272,47 +278,4 @@ fn watch_options(
         timeout,
         bookmark_interval: Duration::from_secs(60),
     })
-}
-
-/// Parses `includeObject` as kube-apiserver does.
-pub fn include_object(query: &Query) -> Result<table::IncludeObject, ApiError> {
-    match query.include_object.as_deref() {
-        None | Some("") => Ok(table::IncludeObject::Metadata),
-        Some(v) => table::IncludeObject::parse(v).map_err(|_| {
-            ApiError::bad_request(format!(
-                "Unable to convert to Table as requested: includeObject: Invalid value: \"{v}\": must be 'Metadata', 'Object', 'None', or empty"
-            ))
-        }),
-    }
-}
-
-/// Renders objects as a meta.k8s.io/v1 Table.
-pub fn render_table(
-    rt: &crate::resources::ResourceType,
-    items: &[Arc<Value>],
-    query: &Query,
-    list_meta: Value,
-    headers: bool,
-) -> Result<Value, ApiError> {
-    let include = include_object(query)?;
-    let objects: Vec<Value> = items.iter().map(|o| (**o).clone()).collect();
-    if let Some(custom) = &rt.custom {
-        return Ok(crate::crd::printer::table(
-            custom,
-            &objects,
-            include,
-            headers,
-            list_meta,
-            jiff::Timestamp::now(),
-        ));
-    }
-    Ok(table::table_with_headers(
-        &rt.group,
-        &rt.plural,
-        &objects,
-        include,
-        headers,
-        list_meta,
-        jiff::Timestamp::now(),
-    ))
 }

@@ -28,7 +28,7 @@ pub fn scale_of(rt: &ResourceType, obj: &Value) -> Value {
             m.insert(k.into(), v.clone());
         }
     }
-    let paths = scale_paths(rt);
+    let paths = rt.scale_paths();
     let selector = match &paths.label_selector {
         // Custom resources name a path holding the selector string.
         Some(p) if rt.custom.is_some() => crd::value_at(obj, p)
@@ -54,18 +54,6 @@ pub fn scale_of(rt: &ResourceType, obj: &Value) -> Value {
     })
 }
 
-/// Where a kind keeps its replicas and selector.
-pub fn scale_paths(rt: &ResourceType) -> crd::ScalePaths {
-    match rt.custom.as_ref().and_then(|c| c.scale.clone()) {
-        Some(p) => p,
-        None => crd::ScalePaths {
-            spec_replicas: ".spec.replicas".into(),
-            status_replicas: ".status.replicas".into(),
-            label_selector: None,
-        },
-    }
-}
-
 /// Serves GET, PUT and PATCH on `.../scale`.
 pub async fn handle(
     state: &AppState,
@@ -80,7 +68,7 @@ pub async fn handle(
         .headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
-    let opts = super::resource::write_options(query, user_agent);
+    let opts = query.write_options(user_agent);
     let replicas = match parts.method {
         Method::GET => {
             let obj = api.get(target).await?;
@@ -109,12 +97,12 @@ pub async fn handle(
                 body::PatchKind::Strategic => body::PatchKind::Merge,
                 other => other,
             };
-            let doc = crate::patch::PatchDocument::decode(kind, raw, false)?;
+            let doc = body::decode_patch(kind, raw, true)?;
             let patched = crate::patch::apply_to(
                 &scale_rt,
                 Some(&scale_of(&target.rt, &current)),
                 &doc,
-                &opts,
+                &(&opts).into(),
                 None,
             )?;
             (

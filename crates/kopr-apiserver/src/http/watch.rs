@@ -46,7 +46,7 @@ pub fn respond(
                         let rv = crate::object::meta_str(&obj, "resourceVersion")
                             .unwrap_or("")
                             .to_string();
-                        let v = super::resource::render_table(
+                        let v = super::table::render(
                             &rt,
                             &[obj],
                             &query,
@@ -68,7 +68,7 @@ pub fn respond(
                     let rv = crate::object::meta_str(&ev.object, "resourceVersion")
                         .unwrap_or("")
                         .to_string();
-                    let v = super::resource::render_table(
+                    let v = super::table::render(
                         &rt,
                         std::slice::from_ref(&ev.object),
                         &query,

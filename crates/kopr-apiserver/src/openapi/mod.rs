@@ -7,7 +7,6 @@ mod routes;
 
 use serde_json::{Map, Value, json};
 
-use crate::registry::strategy;
 use crate::resources::{Catalog, ResourceType};
 use crate::status::ApiError;
 use crate::version::KUBE_VERSION;
@@ -76,7 +75,7 @@ pub fn document(catalog: &Catalog, group: &str, version: &str) -> Value {
         .filter(|r| r.group == group && r.version == version)
     {
         let resource =
-            routes::Resource::new(&rt, schema_name(&rt), strategy::returns_deleted_object(&rt));
+            routes::Resource::new(&rt, schema_name(&rt), rt.strategy.returns_deleted_object());
         for (path, item) in resource.paths(&base) {
             paths.insert(path, item);
         }

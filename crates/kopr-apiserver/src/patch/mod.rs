@@ -8,8 +8,6 @@ pub mod strategic;
 
 use serde_json::Value;
 
-use crate::http::body::{PatchKind, decode_json, decode_yaml};
-use crate::registry::WriteOptions;
 use crate::resources::ResourceType;
 use crate::status::{ApiError, StatusCause};
 
@@ -26,44 +24,17 @@ pub enum PatchDocument {
     Apply(Value),
 }
 
-const CUSTOM_PATCH_TYPES: &str =
+/// The patch types a custom resource accepts, as a 415 lists them.
+pub const CUSTOM_PATCH_TYPES: &str =
     "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml";
 
-impl PatchDocument {
-    /// Decodes a patch body of a kind; strategic merge patch is refused for
-    /// custom resources, as kube-apiserver does.
-    pub fn decode(kind: PatchKind, body: &[u8], custom: bool) -> Result<PatchDocument, ApiError> {
-        match kind {
-            PatchKind::Json => {
-                let v = decode_json(body)?;
-                let ops: json_patch::Patch = serde_json::from_value(v)
-                    .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
-                Ok(PatchDocument::Json(ops))
-            }
-            PatchKind::Merge => Ok(PatchDocument::Merge(decode_json(body)?)),
-            PatchKind::Strategic if custom => {
-                Err(ApiError::unsupported_media_type(CUSTOM_PATCH_TYPES))
-            }
-            PatchKind::Strategic => {
-                let v = decode_json(body)?;
-                if !v.is_object() {
-                    return Err(ApiError::bad_request(
-                        "json: cannot unmarshal array into Go value of type map[string]interface {}",
-                    ));
-                }
-                Ok(PatchDocument::Strategic(v))
-            }
-            PatchKind::Apply => {
-                let v = decode_yaml(body)?;
-                if !v.is_object() {
-                    return Err(ApiError::bad_request(
-                        "error decoding YAML: the applied configuration must be an object",
-                    ));
-                }
-                Ok(PatchDocument::Apply(v))
-            }
-        }
-    }
+/// What a patch needs of the write's options.
+#[derive(Debug, Clone, Default)]
+pub struct PatchOptions {
+    /// The field manager (required for apply).
+    pub field_manager: String,
+    /// `force` (apply only).
+    pub force: bool,
 }
 
 /// Drops `test` operations that check a missing path against `null`:
@@ -111,7 +82,7 @@ pub fn apply_to(
     rt: &ResourceType,
     current: Option<&Value>,
     doc: &PatchDocument,
-    opts: &WriteOptions,
+    opts: &PatchOptions,
     subresource: Option<&str>,
 ) -> Result<Value, ApiError> {
     let group = rt.group.as_str();

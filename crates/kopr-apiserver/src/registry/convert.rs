@@ -1,8 +1,9 @@
 //! Converting stored objects to the version a request addresses, and back.
 //!
-//! Objects are stored in one form per storage identity. `events.k8s.io/v1`
-//! Events share storage with core `v1` Events and are converted field by
-//! field; other resources only have their `apiVersion` rewritten.
+//! Objects are stored in one form per storage identity. Kinds sharing
+//! storage with another version (`events.k8s.io/v1` Events, stored as core
+//! `v1` Events) have the fields their strategy names renamed; other
+//! resources only have their `apiVersion` rewritten.
 
 use std::sync::Arc;
 
@@ -10,23 +11,8 @@ use serde_json::{Map, Value};
 
 use crate::resources::ResourceType;
 
-/// Field renames between events.k8s.io/v1 (left) and core v1 (right).
-const EVENT_FIELDS: &[(&str, &str)] = &[
-    ("regarding", "involvedObject"),
-    ("note", "message"),
-    ("deprecatedSource", "source"),
-    ("deprecatedFirstTimestamp", "firstTimestamp"),
-    ("deprecatedLastTimestamp", "lastTimestamp"),
-    ("deprecatedCount", "count"),
-    ("reportingController", "reportingComponent"),
-];
-
-fn is_events_v1(rt: &ResourceType) -> bool {
-    rt.group == "events.k8s.io"
-}
-
-fn rename(obj: &mut Map<String, Value>, forward: bool) {
-    for (a, b) in EVENT_FIELDS {
+fn rename(obj: &mut Map<String, Value>, renames: &[(&str, &str)], forward: bool) {
+    for (a, b) in renames {
         let (from, to) = if forward { (*a, *b) } else { (*b, *a) };
         if let Some(v) = obj.remove(from) {
             obj.insert(to.to_string(), v);
@@ -48,14 +34,13 @@ pub fn to_view(rt: &ResourceType, stored: &Arc<Value>) -> Arc<Value> {
     let api_version = rt.api_version();
     let same_version =
         stored.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str());
-    if same_version && !is_events_v1(rt) {
+    let renames = rt.strategy.field_renames();
+    if same_version && renames.is_empty() {
         return stored.clone();
     }
     let mut v = (**stored).clone();
     if let Some(map) = v.as_object_mut() {
-        if is_events_v1(rt) {
-            rename(map, false);
-        }
+        rename(map, renames, false);
         map.insert("apiVersion".into(), Value::String(api_version));
         map.insert("kind".into(), Value::String(rt.kind.clone()));
     }
@@ -65,9 +50,7 @@ pub fn to_view(rt: &ResourceType, stored: &Arc<Value>) -> Arc<Value> {
 /// Turns an object of the resource `rt` into its stored form.
 pub fn to_storage(rt: &ResourceType, mut obj: Value, storage_api_version: &str) -> Value {
     if let Some(map) = obj.as_object_mut() {
-        if is_events_v1(rt) {
-            rename(map, true);
-        }
+        rename(map, rt.strategy.field_renames(), true);
         map.insert(
             "apiVersion".into(),
             Value::String(storage_api_version.to_string()),
@@ -84,7 +67,8 @@ mod tests {
 
     #[test]
     fn events_round_trip() {
-        let rt = ResourceType::new("events.k8s.io", "v1", "events", "event", "Event", true);
+        let rt = ResourceType::new("events.k8s.io", "v1", "events", "event", "Event", true)
+            .strategy(crate::registry::strategy::EventStrategy);
         let stored = to_storage(&rt, json!({"note": "hi", "regarding": {"name": "p"}}), "v1");
         assert_eq!(stored["message"], "hi");
         assert_eq!(stored["involvedObject"]["name"], "p");

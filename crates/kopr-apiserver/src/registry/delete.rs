@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{Api, ListOptions, Target, convert, strategy};
+use super::{Api, ListOptions, Target, convert};
 use crate::object;
 use crate::status::ApiError;
 use crate::storage::WriteOutcome;
@@ -146,7 +146,7 @@ impl DeleteOptions {
             return Some(Propagation::Orphan);
         }
         // batch/v1 Jobs orphan their pods by default, for backwards compatibility.
-        if rt.group == "batch" && rt.plural == "jobs" {
+        if rt.strategy.orphans_dependents_by_default() {
             return Some(Propagation::Orphan);
         }
         None
@@ -173,7 +173,7 @@ impl DeleteOutcome {
     pub fn response(&self, rt: &crate::resources::ResourceType) -> Value {
         match self {
             DeleteOutcome::Pending(o) => (**o).clone(),
-            DeleteOutcome::Deleted(o) if strategy::returns_deleted_object(rt) => (**o).clone(),
+            DeleteOutcome::Deleted(o) if rt.strategy.returns_deleted_object() => (**o).clone(),
             DeleteOutcome::Deleted(o) => {
                 let mut details =
                     json!({"name": object::name(o), "kind": rt.plural, "uid": object::uid(o)});
@@ -195,10 +195,7 @@ impl Api {
     ) -> Result<DeleteOutcome, ApiError> {
         let rt = &t.rt;
         let key = t.key()?;
-        if rt.group.is_empty()
-            && rt.plural == "namespaces"
-            && crate::builtin::UNDELETABLE_NAMESPACES.contains(&t.name())
-        {
+        if rt.strategy.undeletable(t.name()) {
             return Err(ApiError::forbidden(
                 rt.reference(),
                 t.name(),
@@ -233,15 +230,14 @@ impl Api {
                     None => {}
                 }
             }
-            // A CRD waits for its custom resources to be removed.
-            if !deleting && rt.group == crate::crd::CRD_GROUP {
-                let f = crate::crd::controller::CLEANUP_FINALIZER;
-                if !finalizers.iter().any(|x| x == f) {
-                    finalizers.push(f.to_string());
-                }
+            // E.g. a CRD waits for its custom resources to be removed.
+            if !deleting
+                && let Some(f) = rt.strategy.deletion_finalizer()
+                && !finalizers.iter().any(|x| x == f)
+            {
+                finalizers.push(f.to_string());
             }
-            let is_namespace = rt.group.is_empty() && rt.plural == "namespaces";
-            let ns_finalizers = is_namespace
+            let ns_finalizers = rt.strategy.has_spec_finalizers()
                 && view
                     .pointer("/spec/finalizers")
                     .and_then(Value::as_array)
@@ -288,12 +284,7 @@ impl Api {
                         m.insert("generation".into(), json!(g + 1));
                     }
                 }
-                if is_namespace {
-                    marked["status"]["phase"] = json!("Terminating");
-                    if let Some(m) = object::meta_mut(&mut marked) {
-                        m.remove("deletionGracePeriodSeconds");
-                    }
-                }
+                rt.strategy.mark_deleting(&mut marked);
             }
             if opts.dry_run {
                 return Ok(DeleteOutcome::Pending(Arc::new(marked)));
@@ -321,7 +312,7 @@ impl Api {
         obj: &Value,
         opts: &DeleteOptions,
     ) -> i64 {
-        if !(rt.group.is_empty() && rt.plural == "pods") {
+        if !rt.strategy.graceful_deletion() {
             return 0;
         }
         let unscheduled = obj

@@ -2,6 +2,7 @@
 //! semantics, independent of HTTP. Request handlers and the in-process
 //! controllers (garbage collector, namespace lifecycle) both go through it.
 
+pub mod admit;
 pub mod convert;
 mod delete;
 mod read;
@@ -15,22 +16,26 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use admit::{Admission, AdmissionRequest, Operation, invalid_object};
 pub use delete::{DeleteOptions, DeleteOutcome, Propagation};
-pub use read::{ListOptions, ListResult};
+pub use read::{ListOptions, ListParams, ListResult, RvMatch, invalid_list_options};
 pub use watch::{WatchItem, WatchOptions, WatchStream, bookmark_object};
-pub use write::{PatchRequest, WriteOptions};
+pub use write::{FieldValidation, WriteOptions};
 
 use crate::resources::{Catalog, ResourceType};
 use crate::status::ApiError;
 use crate::storage::{StorageError, Store};
 
-/// The registry: the store and the catalog of served resources.
+/// The registry: the store, the catalog of served resources and the
+/// admission stage every write goes through.
 #[derive(Clone)]
 pub struct Api {
     /// Object storage.
     pub store: Store,
     /// Served resources.
     pub catalog: Catalog,
+    /// Mutating and validating admission of every new object state.
+    pub admission: Arc<dyn Admission>,
 }
 
 /// A list body, serialized without copying its items.
@@ -97,8 +102,13 @@ impl Target {
 }
 
 impl Api {
-    /// Creates a registry over a store and catalog.
-    pub fn new(store: Store, catalog: Catalog) -> Api {
-        Api { store, catalog }
+    /// Creates a registry over a store and catalog, whose writes go
+    /// through `admission`.
+    pub fn new(store: Store, catalog: Catalog, admission: Arc<dyn Admission>) -> Api {
+        Api {
+            store,
+            catalog,
+            admission,
+        }
     }
 }

@@ -7,11 +7,33 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 use super::{Api, Target, convert};
-use crate::http::query::{Query, RvMatch, invalid_list_options};
 use crate::resources::ResourceType;
 use crate::selectors::{FieldSelector, LabelSelector, field_value};
 use crate::status::ApiError;
 use crate::storage::{ListPage, ReadAtError};
+
+/// `resourceVersionMatch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RvMatch {
+    /// `NotOlderThan`
+    NotOlderThan,
+    /// `Exact`
+    Exact,
+}
+
+/// A 400 for invalid list options, in kube-apiserver's format.
+pub fn invalid_list_options(detail: &str) -> ApiError {
+    let mut e = ApiError::invalid(
+        "meta.k8s.io",
+        "ListOptions",
+        "",
+        format!("ListOptions.meta.k8s.io \"\" is invalid: {detail}"),
+        Vec::new(),
+    );
+    e.code = 400;
+    e.reason = "BadRequest";
+    e
+}
 
 /// Options of a list (and the filter of a watch).
 #[derive(Debug, Default)]
@@ -30,6 +52,25 @@ pub struct ListOptions {
     pub limit: usize,
     /// continue token.
     pub continue_token: Option<String>,
+}
+
+/// The list parameters of a request, as the client sent them.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ListParams<'a> {
+    /// `labelSelector`.
+    pub label_selector: Option<&'a str>,
+    /// `fieldSelector`.
+    pub field_selector: Option<&'a str>,
+    /// `resourceVersion`, as sent.
+    pub resource_version: Option<&'a str>,
+    /// `resourceVersion`, as a number (`None` when unset or empty).
+    pub resource_version_number: Option<i64>,
+    /// `resourceVersionMatch`.
+    pub resource_version_match: Option<RvMatch>,
+    /// `limit` (0 = none).
+    pub limit: usize,
+    /// `continue`.
+    pub continue_token: Option<&'a str>,
 }
 
 /// One page of a list, in the addressed version.
@@ -60,15 +101,15 @@ impl ListResult {
 }
 
 impl ListOptions {
-    /// Builds and checks list options from query parameters.
-    pub fn from_query(rt: &ResourceType, q: &Query) -> Result<ListOptions, ApiError> {
-        let labels = match &q.label_selector {
+    /// Builds and checks list options from the request's parameters.
+    pub fn from_params(rt: &ResourceType, q: &ListParams<'_>) -> Result<ListOptions, ApiError> {
+        let labels = match q.label_selector {
             Some(s) => {
                 Some(LabelSelector::parse(s).map_err(|e| ApiError::bad_request(e.to_string()))?)
             }
             None => None,
         };
-        let fields = match (&q.field_selector, &rt.custom) {
+        let fields = match (q.field_selector, &rt.custom) {
             (Some(s), Some(custom)) => {
                 let f =
                     FieldSelector::parse(s).map_err(|e| ApiError::bad_request(e.to_string()))?;
@@ -82,18 +123,14 @@ impl ListOptions {
             ),
             (None, _) => None,
         };
-        let any_version = q.resource_version.as_deref() == Some("0");
-        let resource_version = q.resource_version_number()?;
-        if q.resource_version_match.is_some()
-            && q.resource_version.as_deref().unwrap_or("").is_empty()
-        {
+        let any_version = q.resource_version == Some("0");
+        let resource_version = q.resource_version_number;
+        if q.resource_version_match.is_some() && q.resource_version.unwrap_or("").is_empty() {
             return Err(invalid_list_options(
                 "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
             ));
         }
-        if q.continue_token.is_some()
-            && q.resource_version.as_deref().is_some_and(|s| !s.is_empty())
-        {
+        if q.continue_token.is_some() && q.resource_version.is_some_and(|s| !s.is_empty()) {
             return Err(invalid_list_options(
                 "resourceVersion: Forbidden: specifying resource version is not allowed when using continue",
             ));
@@ -110,7 +147,7 @@ impl ListOptions {
             any_version,
             rv_match: q.resource_version_match,
             limit: q.limit,
-            continue_token: q.continue_token.clone(),
+            continue_token: q.continue_token.map(str::to_string),
         })
     }
 

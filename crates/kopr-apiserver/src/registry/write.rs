@@ -6,12 +6,23 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::{Api, Target, convert, strategy};
-use crate::http::body::PatchKind;
-use crate::http::query::FieldValidation;
 use crate::object;
+use crate::patch::PatchDocument;
 use crate::resources::ResourceType;
 use crate::status::{ApiError, StatusCause};
 use crate::storage::WriteOutcome;
+
+/// `fieldValidation`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FieldValidation {
+    /// Drop unknown fields silently.
+    Ignore,
+    /// Drop unknown fields with a warning (the default).
+    #[default]
+    Warn,
+    /// Reject unknown fields.
+    Strict,
+}
 
 /// Options shared by create, update and patch.
 #[derive(Debug, Clone, Default)]
@@ -26,6 +37,15 @@ pub struct WriteOptions {
     pub force: bool,
 }
 
+impl From<&WriteOptions> for crate::patch::PatchOptions {
+    fn from(opts: &WriteOptions) -> Self {
+        crate::patch::PatchOptions {
+            field_manager: opts.field_manager.clone(),
+            force: opts.force,
+        }
+    }
+}
+
 impl WriteOptions {
     /// The default field manager for a User-Agent: its part before `/`.
     pub fn manager_from_user_agent(user_agent: &str) -> String {
@@ -36,15 +56,6 @@ impl WriteOptions {
             .take(128)
             .collect()
     }
-}
-
-/// A patch to apply to one object.
-#[derive(Debug)]
-pub struct PatchRequest<'a> {
-    /// Patch type.
-    pub kind: PatchKind,
-    /// The patch document.
-    pub body: &'a [u8],
 }
 
 /// The result of a write: the object, whether it was created, and warnings
@@ -84,29 +95,6 @@ fn generate_name(base: &str) -> String {
         .map(|_| NAME_ALPHABET[rand::random_range(0..NAME_ALPHABET.len())] as char)
         .collect();
     format!("{base}{suffix}")
-}
-
-fn invalid(rt: &ResourceType, name: &str, errors: &[crate::validation::FieldError]) -> ApiError {
-    let causes = errors
-        .iter()
-        .map(|e| StatusCause {
-            reason: e.kind.cause_type().to_string(),
-            message: e.body(),
-            field: e.field.clone(),
-        })
-        .collect();
-    let kind_label = if rt.group.is_empty() {
-        rt.kind.clone()
-    } else {
-        format!("{}.{}", rt.kind, rt.group)
-    };
-    ApiError::invalid(
-        &rt.group,
-        &rt.kind,
-        name,
-        crate::validation::invalid_message(&kind_label, name, errors),
-        causes,
-    )
 }
 
 /// Makes the body's namespace agree with the request's, as kube-apiserver does.
@@ -171,76 +159,29 @@ fn reconcile_type(rt: &ResourceType, obj: &mut Value) -> Result<(), ApiError> {
 }
 
 /// What `fieldValidation` makes of unknown fields: warnings, or a 400.
-fn unknown_field_warnings(
-    rt: &ResourceType,
-    unknown: &[String],
-    validation: FieldValidation,
-) -> Result<Vec<String>, ApiError> {
-    let messages = || unknown.iter().map(|f| format!("unknown field \"{f}\""));
-    match validation {
-        _ if unknown.is_empty() => Ok(Vec::new()),
-        FieldValidation::Strict => Err(ApiError::bad_request(format!(
-            "{kind} in version \"{v}\" cannot be handled as a {kind}: strict decoding error: {}",
-            messages().collect::<Vec<_>>().join(", "),
-            kind = rt.kind,
-            v = rt.version
-        ))),
-        FieldValidation::Warn => Ok(messages().collect()),
-        FieldValidation::Ignore => Ok(Vec::new()),
-    }
-}
-
 impl Api {
-    /// Runs type checks, defaulting and validation on a new object state.
+    /// Hands a new object state to the admission stage.
     fn admit(
         &self,
         rt: &ResourceType,
         obj: &mut Value,
         old: Option<&Value>,
+        subresource: Option<&str>,
         opts: &WriteOptions,
     ) -> Result<Vec<String>, ApiError> {
-        let unknown = match &rt.custom {
-            Some(custom) => {
-                let mut unknown = crate::typed::normalize_metadata(rt, obj)?;
-                unknown.extend(custom.schema.prune(obj));
-                custom.schema.drop_nulls(obj);
-                custom.schema.apply_defaults(obj);
-                unknown
-            }
-            None => crate::typed::normalize(rt, obj)?,
+        let request = super::AdmissionRequest {
+            rt,
+            operation: if old.is_some() {
+                super::Operation::Update
+            } else {
+                super::Operation::Create
+            },
+            subresource,
+            old,
+            field_validation: opts.field_validation,
+            dry_run: opts.dry_run,
         };
-        let warnings = unknown_field_warnings(rt, &unknown, opts.field_validation)?;
-        if let Some(custom) = &rt.custom {
-            let mut errors = crate::crd::validate_metadata(obj, old, rt.namespaced);
-            let mut schema_errors = custom.schema.validate(obj);
-            crate::crd::structural::ratchet(&mut schema_errors, obj, old);
-            errors.extend(schema_errors);
-            if errors.is_empty() && !custom.rules.is_empty() {
-                errors.extend(custom.rules.validate(obj, old));
-            }
-            if !errors.is_empty() {
-                let mut e = invalid(rt, object::name(obj), &errors);
-                e.warnings = warnings;
-                return Err(e);
-            }
-            return Ok(warnings);
-        }
-        if rt.group == crate::crd::CRD_GROUP {
-            crate::crd::definition::apply_defaults(obj);
-            let errors = crate::crd::definition::validate(obj, old);
-            if !errors.is_empty() {
-                return Err(invalid(rt, object::name(obj), &errors));
-            }
-            return Ok(warnings);
-        }
-        crate::defaults::apply_defaults(&rt.group, &rt.plural, obj);
-        let errors = crate::validation::validate(&rt.group, &rt.plural, obj, old);
-        if !errors.is_empty() {
-            let mut e = invalid(rt, object::name(obj), &errors);
-            e.warnings = warnings;
-            return Err(e);
-        }
-        Ok(warnings)
+        self.admission.admit(&request, obj)
     }
 
     async fn check_namespace_for_create(
@@ -322,7 +263,7 @@ impl Api {
         }
         let mut warnings = self.admit_for_create(rt, &mut obj, opts, applied)?;
         self.check_namespace_for_create(rt, &obj).await?;
-        if rt.group.is_empty() && rt.plural == "services" {
+        if rt.strategy.allocates_service_addresses() {
             self.allocate_service_addresses(&mut obj).await?;
         }
         let attempts = if generate { GENERATE_NAME_ATTEMPTS } else { 1 };
@@ -411,7 +352,7 @@ impl Api {
             meta.insert("creationTimestamp".into(), json!(object::now_rfc3339()));
         }
         strategy::prepare_for_create(rt, obj);
-        let warnings = self.admit(rt, obj, None, opts)?;
+        let warnings = self.admit(rt, obj, None, None, opts)?;
         if !applied {
             crate::patch::record_update(rt, None, obj, &opts.field_manager, None);
         }
@@ -471,7 +412,7 @@ impl Api {
         opts: &WriteOptions,
     ) -> Result<Written, ApiError> {
         if subresource.is_none()
-            && strategy::allows_create_on_update(&t.rt)
+            && t.rt.strategy.allows_create_on_update()
             && self.store.get(&t.key()?).await?.is_none()
         {
             return self.create(&t.rt, t.namespace.as_deref(), body, opts).await;
@@ -524,7 +465,7 @@ impl Api {
         precondition: Option<&str>,
         opts: &WriteOptions,
     ) -> Result<Written, ApiError> {
-        let path = crate::http::scale_paths(&t.rt).spec_replicas;
+        let path = t.rt.scale_paths().spec_replicas;
         self.guaranteed_update(
             t,
             UpdateHow {
@@ -548,33 +489,31 @@ impl Api {
         &self,
         t: &Target,
         subresource: Option<&str>,
-        patch: PatchRequest<'_>,
+        doc: &PatchDocument,
         opts: &WriteOptions,
     ) -> Result<Written, ApiError> {
         let rt = t.rt.clone();
-        let doc =
-            crate::patch::PatchDocument::decode(patch.kind, patch.body, strategy::is_custom(&rt))?;
-        if patch.kind == PatchKind::Apply {
+        let is_apply = matches!(doc, PatchDocument::Apply(_));
+        if is_apply {
             let key = t.key()?;
             if self.store.get(&key).await?.is_none() {
-                let applied = crate::patch::apply_to(&rt, None, &doc, opts, subresource)?;
+                let applied = crate::patch::apply_to(&rt, None, doc, &opts.into(), subresource)?;
                 let written = self
                     .create_recorded(&rt, t.namespace.as_deref(), applied, opts, true)
                     .await;
                 return match written {
                     Err(e) if e.reason == "AlreadyExists" => {
-                        Box::pin(self.patch(t, subresource, patch, opts)).await
+                        Box::pin(self.patch(t, subresource, doc, opts)).await
                     }
                     other => other,
                 };
             }
         }
-        let doc = Arc::new(doc);
-        let opts_for_patch = opts.clone();
+        let doc = Arc::new(doc.clone());
+        let opts_for_patch: crate::patch::PatchOptions = opts.into();
         let rt2 = rt.clone();
         let url_name = t.name().to_string();
         let sub = subresource.map(str::to_string);
-        let is_apply = patch.kind == PatchKind::Apply;
         self.guaranteed_update(t, UpdateHow { subresource, precondition: None, is_put: false, is_apply }, opts, move |current| {
             let patched = crate::patch::apply_to(&rt2, Some(current), &doc, &opts_for_patch, sub.as_deref())?;
             let n = object::name(&patched);
@@ -668,11 +607,11 @@ impl Api {
                         bad_value: None,
                         detail,
                     };
-                    return Err(invalid(rt, t.name(), &[err]));
+                    return Err(super::invalid_object(rt, t.name(), &[err]));
                 }
             }
             strategy::prepare_for_update(rt, &mut new, &current_view, subresource);
-            let warnings = self.admit(rt, &mut new, Some(&current_view), opts)?;
+            let warnings = self.admit(rt, &mut new, Some(&current_view), subresource, opts)?;
             if !is_apply {
                 crate::patch::record_update(
                     rt,
@@ -689,7 +628,7 @@ impl Api {
                     warnings,
                 });
             }
-            let finished = if rt.group.is_empty() && rt.plural == "namespaces" {
+            let finished = if rt.strategy.has_spec_finalizers() {
                 namespace_finished(&new)
             } else {
                 object::is_deleting(&new)

@@ -1,0 +1,112 @@
+//! Admission: every new object state a write produces passes this stage
+//! before it is stored, in kube-apiserver's order: decoding into the kind's
+//! schema (unknown fields dropped, warned about or refused per
+//! `fieldValidation`), the mutating plugins, then the validating plugins.
+//!
+//! Built in are the kind's defaulting (mutating) and the kind's validation
+//! (validating), both from its strategy: built-in kinds follow kube's
+//! `SetDefaults_*` and `Validate*`, custom resources their CRD's structural
+//! schema, defaults and CEL rules. Admission webhooks and admission policies
+//! plug in as further plugins.
+
+mod builtin;
+
+use serde_json::Value;
+
+use crate::registry::{Admission, AdmissionRequest, FieldValidation};
+use crate::resources::ResourceType;
+use crate::status::ApiError;
+pub use builtin::{Defaulting, StrategyValidation};
+
+/// A mutating admission plugin.
+pub trait Mutating: Send + Sync {
+    /// Changes `obj` as the plugin admits it.
+    ///
+    /// # Errors
+    /// The Status that refuses the write.
+    fn admit(&self, request: &AdmissionRequest<'_>, obj: &mut Value) -> Result<(), ApiError>;
+}
+
+/// A validating admission plugin.
+pub trait Validating: Send + Sync {
+    /// Accepts or refuses `obj`.
+    ///
+    /// # Errors
+    /// The Status that refuses the write.
+    fn validate(&self, request: &AdmissionRequest<'_>, obj: &Value) -> Result<(), ApiError>;
+}
+
+/// The admission chain: mutating plugins in order, then validating ones.
+pub struct Chain {
+    mutating: Vec<Box<dyn Mutating>>,
+    validating: Vec<Box<dyn Validating>>,
+}
+
+impl Chain {
+    /// The chain every kopr-apiserver runs: the kind's defaulting, then its
+    /// validation.
+    pub fn builtin() -> Chain {
+        Chain {
+            mutating: vec![Box::new(Defaulting)],
+            validating: vec![Box::new(StrategyValidation)],
+        }
+    }
+
+    /// Adds a mutating plugin after the present ones.
+    pub fn mutating(mut self, plugin: impl Mutating + 'static) -> Chain {
+        self.mutating.push(Box::new(plugin));
+        self
+    }
+
+    /// Adds a validating plugin after the present ones.
+    pub fn validating(mut self, plugin: impl Validating + 'static) -> Chain {
+        self.validating.push(Box::new(plugin));
+        self
+    }
+}
+
+impl Admission for Chain {
+    fn admit(
+        &self,
+        request: &AdmissionRequest<'_>,
+        obj: &mut Value,
+    ) -> Result<Vec<String>, ApiError> {
+        let rt = request.rt;
+        let unknown = rt.strategy.normalize(rt, obj)?;
+        let warnings = unknown_field_warnings(rt, &unknown, request.field_validation)?;
+        let with_warnings = |mut e: ApiError| {
+            if e.warnings.is_empty() {
+                e.warnings = warnings.clone();
+            }
+            e
+        };
+        for plugin in &self.mutating {
+            plugin.admit(request, obj).map_err(with_warnings)?;
+        }
+        for plugin in &self.validating {
+            plugin.validate(request, obj).map_err(with_warnings)?;
+        }
+        Ok(warnings)
+    }
+}
+
+/// The warnings (or, with `Strict`, the 400) for the unknown fields a
+/// body had.
+fn unknown_field_warnings(
+    rt: &ResourceType,
+    unknown: &[String],
+    validation: FieldValidation,
+) -> Result<Vec<String>, ApiError> {
+    let messages = || unknown.iter().map(|f| format!("unknown field \"{f}\""));
+    match validation {
+        _ if unknown.is_empty() => Ok(Vec::new()),
+        FieldValidation::Strict => Err(ApiError::bad_request(format!(
+            "{kind} in version \"{v}\" cannot be handled as a {kind}: strict decoding error: {}",
+            messages().collect::<Vec<_>>().join(", "),
+            kind = rt.kind,
+            v = rt.version
+        ))),
+        FieldValidation::Warn => Ok(messages().collect()),
+        FieldValidation::Ignore => Ok(Vec::new()),
+    }
+}

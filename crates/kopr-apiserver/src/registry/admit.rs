@@ -1,0 +1,79 @@
+//! The registry's side of admission: what a create or update hands the
+//! admission stage (kube's `admission.Attributes`), and the contract that
+//! stage fulfils. The stage itself lives above the registry
+//! ([`crate::admission`]), as in kube-apiserver, where the handler passes
+//! admission into the store's create and update.
+
+use serde_json::Value;
+
+use super::FieldValidation;
+use crate::resources::ResourceType;
+use crate::status::{ApiError, StatusCause};
+use crate::validation::FieldError;
+
+/// The operation a new object state comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    /// POST, or an apply or PUT that creates.
+    Create,
+    /// PUT or PATCH of an existing object, or a write of a subresource.
+    Update,
+}
+
+/// One object state to admit.
+#[derive(Debug, Clone, Copy)]
+pub struct AdmissionRequest<'a> {
+    /// The resource written.
+    pub rt: &'a ResourceType,
+    /// Create or update.
+    pub operation: Operation,
+    /// The subresource written, if any.
+    pub subresource: Option<&'a str>,
+    /// The stored state, on updates.
+    pub old: Option<&'a Value>,
+    /// How unknown fields are treated.
+    pub field_validation: FieldValidation,
+    /// Whether the write is a dry run.
+    pub dry_run: bool,
+}
+
+/// The admission stage: decodes, mutates and validates each new object
+/// state a write produces, before it is stored.
+pub trait Admission: Send + Sync {
+    /// Admits `obj`, changing it as mutating admission does; returns the
+    /// warnings for the client.
+    ///
+    /// # Errors
+    /// The Status that refuses the write (400 for undecodable or strictly
+    /// checked bodies, 422 for invalid objects, 403 for denials).
+    fn admit(
+        &self,
+        request: &AdmissionRequest<'_>,
+        obj: &mut Value,
+    ) -> Result<Vec<String>, ApiError>;
+}
+
+/// The 422 Invalid Status for `errors` in the object `name` of `rt`, in
+/// kube-apiserver's words.
+pub fn invalid_object(rt: &ResourceType, name: &str, errors: &[FieldError]) -> ApiError {
+    let causes = errors
+        .iter()
+        .map(|e| StatusCause {
+            reason: e.kind.cause_type().to_string(),
+            message: e.body(),
+            field: e.field.clone(),
+        })
+        .collect();
+    let kind_label = if rt.group.is_empty() {
+        rt.kind.clone()
+    } else {
+        format!("{}.{}", rt.kind, rt.group)
+    };
+    ApiError::invalid(
+        &rt.group,
+        &rt.kind,
+        name,
+        crate::validation::invalid_message(&kind_label, name, errors),
+        causes,
+    )
+}

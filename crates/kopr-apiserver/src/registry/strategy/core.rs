@@ -1,0 +1,234 @@
+//! Strategies of core kinds with rules of their own: Pods (admitted spec,
+//! initial status, graceful deletion), Namespaces (initial phase,
+//! `spec.finalizers` and the `finalize` subresource, protected names),
+//! Services (address allocation) and events.k8s.io Events (stored as core
+//! Events).
+
+use serde_json::{Map, Value, json};
+
+use super::{Strategy, builtin_default, builtin_normalize, builtin_validate};
+use crate::resources::ResourceType;
+use crate::status::ApiError;
+use crate::validation::FieldError;
+
+/// The decoding, defaulting and validation of a built-in kind, for the
+/// strategies below.
+macro_rules! builtin_admission {
+    () => {
+        fn normalize(&self, rt: &ResourceType, obj: &mut Value) -> Result<Vec<String>, ApiError> {
+            builtin_normalize(rt, obj)
+        }
+
+        fn default(&self, rt: &ResourceType, obj: &mut Value) {
+            builtin_default(rt, obj);
+        }
+
+        fn validate(&self, rt: &ResourceType, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+            builtin_validate(rt, obj, old)
+        }
+    };
+}
+
+/// Pods: the ServiceAccount and DefaultTolerationSeconds admission plugins'
+/// additions and a Pending status with its QoS class on create; a grace
+/// period on delete; the deleted pod in DELETE's answer.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PodStrategy;
+
+impl Strategy for PodStrategy {
+    builtin_admission!();
+
+    fn prepare_for_create(&self, map: &mut Map<String, Value>) {
+        if let Some(spec) = map.get_mut("spec").and_then(Value::as_object_mut) {
+            admit_pod_spec(spec);
+        }
+        let qos = pod_qos_class(map.get("spec"));
+        map.insert(
+            "status".into(),
+            json!({"phase": "Pending", "qosClass": qos}),
+        );
+    }
+
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
+    fn graceful_deletion(&self) -> bool {
+        true
+    }
+}
+
+/// Namespaces: phase Active on create; `spec.finalizers` kept by updates
+/// of the main resource and written only through `finalize`; the system
+/// namespaces never deleted.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NamespaceStrategy;
+
+impl Strategy for NamespaceStrategy {
+    builtin_admission!();
+
+    fn prepare_for_create(&self, map: &mut Map<String, Value>) {
+        map.insert("status".into(), json!({"phase": "Active"}));
+    }
+
+    fn prepare_for_update(&self, new: &mut Value, old: &Value, subresource: Option<&str>) -> bool {
+        if subresource == Some("finalize") {
+            let finalizers = new.pointer("/spec/finalizers").cloned();
+            let mut merged = old.clone();
+            if let (Some(f), Some(map)) = (finalizers, merged.as_object_mut()) {
+                let spec = map.entry("spec").or_insert_with(|| json!({}));
+                if let Some(s) = spec.as_object_mut() {
+                    s.insert("finalizers".into(), f);
+                }
+            }
+            *new = merged;
+            return true;
+        }
+        if subresource.is_none()
+            && let (Some(f), Some(map)) = (
+                old.pointer("/spec/finalizers").cloned(),
+                new.as_object_mut(),
+            )
+        {
+            let spec = map.entry("spec").or_insert_with(|| json!({}));
+            if let Some(s) = spec.as_object_mut() {
+                s.insert("finalizers".into(), f);
+            }
+        }
+        false
+    }
+
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
+    fn undeletable(&self, name: &str) -> bool {
+        crate::builtin::UNDELETABLE_NAMESPACES.contains(&name)
+    }
+
+    fn has_spec_finalizers(&self) -> bool {
+        true
+    }
+
+    fn mark_deleting(&self, obj: &mut Value) {
+        obj["status"]["phase"] = json!("Terminating");
+        if let Some(m) = crate::object::meta_mut(obj) {
+            m.remove("deletionGracePeriodSeconds");
+        }
+    }
+}
+
+/// Services: cluster IPs and node ports allocated on create; the deleted
+/// Service in DELETE's answer.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ServiceStrategy;
+
+impl Strategy for ServiceStrategy {
+    builtin_admission!();
+
+    fn allocates_service_addresses(&self) -> bool {
+        true
+    }
+
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+}
+
+/// events.k8s.io/v1 Events, stored as core v1 Events with renamed fields.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct EventStrategy;
+
+/// Field renames between events.k8s.io/v1 (left) and core v1 (right).
+const EVENT_FIELDS: &[(&str, &str)] = &[
+    ("regarding", "involvedObject"),
+    ("note", "message"),
+    ("deprecatedSource", "source"),
+    ("deprecatedFirstTimestamp", "firstTimestamp"),
+    ("deprecatedLastTimestamp", "lastTimestamp"),
+    ("deprecatedCount", "count"),
+    ("reportingController", "reportingComponent"),
+];
+
+impl Strategy for EventStrategy {
+    builtin_admission!();
+
+    fn allows_create_on_update(&self) -> bool {
+        true
+    }
+
+    fn field_renames(&self) -> &'static [(&'static str, &'static str)] {
+        EVENT_FIELDS
+    }
+}
+
+/// What kube-apiserver's admission plugins add to a new pod: the
+/// ServiceAccount plugin's `default` account, and the DefaultTolerationSeconds
+/// plugin's tolerations for not-ready and unreachable nodes.
+fn admit_pod_spec(spec: &mut serde_json::Map<String, Value>) {
+    let account = spec
+        .get("serviceAccountName")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .unwrap_or("default")
+        .to_string();
+    spec.insert("serviceAccountName".into(), json!(account));
+    spec.insert("serviceAccount".into(), json!(account));
+    let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
+    if let Some(list) = tolerations.as_array_mut() {
+        for key in [
+            "node.kubernetes.io/not-ready",
+            "node.kubernetes.io/unreachable",
+        ] {
+            let tolerated = list.iter().any(|t| {
+                let k = t.get("key").and_then(Value::as_str);
+                let effect = t.get("effect").and_then(Value::as_str).unwrap_or("");
+                let exists = t.get("operator").and_then(Value::as_str) == Some("Exists");
+                (k == Some(key) || (k.is_none() && exists))
+                    && (effect.is_empty() || effect == "NoExecute")
+            });
+            if !tolerated {
+                list.push(json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}));
+            }
+        }
+    }
+}
+
+/// A pod's QoS class from its containers' requests and limits.
+pub fn pod_qos_class(spec: Option<&Value>) -> &'static str {
+    let containers: Vec<&Value> = ["initContainers", "containers"]
+        .iter()
+        .filter_map(|k| spec.and_then(|s| s.get(*k)).and_then(Value::as_array))
+        .flatten()
+        .collect();
+    let mut any = false;
+    let mut guaranteed = !containers.is_empty();
+    for c in &containers {
+        let res = c.get("resources");
+        let req = res
+            .and_then(|r| r.get("requests"))
+            .and_then(Value::as_object);
+        let lim = res.and_then(|r| r.get("limits")).and_then(Value::as_object);
+        let has = |m: Option<&serde_json::Map<String, Value>>, k: &str| {
+            m.is_some_and(|m| m.contains_key(k))
+        };
+        if req.is_some_and(|m| !m.is_empty()) || lim.is_some_and(|m| !m.is_empty()) {
+            any = true;
+        }
+        for r in ["cpu", "memory"] {
+            let limited = has(lim, r);
+            let request_differs =
+                has(req, r) && req.and_then(|m| m.get(r)) != lim.and_then(|m| m.get(r));
+            if !limited || request_differs {
+                guaranteed = false;
+            }
+        }
+    }
+    if !any {
+        "BestEffort"
+    } else if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
+}

@@ -1,0 +1,190 @@
+//! The strategies of the kinds kopr-apiserver serves (see
+//! [`Strategy`]), and the generic create and update preparation every
+//! kind goes through before its strategy's own rules.
+
+mod core;
+mod custom;
+
+use serde_json::{Value, json};
+
+pub use self::core::{
+    EventStrategy, NamespaceStrategy, PodStrategy, ServiceStrategy, pod_qos_class,
+};
+pub use self::custom::{CLEANUP_FINALIZER, CustomResourceStrategy, DefinitionStrategy};
+use crate::object;
+use crate::resources::ResourceType;
+pub use crate::resources::Strategy;
+use crate::status::ApiError;
+use crate::validation::FieldError;
+
+/// The strategy of a built-in kind without rules of its own beyond these
+/// flags: decoded into its Go type's schema, defaulted and validated by
+/// kube's rules for it.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Builtin {
+    /// Keeps `metadata.generation`.
+    pub generation: bool,
+    /// PUT of a missing object creates it.
+    pub create_on_update: bool,
+    /// Deletes orphan dependents unless told otherwise.
+    pub orphan_by_default: bool,
+}
+
+impl Builtin {
+    /// A kind without generation tracking or other specialties.
+    pub const PLAIN: Builtin = Builtin {
+        generation: false,
+        create_on_update: false,
+        orphan_by_default: false,
+    };
+    /// A kind whose spec changes bump `metadata.generation`.
+    pub const GENERATION: Builtin = Builtin {
+        generation: true,
+        create_on_update: false,
+        orphan_by_default: false,
+    };
+    /// A kind PUT may create (Events, Leases, RBAC objects).
+    pub const CREATE_ON_UPDATE: Builtin = Builtin {
+        generation: false,
+        create_on_update: true,
+        orphan_by_default: false,
+    };
+    /// batch/v1 Jobs: generation, and dependents orphaned by default.
+    pub const JOB: Builtin = Builtin {
+        generation: true,
+        create_on_update: false,
+        orphan_by_default: true,
+    };
+}
+
+impl Strategy for Builtin {
+    fn tracks_generation(&self) -> bool {
+        self.generation
+    }
+
+    fn allows_create_on_update(&self) -> bool {
+        self.create_on_update
+    }
+
+    fn orphans_dependents_by_default(&self) -> bool {
+        self.orphan_by_default
+    }
+
+    fn normalize(&self, rt: &ResourceType, obj: &mut Value) -> Result<Vec<String>, ApiError> {
+        builtin_normalize(rt, obj)
+    }
+
+    fn default(&self, rt: &ResourceType, obj: &mut Value) {
+        builtin_default(rt, obj);
+    }
+
+    fn validate(&self, rt: &ResourceType, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        builtin_validate(rt, obj, old)
+    }
+}
+
+/// A built-in kind's decoding: into its Go type's schema.
+fn builtin_normalize(rt: &ResourceType, obj: &mut Value) -> Result<Vec<String>, ApiError> {
+    crate::typed::normalize(rt, obj)
+}
+
+/// A built-in kind's defaulting, as kube's `SetDefaults_*` functions do it.
+fn builtin_default(rt: &ResourceType, obj: &mut Value) {
+    crate::defaults::apply_defaults(&rt.group, &rt.plural, obj);
+}
+
+/// A built-in kind's validation, as kube's `Validate*` functions do it.
+fn builtin_validate(rt: &ResourceType, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    crate::validation::validate(&rt.group, &rt.plural, obj, old)
+}
+
+/// Prepares a new object: resets what a create may not set (status, for
+/// kinds with a status subresource), then the kind's own initial state,
+/// then generation 1.
+pub fn prepare_for_create(rt: &ResourceType, obj: &mut Value) {
+    if let Some(map) = obj.as_object_mut() {
+        if rt.status_subresource {
+            map.remove("status");
+        }
+        rt.strategy.prepare_for_create(map);
+    }
+    if rt.strategy.tracks_generation()
+        && let Some(m) = object::meta_mut(obj)
+    {
+        m.insert("generation".into(), json!(1));
+    }
+}
+
+/// Whether two objects differ outside `metadata` and `status` (and type
+/// fields): the changes that bump `generation`.
+pub fn spec_changed(new: &Value, old: &Value, ignore_status: bool) -> bool {
+    let (Some(n), Some(o)) = (new.as_object(), old.as_object()) else {
+        return new != old;
+    };
+    let skip = |k: &str| {
+        k == "metadata" || k == "kind" || k == "apiVersion" || (ignore_status && k == "status")
+    };
+    let differs = n.iter().any(|(k, v)| !skip(k) && o.get(k) != Some(v));
+    differs || o.keys().any(|k| !skip(k) && !n.contains_key(k))
+}
+
+/// Prepares an update: the kind's own rules first; then, for `/status`
+/// writes, everything but status (and managedFields) comes from `old`; on
+/// the main resource, status comes from `old` when the kind has a status
+/// subresource; generation is bumped on spec changes and when deletion
+/// starts.
+pub fn prepare_for_update(
+    rt: &ResourceType,
+    new: &mut Value,
+    old: &Value,
+    subresource: Option<&str>,
+) {
+    if rt.strategy.prepare_for_update(new, old, subresource) {
+        return;
+    }
+    if subresource == Some("status") {
+        let status = new.get("status").cloned();
+        let managed = object::meta(new)
+            .and_then(|m| m.get("managedFields"))
+            .cloned();
+        let mut merged = old.clone();
+        if let Some(map) = merged.as_object_mut() {
+            match status {
+                Some(s) => {
+                    map.insert("status".into(), s);
+                }
+                None => {
+                    map.remove("status");
+                }
+            }
+        }
+        if let (Some(mf), Some(m)) = (managed, object::meta_mut(&mut merged)) {
+            m.insert("managedFields".into(), mf);
+        }
+        *new = merged;
+        return;
+    }
+    if rt.status_subresource
+        && let Some(map) = new.as_object_mut()
+    {
+        match old.get("status") {
+            Some(s) => {
+                map.insert("status".into(), s.clone());
+            }
+            None => {
+                map.remove("status");
+            }
+        }
+    }
+    if rt.strategy.tracks_generation() {
+        let gen_old = object::generation(old).max(1);
+        let bumped = spec_changed(new, old, rt.status_subresource)
+            || (object::is_deleting(new) && !object::is_deleting(old));
+        if let Some(m) = object::meta_mut(new) {
+            m.insert(
+                "generation".into(),
+                json!(if bumped { gen_old + 1 } else { gen_old }),
+            );
+        }
+    }
+}
