@@ -174,7 +174,7 @@ pub const SYSTEM_NAMESPACES: &[&str] =
     &["default", "kube-system", "kube-public", "kube-node-lease"];
 
 /// Namespaces that can never be deleted.
-pub const UNDELETABLE_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public"];
+pub use crate::registry::strategy::UNDELETABLE_NAMESPACES;
 
 /// Whether an API group is one of the built-in groups (not served by CRDs).
 pub fn is_builtin_group(group: &str) -> bool {

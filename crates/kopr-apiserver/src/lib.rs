@@ -8,8 +8,8 @@
 //! imports only the ones below it:
 //!
 //! - [`http`]: routing, content negotiation, decoding every body (PATCH
-//!   included) and rendering responses; [`discovery`] and [`openapi`] build
-//!   the documents it serves;
+//!   included) and rendering responses, discovery documents among them;
+//!   [`openapi`] builds the OpenAPI documents it serves;
 //! - [`authn`]: who the request comes from;
 //! - [`authz`]: whether that user may do what it asks;
 //! - [`admission`]: decoding into the kind's schema, mutating plugins
@@ -43,7 +43,6 @@ pub mod builtin;
 pub mod controllers;
 pub mod crd;
 pub mod defaults;
-pub mod discovery;
 pub mod gofmt;
 pub mod http;
 pub mod metrics;

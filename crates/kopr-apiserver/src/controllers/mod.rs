@@ -5,6 +5,7 @@
 //! simulated kubelet for simulated nodes, kwok-style. They watch the store's
 //! event stream and act through the registry, as a client would.
 
+pub mod crd;
 mod deployment;
 mod garbage_collector;
 pub mod informer;
@@ -45,7 +46,7 @@ pub fn spawn_all(api: Api, stop: CancellationToken, nodes: usize) {
 
 async fn run(api: Api, mut events: broadcast::Receiver<Arc<WatchEvent>>, stop: CancellationToken) {
     let mut gc = GarbageCollector::new(api.clone());
-    crate::crd::controller::resync(&api).await;
+    crate::controllers::crd::resync(&api).await;
     gc.resync().await;
     namespace::resync(&api).await;
     loop {
@@ -55,7 +56,7 @@ async fn run(api: Api, mut events: broadcast::Receiver<Arc<WatchEvent>>, stop: C
         };
         match received {
             Ok(ev) => {
-                crate::crd::controller::observe(&api, &ev);
+                crate::controllers::crd::observe(&api, &ev);
                 gc.observe(&ev).await;
                 namespace::observe(&api, &ev);
                 service_account::observe(&api, &ev);

@@ -4,7 +4,6 @@
 //! fields and the scale subresource.
 
 pub mod cel;
-pub mod controller;
 pub mod definition;
 pub mod printer;
 pub mod structural;

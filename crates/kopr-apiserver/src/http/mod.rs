@@ -2,6 +2,7 @@
 //! the registry, discovery, OpenAPI and health endpoints.
 
 pub mod body;
+pub mod discovery;
 mod logs;
 pub mod negotiate;
 pub mod path;
@@ -112,10 +113,10 @@ async fn handle(State(state): State<AppState>, req: Request) -> Response {
             "text/plain; version=0.0.4",
             state.metrics.render().into_bytes(),
         )),
-        ApiPath::CoreVersions => Ok(crate::discovery::core_versions(&state.api.catalog, &parts)),
-        ApiPath::Groups => Ok(crate::discovery::groups(&state.api.catalog, &parts)),
-        ApiPath::Group(g) => crate::discovery::group(&state.api.catalog, &g),
-        ApiPath::GroupVersion(g, v) => crate::discovery::group_version(&state.api.catalog, &g, &v),
+        ApiPath::CoreVersions => Ok(discovery::core_versions(&state.api.catalog, &parts)),
+        ApiPath::Groups => Ok(discovery::groups(&state.api.catalog, &parts)),
+        ApiPath::Group(g) => discovery::group(&state.api.catalog, &g),
+        ApiPath::GroupVersion(g, v) => discovery::group_version(&state.api.catalog, &g, &v),
         ApiPath::OpenApiV3Root => Ok(response::json(
             StatusCode::OK,
             &crate::openapi::root(&state.api.catalog),

@@ -58,6 +58,9 @@ impl Strategy for PodStrategy {
     }
 }
 
+/// Namespaces that can never be deleted.
+pub const UNDELETABLE_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public"];
+
 /// Namespaces: phase Active on create; `spec.finalizers` kept by updates
 /// of the main resource and written only through `finalize`; the system
 /// namespaces never deleted.
@@ -103,7 +106,7 @@ impl Strategy for NamespaceStrategy {
     }
 
     fn undeletable(&self, name: &str) -> bool {
-        crate::builtin::UNDELETABLE_NAMESPACES.contains(&name)
+        UNDELETABLE_NAMESPACES.contains(&name)
     }
 
     fn has_spec_finalizers(&self) -> bool {

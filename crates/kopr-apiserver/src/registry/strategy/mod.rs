@@ -8,7 +8,8 @@ mod custom;
 use serde_json::{Value, json};
 
 pub use self::core::{
-    EventStrategy, NamespaceStrategy, PodStrategy, ServiceStrategy, pod_qos_class,
+    EventStrategy, NamespaceStrategy, PodStrategy, ServiceStrategy, UNDELETABLE_NAMESPACES,
+    pod_qos_class,
 };
 pub use self::custom::{CLEANUP_FINALIZER, CustomResourceStrategy, DefinitionStrategy};
 use crate::object;

@@ -7,8 +7,8 @@ use http::StatusCode;
 use http::request::Parts;
 use serde_json::{Value, json};
 
-use crate::http::negotiate::{Representation, representation};
-use crate::http::response;
+use super::negotiate::{Representation, representation};
+use super::response;
 use crate::resources::{Catalog, ResourceType};
 use crate::status::ApiError;
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{CRD_GROUP, CustomVersion};
+use crate::crd::{CRD_GROUP, CustomVersion};
 use crate::object;
 use crate::registry::strategy::CustomResourceStrategy;
 use crate::registry::{Api, DeleteOptions, ListOptions, Propagation, Target, WriteOptions};
@@ -196,7 +196,7 @@ fn accepted_status_for(api: &Api, crd: &Value) -> Value {
         })
         .collect();
     let refs: Vec<&Value> = others.iter().map(|a| a.as_ref()).collect();
-    let mut status = super::definition::accepted_status(crd, &refs, &object::now_rfc3339());
+    let mut status = crate::crd::definition::accepted_status(crd, &refs, &object::now_rfc3339());
     // Stored versions accumulate; they are never dropped by the server.
     let mut stored = strings(crd, "/status/storedVersions");
     for v in strings(&status, "/storedVersions") {
