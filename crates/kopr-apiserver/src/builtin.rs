@@ -8,11 +8,18 @@ use crate::resources::{Catalog, ResourceType};
 
 /// Registers every built-in resource, each with its strategy.
 pub fn register_builtins(catalog: &Catalog) {
+    for rt in core().into_iter().chain(grouped()) {
+        catalog.register(rt);
+    }
+}
+
+/// The core (`v1`) resources.
+fn core() -> Vec<ResourceType> {
     let core = |plural: &str, singular: &str, kind: &str, namespaced: bool| {
         ResourceType::new("", "v1", plural, singular, kind, namespaced)
     };
     let all = &["all"];
-    for rt in [
+    vec![
         core("namespaces", "namespace", "Namespace", false)
             .short(&["ns"])
             .with_status()
@@ -42,6 +49,13 @@ pub fn register_builtins(catalog: &Catalog) {
             .short(&["no"])
             .with_status()
             .strategy(Builtin::PLAIN),
+    ]
+}
+
+/// The resources of the named groups.
+fn grouped() -> Vec<ResourceType> {
+    let all = &["all"];
+    vec![
         ResourceType::new(
             "apps",
             "v1",
@@ -164,9 +178,7 @@ pub fn register_builtins(catalog: &Catalog) {
             false,
         )
         .strategy(Builtin::GENERATION),
-    ] {
-        catalog.register(rt);
-    }
+    ]
 }
 
 /// Namespaces created at first start.

@@ -242,79 +242,18 @@ impl JobController {
         let finished =
             podutil::condition_true(&job, "Complete") || podutil::condition_true(&job, "Failed");
 
-        // Finished pods are counted once: first listed as uncounted, then
-        // their finalizer removed, then added to the counts.
-        let mut succeeded = old_status
-            .get("succeeded")
-            .and_then(Value::as_i64)
-            .unwrap_or(0);
-        let mut failed = old_status
-            .get("failed")
-            .and_then(Value::as_i64)
-            .unwrap_or(0);
-        let mut uncounted_ok = uid_list(&old_status, "succeeded");
-        let mut uncounted_failed = uid_list(&old_status, "failed");
-        let with_finalizer: HashSet<String> = pods
-            .iter()
-            .filter(|p| has_finalizer(p))
-            .map(|p| object::uid(p).to_string())
-            .collect();
-        let mut completed = parse_indexes(podutil::str_at(&old_status, "/completedIndexes"));
-        uncounted_ok.retain(|u| {
-            if with_finalizer.contains(u) {
-                return true;
-            }
-            succeeded += 1;
-            false
-        });
-        uncounted_failed.retain(|u| {
-            if with_finalizer.contains(u) {
-                return true;
-            }
-            failed += 1;
-            false
-        });
-        let mut last_failure: Option<jiff::Timestamp> = None;
-        for p in &pods {
-            let uid = object::uid(p).to_string();
-            let done_ok = podutil::phase(p) == "Succeeded";
-            // Deleted pods count as failed (podReplacementPolicy
-            // TerminatingOrFailed), as they may never reach a phase.
-            let done_failed = podutil::phase(p) == "Failed" || (object::is_deleting(p) && !done_ok);
-            if done_failed {
-                last_failure = last_failure.max(finished_at(p));
-            }
-            if done_ok
-                && indexed
-                && let Some(i) = completion_index(p)
-            {
-                completed.insert(i);
-            }
-            if !has_finalizer(p) || uncounted_ok.contains(&uid) || uncounted_failed.contains(&uid) {
-                continue;
-            }
-            if done_ok {
-                uncounted_ok.push(uid);
-            } else if done_failed {
-                uncounted_failed.push(uid);
-            }
-        }
-        let active: Vec<Arc<Value>> = pods
-            .iter()
-            .filter(|p| podutil::is_active(p))
-            .cloned()
-            .collect();
-        let terminating = pods
-            .iter()
-            .filter(|p| object::is_deleting(p) && !podutil::is_terminal(p))
-            .count() as i64;
-        let ready = active.iter().filter(|p| podutil::is_ready(p)).count() as i64;
-        let restarts: i64 =
-            if podutil::str_at(&job, "/spec/template/spec/restartPolicy") == "OnFailure" {
-                active.iter().map(|p| podutil::restart_count(p)).sum()
-            } else {
-                0
-            };
+        let Tally {
+            succeeded,
+            failed,
+            uncounted_ok,
+            uncounted_failed,
+            completed,
+            last_failure,
+            active,
+            terminating,
+            ready,
+            restarts,
+        } = tally(&job, &pods, &old_status, indexed);
         let failed_total = failed + uncounted_failed.len() as i64 + restarts;
         let succeeded_total = succeeded + uncounted_ok.len() as i64;
         if status.get("startTime").is_none() && !suspended && !finished {
@@ -333,47 +272,17 @@ impl JobController {
         if !finished {
             // Interim conditions: the job's fate is decided.
             if !has(&conditions, "FailureTarget") && !has(&conditions, "SuccessCriteriaMet") {
-                let deadline = int_at(&job, "/spec/activeDeadlineSeconds").and_then(|secs| {
-                    let start = status
-                        .get("startTime")
-                        .and_then(Value::as_str)
-                        .and_then(podutil::parse_time)?;
-                    Some(podutil::after(
-                        start,
-                        Duration::from_secs(secs.max(0) as u64),
-                    ))
-                });
-                let complete_now = match completions {
-                    Some(c) if indexed => completed.len() as i64 >= c,
-                    Some(c) => succeeded_total >= c,
-                    None => succeeded_total > 0 && active.is_empty(),
+                let fate = Fate {
+                    completions,
+                    indexed,
+                    completed: completed.len() as i64,
+                    succeeded_total,
+                    failed_total,
+                    backoff_limit,
+                    no_active: active.is_empty(),
+                    suspended,
                 };
-                if complete_now {
-                    conditions.push(job_condition(
-                        "SuccessCriteriaMet",
-                        "CompletionsReached",
-                        "Reached expected number of succeeded pods",
-                        &now_s,
-                    ));
-                } else if failed_total > backoff_limit {
-                    conditions.push(job_condition(
-                        "FailureTarget",
-                        "BackoffLimitExceeded",
-                        "Job has reached the specified backoff limit",
-                        &now_s,
-                    ));
-                } else if let Some(d) = deadline {
-                    if d <= now {
-                        conditions.push(job_condition(
-                            "FailureTarget",
-                            "DeadlineExceeded",
-                            "Job was active longer than specified deadline",
-                            &now_s,
-                        ));
-                    } else if !suspended {
-                        again = Some(podutil::until(d, now));
-                    }
-                }
+                again = decide_fate(&job, &status, &fate, &mut conditions, now, &now_s);
             }
             let target = conditions
                 .iter()
@@ -391,54 +300,21 @@ impl JobController {
                 }
                 let all_counted = uncounted_ok.is_empty() && uncounted_failed.is_empty();
                 if all_counted && terminating == 0 && active.is_empty() {
-                    let success =
-                        t.get("type").and_then(Value::as_str) == Some("SuccessCriteriaMet");
-                    let reason = t
-                        .get("reason")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string();
-                    let message = t
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string();
-                    if success {
-                        conditions.push(job_condition("Complete", &reason, &message, &now_s));
-                        status["completionTime"] = json!(now_s);
-                        events.push((false, "Completed".into(), "Job completed".into()));
-                    } else {
-                        conditions.push(job_condition("Failed", &reason, &message, &now_s));
-                        events.push((true, reason, message));
-                    }
+                    events.push(finish(&t, &mut conditions, &mut status, &now_s));
                 }
             } else if suspended {
                 for p in &active {
                     self.delete_pod(&job, p).await?;
                 }
                 if !has(&conditions, "Suspended") {
-                    conditions
-                        .retain(|c| c.get("type").and_then(Value::as_str) != Some("Suspended"));
-                    conditions.push(job_condition(
-                        "Suspended",
-                        "JobSuspended",
-                        "Job suspended",
-                        &now_s,
-                    ));
-                    events.push((false, "Suspended".into(), "Job suspended".into()));
+                    events.push(set_suspended(&mut conditions, true, &now_s));
                 }
                 if let Some(o) = status.as_object_mut() {
                     o.remove("startTime");
                 }
             } else {
                 if has(&conditions, "Suspended") {
-                    conditions
-                        .retain(|c| c.get("type").and_then(Value::as_str) != Some("Suspended"));
-                    conditions.push(json!({
-                        "type": "Suspended", "status": "False", "lastProbeTime": now_s,
-                        "lastTransitionTime": now_s, "reason": "JobResumed", "message": "Job resumed",
-                    }));
-                    events.push((false, "Resumed".into(), "Job resumed".into()));
+                    events.push(set_suspended(&mut conditions, false, &now_s));
                 }
                 again = self
                     .manage(
@@ -458,32 +334,21 @@ impl JobController {
             }
         }
 
-        status["succeeded"] = json!(succeeded);
-        status["failed"] = json!(failed);
-        status["active"] = json!(active.len());
-        status["ready"] = json!(ready);
-        status["terminating"] = json!(terminating);
-        let mut uncounted = json!({});
-        if !uncounted_ok.is_empty() {
-            uncounted["succeeded"] = json!(uncounted_ok);
-        }
-        if !uncounted_failed.is_empty() {
-            uncounted["failed"] = json!(uncounted_failed);
-        }
-        status["uncountedTerminatedPods"] = uncounted;
-        if indexed && !completed.is_empty() {
-            status["completedIndexes"] = json!(format_indexes(&completed));
-        }
-        if !conditions.is_empty() {
-            status["conditions"] = json!(conditions);
-        }
-        for k in ["succeeded", "failed", "active"] {
-            if status.get(k).and_then(Value::as_i64) == Some(0)
-                && let Some(o) = status.as_object_mut()
-            {
-                o.remove(k);
-            }
-        }
+        let counts = Counts {
+            succeeded,
+            failed,
+            active: active.len() as i64,
+            ready,
+            terminating,
+        };
+        fill_status(
+            &mut status,
+            &counts,
+            &uncounted_ok,
+            &uncounted_failed,
+            indexed.then_some(&completed),
+            &conditions,
+        );
         type Status = k8s_openapi::api::batch::v1::JobStatus;
         if !writes::update_status::<Status>(&self.api, Kind::Job, &job, &status).await? {
             return Ok(None);
@@ -622,6 +487,284 @@ impl JobController {
             }
         }
         Ok(None)
+    }
+}
+
+/// What the pods of a job add up to.
+struct Tally {
+    /// Finished and counted (finalizer removed) as succeeded.
+    succeeded: i64,
+    /// Finished and counted as failed.
+    failed: i64,
+    /// Succeeded pods listed as uncounted (finalizer still on).
+    uncounted_ok: Vec<String>,
+    /// Failed pods listed as uncounted.
+    uncounted_failed: Vec<String>,
+    /// Completed indexes (Indexed jobs).
+    completed: BTreeSet<i64>,
+    /// When the latest pod failed.
+    last_failure: Option<jiff::Timestamp>,
+    /// Pods still running or pending.
+    active: Vec<Arc<Value>>,
+    /// Pods being deleted that have not finished.
+    terminating: i64,
+    /// Active pods that are ready.
+    ready: i64,
+    /// Container restarts of active pods (restartPolicy OnFailure).
+    restarts: i64,
+}
+
+/// Counts a job's pods. Finished pods are counted once: first listed as
+/// uncounted, then their finalizer removed, then added to the counts.
+fn tally(job: &Value, pods: &[Arc<Value>], old_status: &Value, indexed: bool) -> Tally {
+    let mut succeeded = old_status
+        .get("succeeded")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let mut failed = old_status
+        .get("failed")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let mut uncounted_ok = uid_list(old_status, "succeeded");
+    let mut uncounted_failed = uid_list(old_status, "failed");
+    let with_finalizer: HashSet<String> = pods
+        .iter()
+        .filter(|p| has_finalizer(p))
+        .map(|p| object::uid(p).to_string())
+        .collect();
+    let mut completed = parse_indexes(podutil::str_at(old_status, "/completedIndexes"));
+    uncounted_ok.retain(|u| {
+        if with_finalizer.contains(u) {
+            return true;
+        }
+        succeeded += 1;
+        false
+    });
+    uncounted_failed.retain(|u| {
+        if with_finalizer.contains(u) {
+            return true;
+        }
+        failed += 1;
+        false
+    });
+    let mut last_failure: Option<jiff::Timestamp> = None;
+    for p in pods {
+        let uid = object::uid(p).to_string();
+        let done_ok = podutil::phase(p) == "Succeeded";
+        // Deleted pods count as failed (podReplacementPolicy
+        // TerminatingOrFailed), as they may never reach a phase.
+        let done_failed = podutil::phase(p) == "Failed" || (object::is_deleting(p) && !done_ok);
+        if done_failed {
+            last_failure = last_failure.max(finished_at(p));
+        }
+        if done_ok
+            && indexed
+            && let Some(i) = completion_index(p)
+        {
+            completed.insert(i);
+        }
+        if !has_finalizer(p) || uncounted_ok.contains(&uid) || uncounted_failed.contains(&uid) {
+            continue;
+        }
+        if done_ok {
+            uncounted_ok.push(uid);
+        } else if done_failed {
+            uncounted_failed.push(uid);
+        }
+    }
+    let active: Vec<Arc<Value>> = pods
+        .iter()
+        .filter(|p| podutil::is_active(p))
+        .cloned()
+        .collect();
+    let terminating = pods
+        .iter()
+        .filter(|p| object::is_deleting(p) && !podutil::is_terminal(p))
+        .count() as i64;
+    let ready = active.iter().filter(|p| podutil::is_ready(p)).count() as i64;
+    let restarts: i64 = if podutil::str_at(job, "/spec/template/spec/restartPolicy") == "OnFailure"
+    {
+        active.iter().map(|p| podutil::restart_count(p)).sum()
+    } else {
+        0
+    };
+    Tally {
+        succeeded,
+        failed,
+        uncounted_ok,
+        uncounted_failed,
+        completed,
+        last_failure,
+        active,
+        terminating,
+        ready,
+        restarts,
+    }
+}
+
+/// What decides a running job's fate.
+struct Fate {
+    completions: Option<i64>,
+    indexed: bool,
+    completed: i64,
+    succeeded_total: i64,
+    failed_total: i64,
+    backoff_limit: i64,
+    no_active: bool,
+    suspended: bool,
+}
+
+/// Adds the interim condition (SuccessCriteriaMet or FailureTarget) once
+/// the job's fate is decided; returns when to look again for a deadline
+/// still ahead.
+fn decide_fate(
+    job: &Value,
+    status: &Value,
+    fate: &Fate,
+    conditions: &mut Vec<Value>,
+    now: jiff::Timestamp,
+    now_s: &str,
+) -> Option<Duration> {
+    let deadline = int_at(job, "/spec/activeDeadlineSeconds").and_then(|secs| {
+        let start = status
+            .get("startTime")
+            .and_then(Value::as_str)
+            .and_then(podutil::parse_time)?;
+        Some(podutil::after(
+            start,
+            Duration::from_secs(secs.max(0) as u64),
+        ))
+    });
+    let complete_now = match fate.completions {
+        Some(c) if fate.indexed => fate.completed >= c,
+        Some(c) => fate.succeeded_total >= c,
+        None => fate.succeeded_total > 0 && fate.no_active,
+    };
+    if complete_now {
+        conditions.push(job_condition(
+            "SuccessCriteriaMet",
+            "CompletionsReached",
+            "Reached expected number of succeeded pods",
+            now_s,
+        ));
+    } else if fate.failed_total > fate.backoff_limit {
+        conditions.push(job_condition(
+            "FailureTarget",
+            "BackoffLimitExceeded",
+            "Job has reached the specified backoff limit",
+            now_s,
+        ));
+    } else if let Some(d) = deadline {
+        if d <= now {
+            conditions.push(job_condition(
+                "FailureTarget",
+                "DeadlineExceeded",
+                "Job was active longer than specified deadline",
+                now_s,
+            ));
+        } else if !fate.suspended {
+            return Some(podutil::until(d, now));
+        }
+    }
+    None
+}
+
+/// Turns the interim condition `target` into the final one (Complete or
+/// Failed); returns the event to post: (warning, reason, message).
+fn finish(
+    target: &Value,
+    conditions: &mut Vec<Value>,
+    status: &mut Value,
+    now_s: &str,
+) -> (bool, String, String) {
+    let success = target.get("type").and_then(Value::as_str) == Some("SuccessCriteriaMet");
+    let text = |k: &str| {
+        target
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let (reason, message) = (text("reason"), text("message"));
+    if success {
+        conditions.push(job_condition("Complete", &reason, &message, now_s));
+        status["completionTime"] = json!(now_s);
+        (false, "Completed".into(), "Job completed".into())
+    } else {
+        conditions.push(job_condition("Failed", &reason, &message, now_s));
+        (true, reason, message)
+    }
+}
+
+/// Sets the Suspended condition (true on suspension, false on resumption);
+/// returns the event to post.
+fn set_suspended(
+    conditions: &mut Vec<Value>,
+    suspended: bool,
+    now_s: &str,
+) -> (bool, String, String) {
+    conditions.retain(|c| c.get("type").and_then(Value::as_str) != Some("Suspended"));
+    if suspended {
+        conditions.push(job_condition(
+            "Suspended",
+            "JobSuspended",
+            "Job suspended",
+            now_s,
+        ));
+        (false, "Suspended".into(), "Job suspended".into())
+    } else {
+        conditions.push(json!({
+            "type": "Suspended", "status": "False", "lastProbeTime": now_s,
+            "lastTransitionTime": now_s, "reason": "JobResumed", "message": "Job resumed",
+        }));
+        (false, "Resumed".into(), "Job resumed".into())
+    }
+}
+
+/// The counts a job's status reports.
+struct Counts {
+    succeeded: i64,
+    failed: i64,
+    active: i64,
+    ready: i64,
+    terminating: i64,
+}
+
+/// Writes the counts, uncounted pods, completed indexes and conditions
+/// into `status`, leaving out zero counts as kube does.
+fn fill_status(
+    status: &mut Value,
+    counts: &Counts,
+    uncounted_ok: &[String],
+    uncounted_failed: &[String],
+    completed: Option<&BTreeSet<i64>>,
+    conditions: &[Value],
+) {
+    status["succeeded"] = json!(counts.succeeded);
+    status["failed"] = json!(counts.failed);
+    status["active"] = json!(counts.active);
+    status["ready"] = json!(counts.ready);
+    status["terminating"] = json!(counts.terminating);
+    let mut uncounted = json!({});
+    if !uncounted_ok.is_empty() {
+        uncounted["succeeded"] = json!(uncounted_ok);
+    }
+    if !uncounted_failed.is_empty() {
+        uncounted["failed"] = json!(uncounted_failed);
+    }
+    status["uncountedTerminatedPods"] = uncounted;
+    if let Some(completed) = completed.filter(|c| !c.is_empty()) {
+        status["completedIndexes"] = json!(format_indexes(completed));
+    }
+    if !conditions.is_empty() {
+        status["conditions"] = json!(conditions);
+    }
+    for k in ["succeeded", "failed", "active"] {
+        if status.get(k).and_then(Value::as_i64) == Some(0)
+            && let Some(o) = status.as_object_mut()
+        {
+            o.remove(k);
+        }
     }
 }
 

@@ -13,15 +13,45 @@ use super::negotiate::{Representation, representation};
 use super::path::ResourcePath;
 use super::query::{Query, RvMatch, invalid_list_options};
 use super::{AppState, body, response};
-use crate::registry::ListParams;
-use crate::registry::{DeleteOptions, ListBody, ListOptions, Target, WatchOptions};
+use crate::registry::{
+    DeleteOptions, ListBody, ListOptions, ListParams, Target, WatchOptions, WriteOptions, Written,
+};
+use crate::resources::ResourceType;
 use crate::status::ApiError;
 
 fn header_str(parts: &Parts, name: header::HeaderName) -> Option<&str> {
     parts.headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-/// Handles one resource request.
+/// One resource request, parsed: what every verb's handler needs.
+struct Request<'a> {
+    state: &'a AppState,
+    rt: Arc<ResourceType>,
+    rp: ResourcePath,
+    target: Target,
+    query: Query,
+    repr: Representation,
+    content_type: Option<&'a str>,
+    body: bytes::Bytes,
+    user_agent: &'a str,
+}
+
+impl Request<'_> {
+    fn write_options(&self) -> WriteOptions {
+        self.query.write_options(self.user_agent)
+    }
+
+    fn namespace(&self) -> Option<&str> {
+        self.rp.namespace.as_deref()
+    }
+
+    fn subresource(&self) -> Option<&str> {
+        self.rp.subresource.as_deref()
+    }
+}
+
+/// Handles one resource request: finds the resource, routes subresources,
+/// then the verb.
 pub async fn handle(
     state: &AppState,
     parts: &Parts,
@@ -41,10 +71,7 @@ pub async fn handle(
         namespace: rp.namespace.clone(),
         name: rp.name.clone(),
     };
-    let repr = representation(header_str(parts, header::ACCEPT));
-    let content_type = header_str(parts, header::CONTENT_TYPE);
-    let sub = rp.subresource.as_deref();
-    match sub {
+    match rp.subresource.as_deref() {
         None => {}
         Some("status") if rt.status_subresource => {}
         Some("finalize") if rt.strategy.has_spec_finalizers() => {}
@@ -56,147 +83,181 @@ pub async fn handle(
         }
         Some(_) => return Err(ApiError::path_not_found()),
     }
-    let write_opts = || query.write_options(user_agent);
-    let api = &state.api;
-    match (&parts.method, rp.name.is_some()) {
-        (&Method::GET, false) if query.watch || rp.legacy_watch => {
-            let opts = watch_options(&rt, &query)?;
-            Ok(super::watch::respond(
-                api.watch(rt.clone(), rp.namespace.clone(), opts),
-                rt,
-                repr,
-                &query,
-            ))
-        }
-        (&Method::GET, true) if query.watch || rp.legacy_watch => {
-            // A watch on one object: a field selector on its name.
-            let mut q = query.clone();
-            let name = rp.name.clone().unwrap_or_default();
+    let named = rp.name.is_some();
+    let watch = query.watch || rp.legacy_watch;
+    let req = Request {
+        state,
+        rt,
+        rp,
+        target,
+        query,
+        repr: representation(header_str(parts, header::ACCEPT)),
+        content_type: header_str(parts, header::CONTENT_TYPE),
+        body,
+        user_agent,
+    };
+    match (&parts.method, named) {
+        (&Method::GET, _) if watch => watch_objects(&req),
+        (&Method::GET, false) => list(&req).await,
+        (&Method::GET, true) => get(&req).await,
+        (&Method::POST, false) => create(&req).await,
+        (&Method::PUT, true) => replace(&req).await,
+        (&Method::PATCH, true) => patch(&req).await,
+        (&Method::DELETE, true) => delete(&req).await,
+        (&Method::DELETE, false) => delete_collection(&req).await,
+        _ => Err(ApiError::method_not_allowed()),
+    }
+}
+
+/// A watch of the collection, or of one object (a field selector on its name).
+fn watch_objects(req: &Request<'_>) -> Result<Response, ApiError> {
+    let opts = match &req.rp.name {
+        Some(name) => {
+            let mut q = req.query.clone();
             q.field_selector = Some(match q.field_selector {
                 Some(f) => format!("{f},metadata.name={name}"),
                 None => format!("metadata.name={name}"),
             });
-            let opts = watch_options(&rt, &q)?;
-            Ok(super::watch::respond(
-                api.watch(rt.clone(), rp.namespace.clone(), opts),
-                rt,
-                repr,
-                &query,
-            ))
+            watch_options(&req.rt, &q)?
         }
-        (&Method::GET, false) => {
-            let opts = list_options(&rt, &query)?;
-            if query.send_initial_events.is_some() {
-                return Err(invalid_list_options(
-                    "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list",
-                ));
-            }
-            let result = api.list(&rt, rp.namespace.as_deref(), &opts).await?;
-            if repr == Representation::Table {
-                let t = super::table::render(&rt, &result.items, &query, result.list_meta(), true)?;
-                return Ok(response::json(StatusCode::OK, &t));
-            }
-            Ok(response::json(StatusCode::OK, &ListBody::new(&rt, result)))
-        }
-        (&Method::GET, true) => {
-            let obj = api.get(&target).await?;
-            if repr == Representation::Table {
-                let rv = crate::object::meta_str(&obj, "resourceVersion")
-                    .unwrap_or("")
-                    .to_string();
-                let t = super::table::render(
-                    &rt,
-                    &[obj],
-                    &query,
-                    json!({"resourceVersion": rv}),
-                    true,
-                )?;
-                return Ok(response::json(StatusCode::OK, &t));
-            }
-            Ok(response::json(StatusCode::OK, &*obj))
-        }
-        (&Method::POST, false) => {
-            if rt.namespaced && rp.namespace.is_none() {
-                return Err(ApiError::path_not_found());
-            }
-            let obj = body::decode_object(content_type, &body)?;
-            let w = api
-                .create(&rt, rp.namespace.as_deref(), obj, &write_opts())
-                .await?;
-            Ok(response::with_warnings(
-                response::json(StatusCode::CREATED, &*w.object),
-                &w.warnings,
-            ))
-        }
-        (&Method::PUT, true) => {
-            let obj = body::decode_object(content_type, &body)?;
-            let w = api
-                .update_or_create(&target, sub, obj, &write_opts())
-                .await?;
-            let code = if w.created {
-                StatusCode::CREATED
-            } else {
-                StatusCode::OK
-            };
-            Ok(response::with_warnings(
-                response::json(code, &*w.object),
-                &w.warnings,
-            ))
-        }
-        (&Method::PATCH, true) => {
-            let kind = body::PatchKind::from_content_type(content_type)?;
-            if kind != body::PatchKind::Apply && query.force {
-                return Err(ApiError::invalid(
-                    "meta.k8s.io",
-                    "PatchOptions",
-                    "",
-                    "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch".into(),
-                    vec![crate::status::StatusCause {
-                        reason: "FieldValueForbidden".into(),
-                        message: "Forbidden: may not be specified for non-apply patch".into(),
-                        field: "force".into(),
-                    }],
-                ));
-            }
-            let mut opts = write_opts();
-            if kind == body::PatchKind::Apply {
-                opts.field_manager = query.field_manager.clone().unwrap_or_default();
-            }
-            let doc = body::decode_patch(kind, &body, rt.strategy.accepts_strategic_merge_patch())?;
-            let w = api.patch(&target, sub, &doc, &opts).await?;
-            let code = if w.created {
-                StatusCode::CREATED
-            } else {
-                StatusCode::OK
-            };
-            Ok(response::with_warnings(
-                response::json(code, &*w.object),
-                &w.warnings,
-            ))
-        }
-        (&Method::DELETE, true) => {
-            let opts = delete_options(&query, content_type, &body)?;
-            let outcome = api.delete(&target, &opts).await?;
-            let code = match &outcome {
-                crate::registry::DeleteOutcome::Pending(_)
-                    if opts.orphan_dependents == Some(false) =>
-                {
-                    StatusCode::ACCEPTED
-                }
-                _ => StatusCode::OK,
-            };
-            Ok(response::json(code, &outcome.response(&rt)))
-        }
-        (&Method::DELETE, false) => {
-            let opts = delete_options(&query, content_type, &body)?;
-            let list = list_options(&rt, &query)?;
-            let result = api
-                .delete_collection(&rt, rp.namespace.as_deref(), &list, &opts)
-                .await?;
-            Ok(response::json(StatusCode::OK, &ListBody::new(&rt, result)))
-        }
-        _ => Err(ApiError::method_not_allowed()),
+        None => watch_options(&req.rt, &req.query)?,
+    };
+    Ok(super::watch::respond(
+        req.state
+            .api
+            .watch(req.rt.clone(), req.rp.namespace.clone(), opts),
+        req.rt.clone(),
+        req.repr,
+        &req.query,
+    ))
+}
+
+async fn list(req: &Request<'_>) -> Result<Response, ApiError> {
+    let (rt, query) = (&req.rt, &req.query);
+    let opts = list_options(rt, query)?;
+    if query.send_initial_events.is_some() {
+        return Err(invalid_list_options(
+            "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list",
+        ));
     }
+    let result = req.state.api.list(rt, req.namespace(), &opts).await?;
+    if req.repr == Representation::Table {
+        let t = super::table::render(rt, &result.items, query, result.list_meta(), true)?;
+        return Ok(response::json(StatusCode::OK, &t));
+    }
+    Ok(response::json(StatusCode::OK, &ListBody::new(rt, result)))
+}
+
+async fn get(req: &Request<'_>) -> Result<Response, ApiError> {
+    let obj = req.state.api.get(&req.target).await?;
+    if req.repr == Representation::Table {
+        let rv = crate::object::meta_str(&obj, "resourceVersion")
+            .unwrap_or("")
+            .to_string();
+        let t = super::table::render(
+            &req.rt,
+            &[obj],
+            &req.query,
+            json!({"resourceVersion": rv}),
+            true,
+        )?;
+        return Ok(response::json(StatusCode::OK, &t));
+    }
+    Ok(response::json(StatusCode::OK, &*obj))
+}
+
+async fn create(req: &Request<'_>) -> Result<Response, ApiError> {
+    if req.rt.namespaced && req.rp.namespace.is_none() {
+        return Err(ApiError::path_not_found());
+    }
+    let obj = body::decode_object(req.content_type, &req.body)?;
+    let w = req
+        .state
+        .api
+        .create(&req.rt, req.namespace(), obj, &req.write_options())
+        .await?;
+    Ok(response::with_warnings(
+        response::json(StatusCode::CREATED, &*w.object),
+        &w.warnings,
+    ))
+}
+
+/// The answer to a PUT or PATCH: 201 when it created the object.
+fn written(w: &Written) -> Response {
+    let code = if w.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    response::with_warnings(response::json(code, &*w.object), &w.warnings)
+}
+
+async fn replace(req: &Request<'_>) -> Result<Response, ApiError> {
+    let obj = body::decode_object(req.content_type, &req.body)?;
+    let w = req
+        .state
+        .api
+        .update_or_create(&req.target, req.subresource(), obj, &req.write_options())
+        .await?;
+    Ok(written(&w))
+}
+
+async fn patch(req: &Request<'_>) -> Result<Response, ApiError> {
+    let kind = body::PatchKind::from_content_type(req.content_type)?;
+    if kind != body::PatchKind::Apply && req.query.force {
+        return Err(ApiError::invalid(
+            "meta.k8s.io",
+            "PatchOptions",
+            "",
+            "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch".into(),
+            vec![crate::status::StatusCause {
+                reason: "FieldValueForbidden".into(),
+                message: "Forbidden: may not be specified for non-apply patch".into(),
+                field: "force".into(),
+            }],
+        ));
+    }
+    let mut opts = req.write_options();
+    if kind == body::PatchKind::Apply {
+        opts.field_manager = req.query.field_manager.clone().unwrap_or_default();
+    }
+    let doc = body::decode_patch(
+        kind,
+        &req.body,
+        req.rt.strategy.accepts_strategic_merge_patch(),
+    )?;
+    let w = req
+        .state
+        .api
+        .patch(&req.target, req.subresource(), &doc, &opts)
+        .await?;
+    Ok(written(&w))
+}
+
+async fn delete(req: &Request<'_>) -> Result<Response, ApiError> {
+    let opts = delete_options(&req.query, req.content_type, &req.body)?;
+    let outcome = req.state.api.delete(&req.target, &opts).await?;
+    let code = match &outcome {
+        crate::registry::DeleteOutcome::Pending(_) if opts.orphan_dependents == Some(false) => {
+            StatusCode::ACCEPTED
+        }
+        _ => StatusCode::OK,
+    };
+    Ok(response::json(code, &outcome.response(&req.rt)))
+}
+
+async fn delete_collection(req: &Request<'_>) -> Result<Response, ApiError> {
+    let opts = delete_options(&req.query, req.content_type, &req.body)?;
+    let list = list_options(&req.rt, &req.query)?;
+    let result = req
+        .state
+        .api
+        .delete_collection(&req.rt, req.namespace(), &list, &opts)
+        .await?;
+    Ok(response::json(
+        StatusCode::OK,
+        &ListBody::new(&req.rt, result),
+    ))
 }
 
 /// List options from the query, checked as kube-apiserver checks them.

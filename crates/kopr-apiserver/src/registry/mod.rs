@@ -20,7 +20,7 @@ pub use admit::{Admission, AdmissionRequest, Operation, invalid_object};
 pub use delete::{DeleteOptions, DeleteOutcome, Propagation};
 pub use read::{ListOptions, ListParams, ListResult, RvMatch, invalid_list_options};
 pub use watch::{WatchItem, WatchOptions, WatchStream, bookmark_object};
-pub use write::{FieldValidation, WriteOptions};
+pub use write::{FieldValidation, WriteOptions, Written};
 
 use crate::resources::{Catalog, ResourceType};
 use crate::status::ApiError;

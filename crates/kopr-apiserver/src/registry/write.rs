@@ -585,31 +585,7 @@ impl Api {
                     json!(current.revision.to_string()),
                 );
             }
-            if object::is_deleting(&current_view) {
-                let old_f = object::finalizers(&current_view);
-                let mut added: Vec<String> = object::finalizers(&new)
-                    .into_iter()
-                    .filter(|f| !old_f.contains(f))
-                    .collect();
-                if !added.is_empty() {
-                    added.sort();
-                    let list = added
-                        .iter()
-                        .map(|f| format!("{f:?}"))
-                        .collect::<Vec<_>>()
-                        .join(", ");
-                    let detail = format!(
-                        "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{list}}}"
-                    );
-                    let err = crate::validation::FieldError {
-                        kind: crate::validation::FieldErrorKind::Forbidden,
-                        field: "metadata.finalizers".into(),
-                        bad_value: None,
-                        detail,
-                    };
-                    return Err(super::invalid_object(rt, t.name(), &[err]));
-                }
-            }
+            no_finalizers_added_while_deleting(rt, t.name(), &new, &current_view)?;
             strategy::prepare_for_update(rt, &mut new, &current_view, subresource);
             let warnings = self.admit(rt, &mut new, Some(&current_view), subresource, opts)?;
             if !is_apply {
@@ -675,6 +651,43 @@ impl Api {
             }
         }
     }
+}
+
+/// Refuses finalizers added to an object that is being deleted, as
+/// kube-apiserver's metadata validation does.
+fn no_finalizers_added_while_deleting(
+    rt: &ResourceType,
+    name: &str,
+    new: &Value,
+    current: &Value,
+) -> Result<(), ApiError> {
+    if !object::is_deleting(current) {
+        return Ok(());
+    }
+    let old_f = object::finalizers(current);
+    let mut added: Vec<String> = object::finalizers(new)
+        .into_iter()
+        .filter(|f| !old_f.contains(f))
+        .collect();
+    if added.is_empty() {
+        return Ok(());
+    }
+    added.sort();
+    let list = added
+        .iter()
+        .map(|f| format!("{f:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let detail = format!(
+        "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{list}}}"
+    );
+    let err = crate::validation::FieldError {
+        kind: crate::validation::FieldErrorKind::Forbidden,
+        field: "metadata.finalizers".into(),
+        bad_value: None,
+        detail,
+    };
+    Err(super::invalid_object(rt, name, &[err]))
 }
 
 /// Whether a terminating namespace has no finalizers of either kind left.
