@@ -500,6 +500,13 @@ fn changed_custom_resources_apply_again_client_and_server_side() {
         schemas["dev.kopr.v1.WidgetList"]["x-kubernetes-group-version-kind"],
         serde_json::json!([{"group": "kopr.dev", "version": "v1", "kind": "WidgetList"}])
     );
+    // The structural schema unfolded, as apiextensions-apiserver publishes it.
+    assert_eq!(
+        schemas["dev.kopr.v1.Widget"]["properties"]["spec"]["properties"]["port"]["anyOf"],
+        serde_json::json!([{"type": "integer"}, {"type": "string"}])
+    );
+    let explained = server.ok(&["explain", "widgets.spec.port"]);
+    assert!(explained.contains("port"), "{explained}");
     for referenced in [
         "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
         "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",

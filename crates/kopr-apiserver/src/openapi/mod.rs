@@ -3,6 +3,7 @@
 //! and the definition-less `/openapi/v2` document. The HTTP layer serves
 //! what these functions build.
 
+mod custom;
 mod routes;
 
 use serde_json::{Map, Value, json};
@@ -83,7 +84,8 @@ pub fn document(catalog: &Catalog, group: &str, version: &str) -> Value {
             schemas.entry(name).or_insert(schema);
         }
         if let Some(custom) = &rt.custom {
-            let schema = crate::crd::openapi_schema(custom, &rt.group, &rt.version, &rt.kind);
+            let mut schema = crate::crd::openapi_schema(custom, &rt.group, &rt.version, &rt.kind);
+            custom::unfold(&mut schema);
             schemas.insert(schema_name(&rt), schema);
         }
         let list = format!("{}List", schema_name(&rt));
