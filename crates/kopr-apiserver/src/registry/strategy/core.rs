@@ -6,28 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Strategy, builtin_default, builtin_normalize, builtin_validate};
-use crate::resources::ResourceType;
-use crate::status::ApiError;
-use crate::validation::FieldError;
-
-/// The decoding, defaulting and validation of a built-in kind, for the
-/// strategies below.
-macro_rules! builtin_admission {
-    () => {
-        fn normalize(&self, rt: &ResourceType, obj: &mut Value) -> Result<Vec<String>, ApiError> {
-            builtin_normalize(rt, obj)
-        }
-
-        fn default(&self, rt: &ResourceType, obj: &mut Value) {
-            builtin_default(rt, obj);
-        }
-
-        fn validate(&self, rt: &ResourceType, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
-            builtin_validate(rt, obj, old)
-        }
-    };
-}
+use super::Strategy;
 
 /// Pods: the ServiceAccount and DefaultTolerationSeconds admission plugins'
 /// additions and a Pending status with its QoS class on create; a grace

@@ -2,6 +2,33 @@
 //! [`Strategy`]), and the generic create and update preparation every
 //! kind goes through before its strategy's own rules.
 
+/// The decoding, defaulting and validation of a built-in kind, in a
+/// strategy's `impl`.
+macro_rules! builtin_admission {
+    () => {
+        fn normalize(
+            &self,
+            rt: &$crate::resources::ResourceType,
+            obj: &mut serde_json::Value,
+        ) -> Result<Vec<String>, $crate::status::ApiError> {
+            $crate::registry::strategy::builtin_normalize(rt, obj)
+        }
+
+        fn default(&self, rt: &$crate::resources::ResourceType, obj: &mut serde_json::Value) {
+            $crate::registry::strategy::builtin_default(rt, obj);
+        }
+
+        fn validate(
+            &self,
+            rt: &$crate::resources::ResourceType,
+            obj: &serde_json::Value,
+            old: Option<&serde_json::Value>,
+        ) -> Vec<$crate::validation::FieldError> {
+            $crate::registry::strategy::builtin_validate(rt, obj, old)
+        }
+    };
+}
+
 mod core;
 mod custom;
 
@@ -71,31 +98,28 @@ impl Strategy for Builtin {
         self.orphan_by_default
     }
 
-    fn normalize(&self, rt: &ResourceType, obj: &mut Value) -> Result<Vec<String>, ApiError> {
-        builtin_normalize(rt, obj)
-    }
-
-    fn default(&self, rt: &ResourceType, obj: &mut Value) {
-        builtin_default(rt, obj);
-    }
-
-    fn validate(&self, rt: &ResourceType, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
-        builtin_validate(rt, obj, old)
-    }
+    builtin_admission!();
 }
 
 /// A built-in kind's decoding: into its Go type's schema.
-fn builtin_normalize(rt: &ResourceType, obj: &mut Value) -> Result<Vec<String>, ApiError> {
+pub(crate) fn builtin_normalize(
+    rt: &ResourceType,
+    obj: &mut Value,
+) -> Result<Vec<String>, ApiError> {
     crate::typed::normalize(rt, obj)
 }
 
 /// A built-in kind's defaulting, as kube's `SetDefaults_*` functions do it.
-fn builtin_default(rt: &ResourceType, obj: &mut Value) {
+pub(crate) fn builtin_default(rt: &ResourceType, obj: &mut Value) {
     crate::defaults::apply_defaults(&rt.group, &rt.plural, obj);
 }
 
 /// A built-in kind's validation, as kube's `Validate*` functions do it.
-fn builtin_validate(rt: &ResourceType, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+pub(crate) fn builtin_validate(
+    rt: &ResourceType,
+    obj: &Value,
+    old: Option<&Value>,
+) -> Vec<FieldError> {
     crate::validation::validate(&rt.group, &rt.plural, obj, old)
 }
 
