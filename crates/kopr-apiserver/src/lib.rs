@@ -42,6 +42,7 @@ pub mod bootstrap;
 pub mod builtin;
 pub mod controllers;
 pub mod crd;
+pub mod datadir;
 pub mod defaults;
 pub mod gofmt;
 pub mod http;

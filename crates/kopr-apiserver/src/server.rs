@@ -11,6 +11,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::datadir::{self, DataDir};
 use crate::http::{AppState, router};
 use crate::pki::{self, Credentials};
 use crate::registry::Api;
@@ -71,6 +72,9 @@ pub enum ServerError {
     /// Listening or writing files failed.
     #[error("io: {0}")]
     Io(#[from] std::io::Error),
+    /// The data directory is held by another server, or unusable.
+    #[error(transparent)]
+    DataDir(#[from] crate::datadir::DataDirError),
     /// Bootstrap objects could not be created.
     #[error("bootstrap: {0}")]
     Bootstrap(#[from] crate::status::ApiError),
@@ -78,6 +82,8 @@ pub enum ServerError {
 
 /// A running API server.
 pub struct ApiServer {
+    /// The data directory's lock, held while the server runs.
+    _data_dir: Option<DataDir>,
     addr: SocketAddr,
     credentials: Credentials,
     kubeconfig: Option<PathBuf>,
@@ -123,12 +129,19 @@ impl ApiServer {
         } else {
             config.data_dir.clone()
         };
-        if let Some(d) = &config.data_dir {
-            std::fs::create_dir_all(d)?;
+        let mut data_dir = match &config.data_dir {
+            Some(d) => Some(DataDir::acquire(d)?),
+            None => None,
+        };
+        if let Some(d) = &store_dir {
+            datadir::private_file(&d.join(crate::storage::DATABASE_FILE))?;
         }
         let store = Store::open(store_dir.as_deref())?;
         let listener = TcpListener::bind(config.listen).await?;
         let addr = listener.local_addr()?;
+        if let Some(d) = &mut data_dir {
+            d.record(&server_url(addr))?;
+        }
         let mut ips: Vec<IpAddr> = vec![
             IpAddr::V4(Ipv4Addr::LOCALHOST),
             IpAddr::V6(Ipv6Addr::LOCALHOST),
@@ -171,6 +184,7 @@ impl ApiServer {
         }
         let task = tokio::spawn(serve(listener, acceptor, router(state), shutdown.clone()));
         Ok(ApiServer {
+            _data_dir: data_dir,
             addr,
             credentials,
             kubeconfig,

@@ -98,3 +98,44 @@ async fn acknowledged_writes_survive_kill_9() {
         "resourceVersion {rv} after restart exceeds every acknowledged one ({max_acked})"
     );
 }
+
+/// One server per data directory: a second one refuses, naming the directory and the
+/// holder's pid and address, and the first keeps its data; the files are private.
+#[test]
+fn a_data_directory_serves_one_server_at_a_time() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut first = Server::start(&data, &[]);
+    let second = std::process::Command::new(env!("CARGO_BIN_EXE_kopr"))
+        .args(["apiserver", "--data-dir"])
+        .arg(&data)
+        .args(["--listen", "127.0.0.1:0"])
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("kopr runs");
+    assert!(!second.status.success());
+    let said = String::from_utf8_lossy(&second.stderr);
+    let expected = format!(
+        "data directory {} is in use by another kopr apiserver (pid {}, {})",
+        data.display(),
+        first.child.id(),
+        first.url
+    );
+    assert!(said.contains(&expected), "{said}");
+    // The first server still serves, and its kubeconfig was not overwritten.
+    assert_eq!(
+        first.ok(&["get", "namespace", "default", "-o", "name"]),
+        "namespace/default\n"
+    );
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&data), 0o700, "the data directory is private");
+    assert_eq!(mode(&data.join("state.db")), 0o600, "the database is private");
+    first.kill9();
+    // Once the holder is gone, the directory can be taken again.
+    let again = Server::start(&data, &[]);
+    assert_eq!(
+        again.ok(&["get", "namespace", "default", "-o", "name"]),
+        "namespace/default\n"
+    );
+}

@@ -24,6 +24,8 @@ use tokio::sync::{broadcast, oneshot};
 pub use database::Database;
 use writer::{WriteJob, WriterHandle};
 
+/// The database file inside the data directory.
+pub const DATABASE_FILE: &str = "state.db";
 /// Errors from the storage layer.
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
@@ -183,7 +185,7 @@ impl Store {
     /// Opens (or creates) the store in `dir`, or in memory when `dir` is None.
     pub fn open(dir: Option<&Path>) -> Result<Store, StorageError> {
         let db = match dir {
-            Some(d) => Database::open_file(&d.join("state.db"))?,
+            Some(d) => Database::open_file(&d.join(DATABASE_FILE))?,
             None => Database::open_memory()?,
         };
         let (revision, compacted) = db.with_reader(database::read_revisions)??;
