@@ -26,15 +26,28 @@ enum Command {
     New(new::NewArgs),
 }
 
-fn main() -> anyhow::Result<()> {
+/// Runs the command; errors are printed as one plain `error:` line (with
+/// their causes), never as a backtrace, as the operator binaries do.
+fn main() -> std::process::ExitCode {
+    use std::io::IsTerminal;
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
-    let cli = Cli::parse();
+    match run(Cli::parse()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
     if let Command::New(args) = cli.command {
         let dir = new::run(args)?;
         println!(

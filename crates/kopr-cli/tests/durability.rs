@@ -130,7 +130,11 @@ fn a_data_directory_serves_one_server_at_a_time() {
     );
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&data), 0o700, "the data directory is private");
-    assert_eq!(mode(&data.join("state.db")), 0o600, "the database is private");
+    assert_eq!(
+        mode(&data.join("state.db")),
+        0o600,
+        "the database is private"
+    );
     first.kill9();
     // Once the holder is gone, the directory can be taken again.
     let again = Server::start(&data, &[]);

@@ -5,8 +5,10 @@ use std::process::Command;
 
 #[test]
 fn a_scaffolded_operator_builds_and_passes_its_tests() {
-    let scratch =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("kopr-new-{}", std::process::id()));
+    // Outside the workspace, as a user's new crate is.
+    let scratch = std::env::temp_dir().join(format!("kopr-new-{}", std::process::id()));
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let kopr = workspace.join("crates/kopr");
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).expect("scratch dir");
     let dir = scratch.join("demo-op");
@@ -20,8 +22,10 @@ fn a_scaffolded_operator_builds_and_passes_its_tests() {
             "v1",
             "--kind",
             "Demo",
-            "--path",
+            "--kopr-path",
         ])
+        .arg(&kopr)
+        .arg("--path")
         .arg(&dir)
         .output()
         .expect("kopr new runs");
@@ -43,6 +47,11 @@ fn a_scaffolded_operator_builds_and_passes_its_tests() {
     }
     let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml");
     assert!(manifest.contains("kopr = { path = "), "{manifest}");
+    let dockerfile = std::fs::read_to_string(dir.join("Dockerfile")).expect("Dockerfile");
+    assert!(
+        dockerfile.starts_with("# kopr is a path dependency"),
+        "{dockerfile}"
+    );
 
     // Refuses to overwrite, and refuses bad names.
     let again = Command::new(env!("CARGO_BIN_EXE_kopr"))
@@ -78,7 +87,6 @@ fn a_scaffolded_operator_builds_and_passes_its_tests() {
 
     // Build and test it with this workspace's locked versions and target directory, so the
     // dependencies compiled for the workspace are reused.
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     std::fs::copy(workspace.join("Cargo.lock"), dir.join("Cargo.lock")).expect("lock file");
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -98,4 +106,97 @@ fn a_scaffolded_operator_builds_and_passes_its_tests() {
     );
     assert!(stdout.contains("test result: ok. 1 passed"), "{stdout}");
     let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// What `kopr new` depends on: the published kopr by default, or a git repository; user
+/// errors are one plain line, without a backtrace even when RUST_BACKTRACE asks for one.
+#[test]
+fn the_scaffold_depends_on_published_kopr_and_errors_are_plain() {
+    let scratch = std::env::temp_dir().join(format!("kopr-new-deps-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let scaffold = |name: &str, extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kopr"))
+            .args(["new", name, "--group", "demo.example.com", "--kind", "Demo"])
+            .args(extra)
+            .arg("--path")
+            .arg(scratch.join(name))
+            .env("RUST_BACKTRACE", "1")
+            .output()
+            .expect("kopr new runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let manifest =
+            std::fs::read_to_string(scratch.join(name).join("Cargo.toml")).expect("Cargo.toml");
+        let dockerfile =
+            std::fs::read_to_string(scratch.join(name).join("Dockerfile")).expect("Dockerfile");
+        (manifest, dockerfile)
+    };
+    let (manifest, dockerfile) = scaffold("published", &[]);
+    assert!(
+        manifest.contains(&format!("kopr = \"{}\"", env!("CARGO_PKG_VERSION"))),
+        "{manifest}"
+    );
+    assert!(dockerfile.starts_with("# Build stage"), "{dockerfile}");
+    let (manifest, _) = scaffold("from-git", &["--kopr-git", "https://example.com/kopr.git"]);
+    assert!(
+        manifest.contains("kopr = { git = \"https://example.com/kopr.git\" }"),
+        "{manifest}"
+    );
+
+    let bad = Command::new(env!("CARGO_BIN_EXE_kopr"))
+        .args([
+            "new", "demo", "--group", "nodots", "--kind", "Demo", "--path",
+        ])
+        .arg(scratch.join("bad"))
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("kopr new runs");
+    assert!(!bad.status.success());
+    let said = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        said.starts_with("error: invalid group \"nodots\""),
+        "{said}"
+    );
+    assert!(!said.contains("backtrace"), "{said}");
+    assert_eq!(said.lines().count(), 1, "{said}");
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// `kopr apiserver` writes no colour codes into redirected output.
+#[test]
+fn apiserver_logs_have_no_colour_when_redirected() {
+    use std::io::{BufRead, BufReader, Read};
+    let dir = std::env::temp_dir().join(format!("kopr-plain-logs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kopr"))
+        .args([
+            "apiserver",
+            "--listen",
+            "127.0.0.1:0",
+            "--no-controllers",
+            "--data-dir",
+        ])
+        .arg(&dir)
+        .env("RUST_LOG", "info")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kopr runs");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut first = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut first)
+        .expect("ready line");
+    let _ = child.kill();
+    let mut logs = String::new();
+    if let Some(mut stderr) = child.stderr.take() {
+        let _ = stderr.read_to_string(&mut logs);
+    }
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(logs.contains("INFO"), "logs: {logs:?} (stdout: {first:?})");
+    assert!(!logs.contains('\u{1b}'), "no ANSI escapes: {logs:?}");
 }

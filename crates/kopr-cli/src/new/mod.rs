@@ -5,7 +5,7 @@
 
 mod templates;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 
@@ -26,10 +26,13 @@ pub struct NewArgs {
     /// Where to create the crate (default: `./NAME`).
     #[arg(long)]
     pub path: Option<PathBuf>,
-    /// Depend on the kopr crate at this path instead of the published version (default: this
-    /// kopr checkout, when the binary runs from one).
-    #[arg(long)]
+    /// Depend on the kopr crate at this local path instead of the published version (for
+    /// unpublished kopr; the Dockerfile cannot see a path outside the crate).
+    #[arg(long, conflicts_with = "kopr_git")]
     pub kopr_path: Option<PathBuf>,
+    /// Depend on kopr from this git repository instead of the published version.
+    #[arg(long)]
+    pub kopr_git: Option<String>,
 }
 
 /// What the templates are filled with.
@@ -48,6 +51,8 @@ pub struct Names {
     pub plural: String,
     /// The `kopr = ...` dependency line.
     pub kopr_dependency: String,
+    /// Whether kopr comes from a local path (which an image build cannot see).
+    pub local_kopr: bool,
 }
 
 fn check(args: &NewArgs) -> anyhow::Result<()> {
@@ -120,11 +125,17 @@ fn plural_of(kind: &str) -> String {
     }
 }
 
-fn default_kopr_path() -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kopr");
-    path.join("Cargo.toml")
-        .is_file()
-        .then(|| path.canonicalize().unwrap_or(path))
+/// The `kopr = ...` line: a version requirement for the published crate, or
+/// the path or git repository asked for.
+fn kopr_dependency(args: &NewArgs) -> String {
+    if let Some(path) = &args.kopr_path {
+        let path = path.canonicalize().unwrap_or_else(|_| path.clone());
+        return format!("kopr = {{ path = {:?} }}", path.display().to_string());
+    }
+    if let Some(url) = &args.kopr_git {
+        return format!("kopr = {{ git = {url:?} }}");
+    }
+    format!("kopr = \"{}\"", env!("CARGO_PKG_VERSION"))
 }
 
 /// Writes the new crate; returns its directory.
@@ -142,13 +153,8 @@ pub fn run(args: NewArgs) -> anyhow::Result<PathBuf> {
     {
         bail!("{} already exists and is not empty", dir.display());
     }
-    let kopr_dependency = match args.kopr_path.clone().or_else(default_kopr_path) {
-        Some(path) => {
-            let path = path.canonicalize().unwrap_or(path);
-            format!("kopr = {{ path = {:?} }}", path.display().to_string())
-        }
-        None => format!("kopr = \"{}\"", env!("CARGO_PKG_VERSION")),
-    };
+    let kopr_dependency = kopr_dependency(&args);
+    let local_kopr = args.kopr_path.is_some();
     let names = Names {
         crate_ident: args.name.replace('-', "_"),
         plural: plural_of(&args.kind),
@@ -157,6 +163,7 @@ pub fn run(args: NewArgs) -> anyhow::Result<PathBuf> {
         version: args.version,
         kind: args.kind,
         kopr_dependency,
+        local_kopr,
     };
     for (relative, text) in templates::files(&names) {
         let path = dir.join(relative);
@@ -190,6 +197,7 @@ mod tests {
             kind: kind.into(),
             path: None,
             kopr_path: None,
+            kopr_git: None,
         };
         assert!(check(&args("demo-op", "demo.example.com", "v1", "Demo")).is_ok());
         assert!(check(&args("Demo", "demo.example.com", "v1", "Demo")).is_err());

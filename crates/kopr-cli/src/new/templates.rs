@@ -186,8 +186,15 @@ fn sample(n: &Names) -> String {
 }
 
 fn dockerfile(n: &Names) -> String {
+    let note = if n.local_kopr {
+        "# kopr is a path dependency (kopr new --kopr-path) outside this directory, which the\n\
+         # build cannot see: switch Cargo.toml to the published kopr or to kopr's git\n\
+         # repository (kopr new --kopr-git) before building the image.\n"
+    } else {
+        ""
+    };
     format!(
-        r#"# Build stage: compile the operator in release mode.
+        r#"{note}# Build stage: compile the operator in release mode.
 FROM rust:1-bookworm AS build
 WORKDIR /src
 COPY . .
