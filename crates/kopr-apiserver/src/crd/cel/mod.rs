@@ -29,22 +29,22 @@ use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-mod types;
-mod tree;
 mod check;
 mod positions;
-mod values;
 #[cfg(test)]
 mod tests;
+mod tree;
+mod types;
+mod values;
 
-#[allow(unused_imports)]
-pub use self::types::*;
-#[allow(unused_imports)]
-pub use self::tree::*;
 #[allow(unused_imports)]
 pub use self::check::*;
 #[allow(unused_imports)]
 pub use self::positions::*;
+#[allow(unused_imports)]
+pub use self::tree::*;
+#[allow(unused_imports)]
+pub use self::types::*;
 #[allow(unused_imports)]
 pub use self::values::*;
 
@@ -498,4 +498,3 @@ fn base_context() -> Context<'static> {
     }
     ctx
 }
-

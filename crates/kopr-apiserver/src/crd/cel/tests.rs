@@ -90,9 +90,7 @@ fn has_macro_and_default_message() {
     assert!(v.validate(&json!({"spec": {"a": "xy"}}), None).is_empty());
     assert_eq!(
         msgs(&v.validate(&json!({"spec": {"a": "y"}}), None)),
-        [
-            "spec: Invalid value: \"object\": failed rule: !has(self.a) || self.a.startsWith('x')"
-        ]
+        ["spec: Invalid value: \"object\": failed rule: !has(self.a) || self.a.startsWith('x')"]
     );
 }
 

@@ -1,0 +1,375 @@
+//! Server-side apply and managed-fields tracking, following
+//! sigs.k8s.io/structured-merge-diff as used by kube-apiserver 1.32.
+//!
+//! * [`server_side_apply`] merges an applied configuration
+//!   (`application/apply-patch+yaml`, already decoded by the caller) into the
+//!   live object, records the applier's ownership in `metadata.managedFields`,
+//!   removes fields the applier owned before but no longer specifies (unless
+//!   another manager owns them) and reports conflicts with other managers.
+//! * [`update_managed_fields`] records ownership for every other write
+//!   (create, update, patch): the writer's `Update` entry gains the fields it
+//!   changed and other managers lose them.
+//!
+//! Caller responsibilities (kube-apiserver does these outside the field
+//! manager): a missing `fieldManager` on apply is a 422, see
+//! [`field_manager_required_status`]; `force` on a non-apply patch is a 422;
+//! the name in the body must match the URL; resetting `status` (or `spec` on
+//! the status subresource) is the strategy's job, and the matching paths should
+//! be passed as `ignored_fields`.
+//!
+//! Not modelled: conversion between API versions (all managers are assumed to
+//! use the served version), unions, and the distinction between struct fields and map keys in a granular map (an
+//! entry of a `map[string]Object` is recorded like a struct field).
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value, json};
+
+use super::schema::{ListStrategy, MergeSchema};
+use crate::gofmt::quote as go_quote;
+
+mod errors;
+mod fields;
+mod managers;
+#[cfg(test)]
+mod tests;
+mod walk;
+
+#[allow(unused_imports)]
+pub use self::errors::*;
+#[allow(unused_imports)]
+pub use self::fields::*;
+#[allow(unused_imports)]
+pub use self::managers::*;
+#[allow(unused_imports)]
+pub use self::walk::*;
+
+/// Maximum number of `Update` entries kept before the oldest are merged into
+/// `ancient-changes` buckets.
+const MAX_UPDATE_MANAGERS: usize = 10;
+const ANCIENT_CHANGES: &str = "ancient-changes";
+
+// ---------------------------------------------------------------------------
+// Public entry points
+// ---------------------------------------------------------------------------
+
+/// A server-side apply request.
+#[derive(Debug, Clone, Copy)]
+pub struct ApplyRequest<'a> {
+    /// The stored object, `None` when apply creates it.
+    pub live: Option<&'a Value>,
+    /// The applied configuration (decoded apply-patch body).
+    pub applied: &'a Value,
+    /// `fieldManager` (the caller rejects empty ones with
+    /// [`field_manager_required_status`]).
+    pub manager: &'a str,
+    /// `force=true`: take ownership instead of failing on conflicts.
+    pub force: bool,
+    /// The served apiVersion, e.g. `v1` or `apps/v1`.
+    pub api_version: &'a str,
+    /// The served kind; the applied object must match it (an empty string
+    /// skips the kind check).
+    pub kind: &'a str,
+    /// Subresource (`status`), if the apply targets one.
+    pub subresource: Option<&'a str>,
+    /// RFC3339 time for `managedFields[].time`.
+    pub now: &'a str,
+    /// Paths reset by the strategy (e.g. `["status"]` on the main resource);
+    /// never owned and never compared.
+    pub ignored_fields: &'a [&'a [&'a str]],
+}
+
+fn gvk_string(obj: &Map<String, Value>) -> String {
+    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+    let (group, version) = match api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    };
+    format!("{group}/{version}, Kind={kind}")
+}
+
+fn object_desc(obj: &Map<String, Value>) -> String {
+    let meta = obj.get("metadata");
+    let get = |k: &str| {
+        meta.and_then(|m| m.get(k))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    format!("{}/{}; {}", get("namespace"), get("name"), gvk_string(obj))
+}
+
+/// Applies `req.applied` over `req.live` as kube-apiserver's server-side
+/// apply does and returns the resulting object, with
+/// `metadata.managedFields` updated. A no-op apply returns the live object
+/// (managed fields may still change; the time is not bumped).
+pub fn server_side_apply(
+    req: ApplyRequest<'_>,
+    schema: &dyn MergeSchema,
+) -> Result<Value, ApplyError> {
+    let Value::Object(applied) = req.applied else {
+        return Err(ApplyError::BadRequest(
+            "error decoding YAML: the applied configuration must be an object".to_string(),
+        ));
+    };
+    let applied_api = applied
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let applied_kind = applied.get("kind").and_then(Value::as_str).unwrap_or("");
+    if applied_api != req.api_version || (!req.kind.is_empty() && applied_kind != req.kind) {
+        return Err(ApplyError::BadRequest(format!(
+            "invalid object type: {}",
+            gvk_string(applied)
+        )));
+    }
+    if applied
+        .get("metadata")
+        .and_then(|m| m.get("managedFields"))
+        .is_some_and(|m| !m.is_null())
+    {
+        return Err(ApplyError::BadRequest(
+            "metadata.managedFields must be nil".to_string(),
+        ));
+    }
+    let mut live = match req.live {
+        None => Value::Object(Map::new()),
+        Some(v @ Value::Object(_)) => v.clone(),
+        Some(_) => {
+            return Err(ApplyError::Internal(
+                "couldn't get accessor: live object is not an object".into(),
+            ));
+        }
+    };
+    let mut managers = decode_managed_fields(take_managed_fields(&mut live).as_ref())
+        .map_err(|e| ApplyError::Internal(format!("failed to decode managed fields: {e}")))?;
+
+    let manager = if req.manager.is_empty() {
+        "unknown"
+    } else {
+        req.manager
+    };
+    let info = ManagerInfo {
+        manager: manager.to_string(),
+        operation: Operation::Apply,
+        api_version: String::new(),
+        subresource: req.subresource.unwrap_or("").to_string(),
+    };
+    let id = info.identifier();
+    let ignored = FieldSet::from_plain_paths(req.ignored_fields);
+    let live_obj = live.as_object().cloned().unwrap_or_default();
+
+    let typed_err = |what: &str, obj: &Map<String, Value>, e: String| {
+        ApplyError::Internal(format!(
+            "failed to create typed {what} object ({}): {e}",
+            object_desc(obj)
+        ))
+    };
+    let config_set = field_set_of(schema, req.applied, true)
+        .map_err(|e| typed_err("patch", applied, e))?
+        .recursive_difference(&ignored);
+    let mut walker = Walker {
+        schema,
+        spath: Vec::new(),
+    };
+    let merged = walker
+        .merge(Some(&live), req.applied)
+        .map_err(|e| typed_err("live", &live_obj, e))?;
+
+    let previous = managers.get(&id).cloned();
+    let last_set = previous
+        .as_ref()
+        .map(|e| e.set.recursive_difference(&ignored));
+    managers.insert(
+        id.clone(),
+        Entry {
+            info,
+            api_version: req.api_version.to_string(),
+            set: config_set,
+            time: previous.and_then(|e| e.time),
+        },
+    );
+
+    let new_obj = match last_set {
+        Some(last) if !last.is_empty() => prune(schema, &merged, &managers, &last)
+            .map_err(|e| ApplyError::Internal(format!("failed to prune fields: {e}")))?,
+        _ => merged,
+    };
+
+    let cmp = compare_objects(schema, &live, &new_obj)
+        .map_err(|e| ApplyError::Internal(format!("failed to compare objects: {e}")))?
+        .filter(&ignored);
+    update_others(&mut managers, &id, &cmp, req.force).map_err(ApplyError::Conflict)?;
+
+    let strip = strip_set();
+    if let Some(e) = managers.get_mut(&id) {
+        e.set = e.set.difference(strip);
+    }
+    let changed = new_obj != live;
+    if changed && let Some(e) = managers.get_mut(&id) {
+        e.time = Some(req.now.to_string());
+    }
+    managers.retain(|_, e| !e.set.is_empty());
+    let mut out = if changed { new_obj } else { live };
+    set_managed_fields(&mut out, &managers);
+    Ok(out)
+}
+
+/// Removes what the applier owned last time and no longer specifies, unless
+/// some manager (including the applier's new configuration) owns it.
+fn prune(
+    schema: &dyn MergeSchema,
+    merged: &Value,
+    managers: &Managers,
+    last: &FieldSet,
+) -> Result<Value, String> {
+    let pruned = remove_paths(schema, merged, last);
+    let managed = managers
+        .values()
+        .fold(FieldSet::default(), |acc, e| acc.union(&e.set));
+    let merged_set = field_set_of(schema, merged, false)?;
+    let pruned_set = field_set_of(schema, &pruned, false)?;
+    let pruned = remove_paths(
+        schema,
+        merged,
+        &merged_set.difference(&pruned_set.union(&managed)),
+    );
+    let pruned_set = field_set_of(schema, &pruned, false)?;
+    Ok(remove_paths(
+        schema,
+        merged,
+        &merged_set.difference(&pruned_set).intersection(last),
+    ))
+}
+
+/// A non-apply write (create, update, patch) whose managed fields to record.
+#[derive(Debug, Clone, Copy)]
+pub struct UpdateRequest<'a> {
+    /// The stored object before the write, `None` on create.
+    pub old: Option<&'a Value>,
+    /// `fieldManager`, or [`manager_from_user_agent`] when absent.
+    pub manager: &'a str,
+    /// Subresource written (`status`, `scale`), if any. On subresources the
+    /// client's managedFields are ignored.
+    pub subresource: Option<&'a str>,
+    /// The served apiVersion, e.g. `v1`.
+    pub api_version: &'a str,
+    /// RFC3339 time for `managedFields[].time`.
+    pub now: &'a str,
+    /// Paths reset by the strategy (e.g. `["status"]`), never owned.
+    pub ignored_fields: &'a [&'a [&'a str]],
+}
+
+fn is_reset_managed_fields(v: &Value) -> bool {
+    match v {
+        Value::Array(a) if a.is_empty() => true,
+        Value::Array(a) if a.len() == 1 => a[0].as_object().is_some_and(|m| m.is_empty()),
+        _ => false,
+    }
+}
+
+/// Records an `Update` entry for a non-apply write, as kube-apiserver does:
+/// the writer gains ownership of every field it added or changed (other
+/// managers lose it, never a conflict), every manager loses fields that were
+/// removed, and entries left empty disappear. A client may replace
+/// `metadata.managedFields` wholesale; `[]` or `[{}]` clears them. `new` is
+/// updated in place. Like kube's `UpdateNoErrors`, this never fails: if the
+/// objects cannot be compared, the old object's managedFields are kept.
+pub fn update_managed_fields(req: UpdateRequest<'_>, new: &mut Value, schema: &dyn MergeSchema) {
+    if !new.is_object() {
+        return;
+    }
+    let mut old = match req.old {
+        Some(v @ Value::Object(_)) => v.clone(),
+        _ => {
+            // Creating: the typed empty object kube compares against has the
+            // top-level structs (metadata, spec, status) present.
+            let mut base = Map::new();
+            if let Value::Object(m) = &*new {
+                for k in ["metadata", "spec", "status"] {
+                    if m.get(k).is_some_and(Value::is_object) {
+                        base.insert(k.to_string(), Value::Object(Map::new()));
+                    }
+                }
+            }
+            Value::Object(base)
+        }
+    };
+    let old_managed = take_managed_fields(&mut old);
+    let new_managed = take_managed_fields(new);
+    let from_old = || decode_managed_fields(old_managed.as_ref()).unwrap_or_default();
+    let mut managers = if req.subresource.is_some() {
+        from_old()
+    } else {
+        match &new_managed {
+            Some(v) if is_reset_managed_fields(v) => Managers::new(),
+            Some(v) => match decode_managed_fields(Some(v)) {
+                Ok(m) if !m.is_empty() => m,
+                _ => from_old(),
+            },
+            None => from_old(),
+        }
+    };
+
+    let ignored = FieldSet::from_plain_paths(req.ignored_fields);
+    let cmp = match compare_objects(schema, &old, new) {
+        Ok(c) if ignored.is_empty() => c,
+        Ok(c) => c.filter(&ignored),
+        Err(_) => {
+            if let (Some(list), Some(meta)) = (
+                old_managed,
+                new.get_mut("metadata").and_then(Value::as_object_mut),
+            ) {
+                meta.insert("managedFields".into(), list);
+            }
+            return;
+        }
+    };
+    let workflow = "current-operation";
+    // Never fails with force.
+    let _ = update_others(&mut managers, workflow, &cmp, true);
+
+    // On creation nothing is modified: take the added set as it is, without copies.
+    let op_set = if cmp.modified.is_empty() {
+        cmp.added
+    } else {
+        cmp.modified.union(&cmp.added)
+    };
+    let op_set = if ignored.is_empty() {
+        op_set
+    } else {
+        op_set.recursive_difference(&ignored)
+    };
+    let op_set = op_set.difference(strip_set());
+    if !op_set.is_empty() {
+        let info = ManagerInfo {
+            manager: if req.manager.is_empty() {
+                "unknown"
+            } else {
+                req.manager
+            }
+            .to_string(),
+            operation: Operation::Update,
+            api_version: req.api_version.to_string(),
+            subresource: req.subresource.unwrap_or("").to_string(),
+        };
+        let id = info.identifier();
+        let set = match managers.get(&id) {
+            Some(prev) => op_set.union(&prev.set),
+            None => op_set,
+        };
+        managers.insert(
+            id,
+            Entry {
+                info,
+                api_version: req.api_version.to_string(),
+                set,
+                time: Some(req.now.to_string()),
+            },
+        );
+    }
+    cap_update_managers(&mut managers);
+    set_managed_fields(new, &managers);
+}

@@ -1,0 +1,501 @@
+//! Schema-aware walks over values: the field set of an object, comparisons,
+//! merging an applied configuration, removing paths.
+
+#[allow(unused_imports)]
+use super::*;
+
+// ---------------------------------------------------------------------------
+// Schema-aware walks over values
+// ---------------------------------------------------------------------------
+
+pub(super) struct Walker<'s> {
+    pub(super) schema: &'s dyn MergeSchema,
+    pub(super) spath: Vec<String>,
+}
+
+impl Walker<'_> {
+    pub(super) fn sp(&self) -> Vec<&str> {
+        self.spath.iter().map(String::as_str).collect()
+    }
+
+    pub(super) fn strategy(&self) -> ListStrategy {
+        self.schema.list_strategy(&self.sp())
+    }
+
+    pub(super) fn map_atomic(&self) -> bool {
+        self.schema.map_is_atomic(&self.sp())
+    }
+
+    pub(super) fn path_str(&self) -> String {
+        self.spath.iter().map(|s| format!(".{s}")).collect()
+    }
+
+    /// Whether a value is a leaf of the field tree at the current path.
+    pub(super) fn is_leaf(&self, v: &Value) -> bool {
+        match v {
+            Value::Object(m) => m.is_empty() || self.map_atomic(),
+            Value::Array(a) => a.is_empty() || self.strategy() == ListStrategy::Atomic,
+            _ => true,
+        }
+    }
+
+    /// Path element of a list item at the current (list) path.
+    pub(super) fn item_pe(
+        &self,
+        strategy: &ListStrategy,
+        index: usize,
+        item: &Value,
+    ) -> Result<PathElement, String> {
+        match strategy {
+            ListStrategy::Atomic => Ok(PathElement::Index(index)),
+            ListStrategy::Set => match item {
+                Value::Array(_) | Value::Object(_) => Err(format!(
+                    "{}: element {index}: expected a scalar set element",
+                    self.path_str()
+                )),
+                v => Ok(PathElement::Value(v.clone())),
+            },
+            ListStrategy::Map { keys } => {
+                let Value::Object(m) = item else {
+                    return Err(format!(
+                        "{}: element {index}: associative list with keys has an element that is not a map",
+                        self.path_str()
+                    ));
+                };
+                let mut kv = Vec::with_capacity(keys.len());
+                for key in keys {
+                    match m.get(key) {
+                        Some(v) => kv.push((key.clone(), v.clone())),
+                        None => match self.schema.key_default(&self.sp(), key) {
+                            Some(d) => kv.push((key.clone(), d)),
+                            None => {
+                                return Err(format!(
+                                    "{}: element {index}: associative list with keys has an element that omits key field {} (and doesn't have default value)",
+                                    self.path_str(),
+                                    go_quote(key)
+                                ));
+                            }
+                        },
+                    }
+                }
+                kv.sort_by(|a, b| a.0.cmp(&b.0));
+                Ok(PathElement::Key(kv))
+            }
+        }
+    }
+
+    /// Items of a non-atomic list with their path elements. With `strict`,
+    /// duplicates are an error (applied configurations); otherwise the first
+    /// occurrence wins for lookups.
+    pub(super) fn items<'v>(
+        &self,
+        strategy: &ListStrategy,
+        list: &'v [Value],
+        strict: bool,
+    ) -> Result<Vec<(PathElement, &'v Value)>, String> {
+        let mut out = Vec::with_capacity(list.len());
+        let mut seen = BTreeSet::new();
+        for (i, item) in list.iter().enumerate() {
+            let pe = self.item_pe(strategy, i, item)?;
+            if strict && !seen.insert(pe.clone()) {
+                return Err(format!(
+                    "{}: duplicate entries for key {pe}",
+                    self.path_str()
+                ));
+            }
+            out.push((pe, item));
+        }
+        Ok(out)
+    }
+
+    /// Collects the field set of `v` (the paths a configuration specifies).
+    pub(super) fn field_set(
+        &mut self,
+        v: &Value,
+        prefix: &mut Vec<PathElement>,
+        set: &mut FieldSet,
+        strict: bool,
+    ) -> Result<(), String> {
+        match v {
+            Value::Object(m) if !self.is_leaf(v) => {
+                for (k, child) in m {
+                    prefix.push(PathElement::Field(k.clone()));
+                    self.spath.push(k.clone());
+                    let res = if self.is_leaf(child) {
+                        set.insert(prefix);
+                        Ok(())
+                    } else {
+                        self.field_set(child, prefix, set, strict)
+                    };
+                    self.spath.pop();
+                    prefix.pop();
+                    res?;
+                }
+            }
+            Value::Array(a) if !self.is_leaf(v) => {
+                let strategy = self.strategy();
+                for (pe, item) in self.items(&strategy, a, strict)? {
+                    prefix.push(pe);
+                    set.insert(prefix);
+                    let res = if item.is_object() && !self.is_leaf(item) {
+                        self.field_set(item, prefix, set, strict)
+                    } else {
+                        Ok(())
+                    };
+                    prefix.pop();
+                    res?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Merges an applied configuration value over a live value.
+    pub(super) fn merge(&mut self, live: Option<&Value>, config: &Value) -> Result<Value, String> {
+        match config {
+            Value::Object(cm) if !self.map_atomic() => {
+                let mut out = match live {
+                    Some(Value::Object(lm)) => lm.clone(),
+                    _ => Map::new(),
+                };
+                for (k, cv) in cm {
+                    if cv.is_null() {
+                        out.remove(k);
+                        continue;
+                    }
+                    self.spath.push(k.clone());
+                    let merged = self.merge(out.get(k), cv);
+                    self.spath.pop();
+                    out.insert(k.clone(), merged?);
+                }
+                Ok(Value::Object(out))
+            }
+            Value::Array(ca) => {
+                let strategy = self.strategy();
+                if strategy == ListStrategy::Atomic {
+                    return Ok(config.clone());
+                }
+                let empty = Vec::new();
+                let la = match live {
+                    Some(Value::Array(la)) => la,
+                    _ => &empty,
+                };
+                self.merge_lists(&strategy, la, ca).map(Value::Array)
+            }
+            _ => Ok(config.clone()),
+        }
+    }
+
+    /// Merges list items by path element, keeping live-only items in place
+    /// and shared items in the applied order.
+    pub(super) fn merge_lists(
+        &mut self,
+        strategy: &ListStrategy,
+        la: &[Value],
+        ca: &[Value],
+    ) -> Result<Vec<Value>, String> {
+        let lhs = self.items(strategy, la, false)?;
+        let rhs = self.items(strategy, ca, true)?;
+        let mut observed_l: BTreeMap<&PathElement, &Value> = BTreeMap::new();
+        for (pe, v) in &lhs {
+            observed_l.entry(pe).or_insert(v);
+        }
+        let observed_r: BTreeMap<&PathElement, &Value> =
+            rhs.iter().map(|(pe, v)| (pe, *v)).collect();
+        let shared: Vec<&PathElement> = rhs
+            .iter()
+            .map(|(pe, _)| pe)
+            .filter(|pe| observed_l.contains_key(pe))
+            .collect();
+        let mut shared_idx = 0;
+        let mut merged_r: BTreeSet<&PathElement> = BTreeSet::new();
+        let mut out = Vec::with_capacity(la.len() + ca.len());
+        let (mut li, mut ri) = (0, 0);
+        while li < lhs.len() || ri < rhs.len() {
+            if let (Some((lpe, _)), Some((rpe, _))) = (lhs.get(li), rhs.get(ri)) {
+                if lpe == rpe {
+                    merged_r.insert(lpe);
+                    let l = observed_l.get(lpe).copied();
+                    let r = observed_r.get(rpe).copied().unwrap_or(&Value::Null);
+                    out.push(self.merge_item(l, r)?);
+                    li += 1;
+                    ri += 1;
+                    if shared.get(shared_idx) == Some(&lpe) {
+                        shared_idx += 1;
+                    }
+                    continue;
+                }
+                if observed_r.contains_key(lpe)
+                    && shared.get(shared_idx).is_some_and(|next| *next != lpe)
+                {
+                    li += 1;
+                    continue;
+                }
+            }
+            if let Some((lpe, litem)) = lhs.get(li) {
+                if !observed_r.contains_key(lpe) {
+                    out.push((*litem).clone());
+                    li += 1;
+                    continue;
+                } else if merged_r.contains(lpe) {
+                    li += 1;
+                    continue;
+                }
+            }
+            if let Some((rpe, ritem)) = rhs.get(ri) {
+                merged_r.insert(rpe);
+                let l = observed_l.get(rpe).copied();
+                out.push(self.merge_item(l, ritem)?);
+                ri += 1;
+                if shared.get(shared_idx) == Some(&rpe) {
+                    shared_idx += 1;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    pub(super) fn merge_item(
+        &mut self,
+        live: Option<&Value>,
+        config: &Value,
+    ) -> Result<Value, String> {
+        match config {
+            Value::Object(_) => self.merge(live, config),
+            _ => Ok(config.clone()),
+        }
+    }
+
+    /// Compares two values, recording added/modified/removed paths.
+    pub(super) fn compare(
+        &mut self,
+        l: Option<&Value>,
+        r: Option<&Value>,
+        prefix: &mut Vec<PathElement>,
+        cmp: &mut Comparison,
+    ) -> Result<(), String> {
+        match (l, r) {
+            (None, None) => Ok(()),
+            (None, Some(rv)) => {
+                cmp.added.insert(prefix);
+                self.compare_children(None, Some(rv), prefix, cmp)
+            }
+            (Some(lv), None) => {
+                cmp.removed.insert(prefix);
+                self.compare_children(Some(lv), None, prefix, cmp)
+            }
+            (Some(lv), Some(rv)) => {
+                let both_containers = match (lv, rv) {
+                    (Value::Object(_) | Value::Null, Value::Object(_))
+                    | (Value::Object(_), Value::Null) => {
+                        !(self.map_atomic() || (self.is_leaf(lv) && self.is_leaf(rv)))
+                    }
+                    (Value::Array(_) | Value::Null, Value::Array(_))
+                    | (Value::Array(_), Value::Null) => {
+                        self.strategy() != ListStrategy::Atomic
+                            && !(self.is_leaf(lv) && self.is_leaf(rv))
+                    }
+                    _ => false,
+                };
+                if both_containers {
+                    self.compare_children(Some(lv), Some(rv), prefix, cmp)
+                } else {
+                    if lv != rv {
+                        cmp.modified.insert(prefix);
+                    }
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    pub(super) fn compare_children(
+        &mut self,
+        l: Option<&Value>,
+        r: Option<&Value>,
+        prefix: &mut Vec<PathElement>,
+        cmp: &mut Comparison,
+    ) -> Result<(), String> {
+        let shape = r.filter(|v| !v.is_null()).or(l);
+        match shape {
+            Some(Value::Object(_)) if !self.map_atomic() => {
+                let empty = Map::new();
+                let lm = l.and_then(Value::as_object).unwrap_or(&empty);
+                let rm = r.and_then(Value::as_object).unwrap_or(&empty);
+                let keys: BTreeSet<&String> = lm.keys().chain(rm.keys()).collect();
+                for k in keys {
+                    prefix.push(PathElement::Field(k.clone()));
+                    self.spath.push(k.clone());
+                    let res = self.compare(lm.get(k), rm.get(k), prefix, cmp);
+                    self.spath.pop();
+                    prefix.pop();
+                    res?;
+                }
+                Ok(())
+            }
+            Some(Value::Array(_)) => {
+                let strategy = self.strategy();
+                if strategy == ListStrategy::Atomic {
+                    return Ok(());
+                }
+                let empty = Vec::new();
+                let la = l.and_then(Value::as_array).unwrap_or(&empty);
+                let ra = r.and_then(Value::as_array).unwrap_or(&empty);
+                let lhs = self.items(&strategy, la, false)?;
+                let rhs = self.items(&strategy, ra, false)?;
+                let mut lm: BTreeMap<PathElement, &Value> = BTreeMap::new();
+                for (pe, v) in lhs {
+                    lm.entry(pe).or_insert(v);
+                }
+                let mut rm: BTreeMap<PathElement, &Value> = BTreeMap::new();
+                for (pe, v) in rhs {
+                    rm.entry(pe).or_insert(v);
+                }
+                let pes: BTreeSet<PathElement> = lm.keys().chain(rm.keys()).cloned().collect();
+                for pe in pes {
+                    let (li, ri) = (lm.get(&pe).copied(), rm.get(&pe).copied());
+                    prefix.push(pe);
+                    let res = self.compare(li, ri, prefix, cmp);
+                    prefix.pop();
+                    res?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Removes the paths of `set` from `v`. Containers emptied by the removal
+    /// are dropped by the caller (kube's typed round trip omits them).
+    pub(super) fn remove(&mut self, v: &Value, set: &FieldSet) -> Value {
+        match v {
+            Value::Object(m) if !self.map_atomic() => {
+                let mut out = Map::new();
+                for (k, child) in m {
+                    let pe = PathElement::Field(k.clone());
+                    if set.members.contains(&pe) {
+                        continue;
+                    }
+                    match set.children.get(&pe) {
+                        Some(sub) => {
+                            self.spath.push(k.clone());
+                            let nv = self.remove(child, sub);
+                            self.spath.pop();
+                            if !became_empty(child, &nv) {
+                                out.insert(k.clone(), nv);
+                            }
+                        }
+                        None => {
+                            out.insert(k.clone(), child.clone());
+                        }
+                    }
+                }
+                Value::Object(out)
+            }
+            Value::Array(a) => {
+                let strategy = self.strategy();
+                if strategy == ListStrategy::Atomic {
+                    return v.clone();
+                }
+                let mut out = Vec::with_capacity(a.len());
+                for (i, item) in a.iter().enumerate() {
+                    let Ok(pe) = self.item_pe(&strategy, i, item) else {
+                        out.push(item.clone());
+                        continue;
+                    };
+                    if set.members.contains(&pe) {
+                        continue;
+                    }
+                    match set.children.get(&pe) {
+                        Some(sub) => out.push(self.remove(item, sub)),
+                        None => out.push(item.clone()),
+                    }
+                }
+                Value::Array(out)
+            }
+            _ => v.clone(),
+        }
+    }
+}
+
+pub(super) fn became_empty(before: &Value, after: &Value) -> bool {
+    match (before, after) {
+        (Value::Object(b), Value::Object(a)) => !b.is_empty() && a.is_empty(),
+        (Value::Array(b), Value::Array(a)) => !b.is_empty() && a.is_empty(),
+        _ => false,
+    }
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Comparison {
+    pub(super) added: FieldSet,
+    pub(super) modified: FieldSet,
+    pub(super) removed: FieldSet,
+}
+
+impl Comparison {
+    pub(super) fn filter(self, ignored: &FieldSet) -> Comparison {
+        Comparison {
+            added: self.added.recursive_difference(ignored),
+            modified: self.modified.recursive_difference(ignored),
+            removed: self.removed.recursive_difference(ignored),
+        }
+    }
+}
+
+pub(super) fn field_set_of(
+    schema: &dyn MergeSchema,
+    v: &Value,
+    strict: bool,
+) -> Result<FieldSet, String> {
+    let mut w = Walker {
+        schema,
+        spath: Vec::new(),
+    };
+    let mut set = FieldSet::default();
+    w.field_set(v, &mut Vec::new(), &mut set, strict)?;
+    Ok(set)
+}
+
+pub(super) fn compare_objects(
+    schema: &dyn MergeSchema,
+    l: &Value,
+    r: &Value,
+) -> Result<Comparison, String> {
+    let mut w = Walker {
+        schema,
+        spath: Vec::new(),
+    };
+    let mut cmp = Comparison::default();
+    w.compare(Some(l), Some(r), &mut Vec::new(), &mut cmp)?;
+    Ok(cmp)
+}
+
+/// The fields of `last_applied` (kubectl's last-applied configuration) that
+/// still hold their values in `live`, formatted as conflicts name them: what
+/// kube lets `kubectl apply --server-side` take over from client-side apply.
+pub fn fields_still_applied(
+    schema: &dyn MergeSchema,
+    last_applied: &Value,
+    live: &Value,
+) -> Result<Vec<String>, String> {
+    let set = field_set_of(schema, last_applied, false)?;
+    let cmp = compare_objects(schema, last_applied, live)?;
+    let kept = set
+        .difference(&cmp.modified)
+        .difference(&cmp.added)
+        .difference(&cmp.removed);
+    Ok(kept.paths().iter().map(|p| path_to_string(p)).collect())
+}
+
+pub(super) fn remove_paths(schema: &dyn MergeSchema, v: &Value, set: &FieldSet) -> Value {
+    if set.is_empty() {
+        return v.clone();
+    }
+    let mut w = Walker {
+        schema,
+        spath: Vec::new(),
+    };
+    w.remove(v, set)
+}
