@@ -1,0 +1,158 @@
+//! Per-kind validation for the built-in kinds: core v1 Namespace, ConfigMap,
+//! Secret, Service, ServiceAccount, Pod, Event, Node; apps/v1 Deployment,
+//! ReplicaSet, StatefulSet, DaemonSet; batch/v1 Job; coordination Lease;
+//! events.k8s.io Event; RBAC roles and bindings; admission webhook
+//! configurations. Pod specs live in [`pod`].
+
+/// Pod spec and template validation.
+pub mod pod;
+
+use super::names;
+use super::{Checker, FieldError, Obj, child, go_quote, go_repr, index, key};
+use crate::validation::metadata::{
+    FIELD_IMMUTABLE, NameFn, validate_labels, validate_object_meta, validate_object_meta_update,
+};
+use pod::{
+    PodOpts, labels_repr, validate_pod_spec, validate_pod_spec_update, validate_pod_template_spec,
+};
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+mod admission;
+mod apps;
+mod batch;
+mod core;
+mod events;
+mod rbac;
+mod selector;
+#[cfg(test)]
+mod tests;
+
+#[allow(unused_imports)]
+pub use self::admission::*;
+#[allow(unused_imports)]
+pub use self::apps::*;
+#[allow(unused_imports)]
+pub use self::batch::*;
+#[allow(unused_imports)]
+pub use self::core::*;
+#[allow(unused_imports)]
+pub use self::events::*;
+#[allow(unused_imports)]
+pub use self::rbac::*;
+#[allow(unused_imports)]
+pub use self::selector::*;
+
+/// A kind's validator: `(checker, new object, old object on update)`.
+pub type ValidateFn = fn(&mut Checker, &Obj, Option<&Obj>);
+
+/// Scope and validator of a built-in kind.
+pub struct KindSpec {
+    /// Whether objects of the kind live in a namespace.
+    pub namespaced: bool,
+    /// The validator.
+    pub validate: ValidateFn,
+}
+
+/// Looks up the validator for `(group, resource)`.
+pub fn lookup(group: &str, resource: &str) -> Option<KindSpec> {
+    let (namespaced, validate): (bool, ValidateFn) = match (group, resource) {
+        ("", "namespaces") => (false, namespace),
+        ("", "configmaps") => (true, config_map),
+        ("", "secrets") => (true, secret),
+        ("", "services") => (true, service),
+        ("", "serviceaccounts") => (true, service_account),
+        ("", "pods") => (true, pod_kind),
+        ("", "events") => (true, core_event),
+        ("", "nodes") => (false, node),
+        ("apps", "deployments") => (true, deployment),
+        ("apps", "replicasets") => (true, replica_set),
+        ("apps", "statefulsets") => (true, stateful_set),
+        ("apps", "daemonsets") => (true, daemon_set),
+        ("batch", "jobs") => (true, job),
+        ("coordination.k8s.io", "leases") => (true, lease),
+        ("events.k8s.io", "events") => (true, events_event),
+        ("rbac.authorization.k8s.io", "roles") => (true, role),
+        ("rbac.authorization.k8s.io", "clusterroles") => (false, cluster_role),
+        ("rbac.authorization.k8s.io", "rolebindings") => (true, role_binding),
+        ("rbac.authorization.k8s.io", "clusterrolebindings") => (false, cluster_role_binding),
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations") => {
+            (false, validating_webhooks)
+        }
+        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations") => {
+            (false, mutating_webhooks)
+        }
+        _ => return None,
+    };
+    Some(KindSpec {
+        namespaced,
+        validate,
+    })
+}
+
+fn empty() -> &'static Obj {
+    static EMPTY: std::sync::OnceLock<Obj> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(Obj::new)
+}
+
+fn sub<'a>(ck: &mut Checker, o: &'a Obj, k: &str, path: &str) -> &'a Obj {
+    ck.obj(o, k, path).unwrap_or(empty())
+}
+
+fn nonneg(ck: &mut Checker, o: &Obj, k: &str, path: &str) {
+    if let Some(v) = ck.i64(o, k, path)
+        && v < 0
+    {
+        ck.push(FieldError::invalid(
+            child(path, k),
+            v,
+            "must be greater than or equal to 0",
+        ));
+    }
+}
+
+fn nonneg_i32(ck: &mut Checker, o: &Obj, k: &str, path: &str) -> i64 {
+    let v = ck.i32(o, k, path).unwrap_or(0);
+    if v < 0 {
+        ck.push(FieldError::invalid(
+            child(path, k),
+            v,
+            "must be greater than or equal to 0",
+        ));
+    }
+    v
+}
+
+/// Standard create/update shape: create runs `meta + body`; update runs
+/// `meta update + (meta again if `revalidate`) + body`.
+fn meta_for(
+    ck: &mut Checker,
+    root: &Obj,
+    old: Option<&Obj>,
+    namespaced: bool,
+    f: NameFn,
+    revalidate_on_update: bool,
+) {
+    match old {
+        None => validate_object_meta(ck, root, namespaced, f, true),
+        Some(o) => {
+            validate_object_meta_update(ck, root, o);
+            if revalidate_on_update {
+                validate_object_meta(ck, root, namespaced, f, true);
+            }
+        }
+    }
+}
+
+fn finalizer_check(ck: &mut Checker, root: &Obj) {
+    // Core-group per-index finalizer check for update paths (ValidateObjectMetaUpdate in core).
+    let meta = sub(ck, root, "metadata", "");
+    let fins = ck.str_list(meta, "finalizers", "metadata");
+    for (i, f) in fins.iter().enumerate() {
+        crate::validation::metadata::validate_kube_finalizer_name(
+            ck,
+            f,
+            &index("metadata.finalizers", i),
+        );
+    }
+}
