@@ -88,7 +88,10 @@ pub(super) struct Ev {
     pub(super) message: String,
 }
 
-pub(super) fn earliest(a: Option<jiff::Timestamp>, b: Option<jiff::Timestamp>) -> Option<jiff::Timestamp> {
+pub(super) fn earliest(
+    a: Option<jiff::Timestamp>,
+    b: Option<jiff::Timestamp>,
+) -> Option<jiff::Timestamp> {
     match (a, b) {
         (Some(x), Some(y)) => Some(x.min(y)),
         (x, None) => x,
@@ -222,7 +225,13 @@ impl Ctr {
         }
     }
 
-    pub(super) fn ev(&self, evs: &mut Vec<Ev>, warning: bool, reason: &'static str, message: String) {
+    pub(super) fn ev(
+        &self,
+        evs: &mut Vec<Ev>,
+        warning: bool,
+        reason: &'static str,
+        message: String,
+    ) {
         evs.push(Ev {
             path: Some(self.path()),
             warning,

@@ -42,17 +42,17 @@ use crate::registry::Api;
 use crate::status::ApiError;
 
 mod container;
-mod pod;
 mod node;
+mod pod;
 #[cfg(test)]
 mod tests;
 
 #[allow(unused_imports)]
 pub use self::container::*;
 #[allow(unused_imports)]
-pub use self::pod::*;
-#[allow(unused_imports)]
 pub use self::node::*;
+#[allow(unused_imports)]
+pub use self::pod::*;
 
 #[derive(Default)]
 struct State {
@@ -280,4 +280,3 @@ fn merge_status(current: Option<&Value>, fields: &Value) -> Value {
     out.insert("conditions".into(), Value::Array(conds));
     Value::Object(out)
 }
-
