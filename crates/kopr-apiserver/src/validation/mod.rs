@@ -11,6 +11,7 @@ pub mod kinds;
 pub mod metadata;
 /// Name and key formats.
 pub mod names;
+pub mod webhook;
 
 use serde_json::{Map, Value};
 use std::fmt;

@@ -3,6 +3,7 @@
 
 #[allow(unused_imports)]
 use super::*;
+use crate::validation::webhook;
 
 pub(super) fn validate_conversion(
     c: &Conversion<'_>,
@@ -28,8 +29,16 @@ pub(super) fn validate_conversion(
                 "required when strategy is set to Webhook",
             )),
             Some(cc) => match (cc.url, &cc.service) {
-                (Some(u), None) => validate_webhook_url(u, &child(&wcc, "url"), errs),
-                (None, Some(s)) => validate_webhook_service(s, &child(&wcc, "service"), errs),
+                (Some(u), None) => errs.extend(webhook::url(u, &child(&wcc, "url"))),
+                (None, Some(s)) => errs.extend(webhook::service(
+                    &webhook::Service {
+                        name: s.name,
+                        namespace: s.namespace,
+                        port: s.port,
+                        path: s.path,
+                    },
+                    &child(&wcc, "service"),
+                )),
                 _ => errs.push(FieldError::required(
                     &wcc,
                     "exactly one of url or service is required",
@@ -76,121 +85,6 @@ pub(super) fn validate_conversion(
                 crv,
                 "should not be set when strategy is not set to Webhook",
             ));
-        }
-    }
-}
-
-/// `webhook.ValidateWebhookURL` with `forceHttps`, on a simplified URL parser.
-pub(super) fn validate_webhook_url(u: &str, path: &str, errs: &mut Vec<FieldError>) {
-    const FORM: &str = "; desired format: https://host[/path]";
-    let (scheme, rest) = match u.split_once(':') {
-        Some((s, r))
-            if s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-                && s.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')) =>
-        {
-            (s.to_ascii_lowercase(), r)
-        }
-        _ => (String::new(), u),
-    };
-    let (rest, fragment) = rest.split_once('#').unwrap_or((rest, ""));
-    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
-    let (user, host) = match rest.strip_prefix("//") {
-        Some(auth) => {
-            let auth = auth.split('/').next().unwrap_or("");
-            match auth.rsplit_once('@') {
-                Some((user, host)) => (Some(user), host),
-                None => (None, auth),
-            }
-        }
-        None => (None, ""),
-    };
-    if scheme != "https" {
-        errs.push(FieldError::invalid(
-            path,
-            scheme.as_str(),
-            format!("'https' is the only allowed URL scheme{FORM}"),
-        ));
-    }
-    if host.is_empty() {
-        errs.push(FieldError::invalid(
-            path,
-            host,
-            format!("host must be specified{FORM}"),
-        ));
-    }
-    if let Some(user) = user {
-        errs.push(FieldError::invalid(
-            path,
-            user,
-            "user information is not permitted in the URL",
-        ));
-    }
-    if !fragment.is_empty() {
-        errs.push(FieldError::invalid(
-            path,
-            fragment,
-            "fragments are not permitted in the URL",
-        ));
-    }
-    if !query.is_empty() {
-        errs.push(FieldError::invalid(
-            path,
-            query,
-            "query parameters are not permitted in the URL",
-        ));
-    }
-}
-
-/// `webhook.ValidateWebhookService`.
-pub(super) fn validate_webhook_service(s: &Service<'_>, path: &str, errs: &mut Vec<FieldError>) {
-    if s.name.is_empty() {
-        errs.push(FieldError::required(
-            child(path, "name"),
-            "service name is required",
-        ));
-    }
-    if s.namespace.is_empty() {
-        errs.push(FieldError::required(
-            child(path, "namespace"),
-            "service namespace is required",
-        ));
-    }
-    let pe = is_valid_port_num(s.port);
-    if !pe.is_empty() {
-        errs.push(FieldError::invalid(
-            child(path, "port"),
-            s.port,
-            format!("port is not valid: {}", pe.join(", ")),
-        ));
-    }
-    let Some(up) = s.path else {
-        return;
-    };
-    if up.is_empty() || up == "/" {
-        return;
-    }
-    let pp = child(path, "path");
-    if up == "//" {
-        errs.push(FieldError::invalid(pp, up, "segment[0] may not be empty"));
-        return;
-    }
-    if !up.starts_with('/') {
-        errs.push(FieldError::invalid(&pp, up, "must start with a '/'"));
-    }
-    let check = up.get(1..).unwrap_or("");
-    let check = check.strip_suffix('/').unwrap_or(check);
-    for (i, step) in check.split('/').enumerate() {
-        if step.is_empty() {
-            errs.push(FieldError::invalid(
-                &pp,
-                up,
-                format!("segment[{i}] may not be empty"),
-            ));
-            continue;
-        }
-        for m in is_dns1123_subdomain(step) {
-            errs.push(FieldError::invalid(&pp, up, format!("segment[{i}]: {m}")));
         }
     }
 }

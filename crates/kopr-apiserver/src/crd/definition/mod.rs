@@ -28,7 +28,7 @@ pub mod schema;
 /// Structural-schema rules and default pruning.
 pub mod structural;
 
-use crate::validation::names::{is_dns1035_label, is_dns1123_subdomain, is_valid_port_num};
+use crate::validation::names::is_dns1035_label;
 use crate::validation::{
     Checker, FieldError, Obj, child, go_repr, index, invalid_message, metadata,
 };

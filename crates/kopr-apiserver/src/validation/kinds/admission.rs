@@ -3,6 +3,7 @@
 
 #[allow(unused_imports)]
 use super::*;
+use crate::validation::webhook;
 
 // -------------------------------------------------------- admission webhooks
 
@@ -133,113 +134,6 @@ pub(super) fn validate_rule(ck: &mut Checker, r: &Obj, rp: &str) {
     }
 }
 
-pub(super) fn validate_webhook_url(ck: &mut Checker, url: &str, path: &str) {
-    const FORM: &str = "; desired format: https://host[/path]";
-    let (scheme, rest) = match url.split_once("://") {
-        Some((s, r)) => (s, r),
-        None => ("", url),
-    };
-    if scheme != "https" {
-        ck.push(FieldError::invalid(
-            path,
-            scheme,
-            format!("'https' is the only allowed URL scheme{FORM}"),
-        ));
-    }
-    let (before_frag, frag) = rest.split_once('#').unwrap_or((rest, ""));
-    let (before_query, query) = before_frag.split_once('?').unwrap_or((before_frag, ""));
-    let authority = if scheme.is_empty() {
-        ""
-    } else {
-        before_query.split('/').next().unwrap_or("")
-    };
-    let (user, host) = match authority.rsplit_once('@') {
-        Some((u, h)) => (Some(u), h),
-        None => (None, authority),
-    };
-    if host.is_empty() {
-        ck.push(FieldError::invalid(
-            path,
-            host,
-            format!("host must be specified{FORM}"),
-        ));
-    }
-    if let Some(u) = user {
-        ck.push(FieldError::invalid(
-            path,
-            u,
-            "user information is not permitted in the URL",
-        ));
-    }
-    if !frag.is_empty() {
-        ck.push(FieldError::invalid(
-            path,
-            frag,
-            "fragments are not permitted in the URL",
-        ));
-    }
-    if !query.is_empty() {
-        ck.push(FieldError::invalid(
-            path,
-            query,
-            "query parameters are not permitted in the URL",
-        ));
-    }
-}
-
-pub(super) fn validate_webhook_service(ck: &mut Checker, svc: &Obj, path: &str) {
-    if ck.string(svc, "name", path).is_empty() {
-        ck.push(FieldError::required(
-            child(path, "name"),
-            "service name is required",
-        ));
-    }
-    if ck.string(svc, "namespace", path).is_empty() {
-        ck.push(FieldError::required(
-            child(path, "namespace"),
-            "service namespace is required",
-        ));
-    }
-    let port = ck.i32(svc, "port", path).unwrap_or(443);
-    let errs = names::is_valid_port_num(port);
-    if !errs.is_empty() {
-        ck.push(FieldError::invalid(
-            child(path, "port"),
-            port,
-            format!("port is not valid: {}", errs.join(", ")),
-        ));
-    }
-    let Some(p) = ck.str(svc, "path", path) else {
-        return;
-    };
-    let pp = child(path, "path");
-    if p == "/" || p.is_empty() {
-        return;
-    }
-    if p == "//" {
-        ck.push(FieldError::invalid(&pp, p, "segment[0] may not be empty"));
-        return;
-    }
-    if !p.starts_with('/') {
-        ck.push(FieldError::invalid(&pp, p, "must start with a '/'"));
-    }
-    let mut check = p.strip_prefix('/').unwrap_or(p);
-    check = check.strip_suffix('/').unwrap_or(check);
-    for (i, step) in check.split('/').enumerate() {
-        if step.is_empty() {
-            ck.push(FieldError::invalid(
-                &pp,
-                p,
-                format!("segment[{i}] may not be empty"),
-            ));
-            continue;
-        }
-        for f in names::is_dns1123_subdomain(step) {
-            ck.push(FieldError::invalid(&pp, p, format!("segment[{i}]: {f}")));
-        }
-    }
-}
-
 pub(super) fn webhooks(ck: &mut Checker, root: &Obj, old: Option<&Obj>, mutating: bool) {
     validate_object_meta(ck, root, false, names::name_is_dns_subdomain, false);
     if let Some(o) = old {
@@ -324,8 +218,23 @@ pub(super) fn webhooks(ck: &mut Checker, root: &Obj, old: Option<&Obj>, mutating
         let url = ck.str(cc, "url", &ccp);
         let svc = ck.obj(cc, "service", &ccp);
         match (url, svc) {
-            (Some(u), None) => validate_webhook_url(ck, u, &child(&ccp, "url")),
-            (None, Some(s)) => validate_webhook_service(ck, s, &child(&ccp, "service")),
+            (Some(u), None) => {
+                for e in webhook::url(u, &child(&ccp, "url")) {
+                    ck.push(e);
+                }
+            }
+            (None, Some(s)) => {
+                let at = child(&ccp, "service");
+                let svc = webhook::Service {
+                    name: ck.string(s, "name", &at),
+                    namespace: ck.string(s, "namespace", &at),
+                    port: ck.i32(s, "port", &at).unwrap_or(443),
+                    path: ck.str(s, "path", &at),
+                };
+                for e in webhook::service(&svc, &at) {
+                    ck.push(e);
+                }
+            }
             _ => ck.push(FieldError::required(
                 &ccp,
                 "exactly one of url or service is required",
