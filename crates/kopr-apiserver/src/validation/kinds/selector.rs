@@ -118,37 +118,12 @@ pub(super) fn selector_is_empty(sel: &Obj) -> bool {
             .is_none_or(|a| a.is_empty())
 }
 
+/// Whether a `metav1.LabelSelector` selects objects with `labels`, as
+/// [`LabelSelector`](crate::selectors::LabelSelector) matches it (an
+/// invalid selector selects nothing).
 pub(super) fn selector_matches(sel: &Obj, labels: Option<&Obj>) -> bool {
-    let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
-    if let Some(ml) = sel.get("matchLabels").and_then(Value::as_object) {
-        for (k, v) in ml {
-            if get(k) != v.as_str() {
-                return false;
-            }
-        }
-    }
-    if let Some(me) = sel.get("matchExpressions").and_then(Value::as_array) {
-        for r in me {
-            let k = r.get("key").and_then(Value::as_str).unwrap_or("");
-            let vals: Vec<&str> = r
-                .get("values")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let cur = get(k);
-            let ok = match r.get("operator").and_then(Value::as_str).unwrap_or("") {
-                "In" => cur.is_some_and(|c| vals.contains(&c)),
-                "NotIn" => cur.is_none_or(|c| !vals.contains(&c)),
-                "Exists" => cur.is_some(),
-                "DoesNotExist" => cur.is_none(),
-                _ => false,
-            };
-            if !ok {
-                return false;
-            }
-        }
-    }
-    true
+    crate::selectors::LabelSelector::from_label_selector_value(&Value::Object(sel.clone()))
+        .is_ok_and(|s| s.matches(labels))
 }
 
 /// Checks that the selector matches the template labels.
