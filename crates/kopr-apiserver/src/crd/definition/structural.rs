@@ -21,7 +21,8 @@ enum Level {
 }
 
 /// The error `NewStructural` would return for this schema, if any (fields the
-/// structural model cannot represent).
+/// structural model cannot represent), at the root or in any nested schema,
+/// value validations (`allOf`, `anyOf`, `oneOf`, `not`) included.
 pub fn new_structural_error(s: &Schema<'_>) -> Option<String> {
     unsupported(s)
         .or_else(|| value_validation_error(s))
@@ -53,43 +54,13 @@ pub fn new_structural_error(s: &Schema<'_>) -> Option<String> {
 }
 
 fn value_validation_error(s: &Schema<'_>) -> Option<String> {
-    s.not.as_deref().and_then(nested_error).or_else(|| {
+    s.not.as_deref().and_then(new_structural_error).or_else(|| {
         [&s.all_of, &s.any_of, &s.one_of]
             .into_iter()
             .flatten()
             .flatten()
-            .find_map(nested_error)
+            .find_map(new_structural_error)
     })
-}
-
-fn nested_error(s: &Schema<'_>) -> Option<String> {
-    unsupported(s)
-        .or_else(|| value_validation_error(s))
-        .or_else(|| {
-            (s.x_preserve == Some(false)).then(|| {
-                "internal error: 'x-kubernetes-preserve-unknown-fields' must be true or undefined"
-                    .to_string()
-            })
-        })
-        .or_else(|| match &s.items {
-            Some(Items::Array(a)) if !a.is_empty() => {
-                Some("OpenAPIV3Schema 'items' must be a schema, but is an array".to_string())
-            }
-            Some(Items::Schema(i)) => nested_error(i),
-            _ => None,
-        })
-        .or_else(|| {
-            s.properties
-                .iter()
-                .flatten()
-                .find_map(|(_, p)| nested_error(p))
-        })
-        .or_else(|| {
-            s.additional_properties
-                .as_ref()
-                .and_then(OrBool::schema)
-                .and_then(nested_error)
-        })
 }
 
 fn unsupported(s: &Schema<'_>) -> Option<String> {
