@@ -84,27 +84,8 @@ pub(super) fn rs_like_spec(ck: &mut Checker, spec: &Obj, kind: &str, selector_wo
     }
     if sel.is_none() || usable {
         validate_pod_template_spec(ck, tmpl, "spec.template");
-        let tspec = tmpl
-            .get("spec")
-            .and_then(Value::as_object)
-            .unwrap_or(empty());
-        let rp = tspec
-            .get("restartPolicy")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if rp != "Always" {
-            ck.push(FieldError::not_supported(
-                "spec.template.spec.restartPolicy",
-                rp,
-                &["Always"],
-            ));
-        }
-        if !matches!(tspec.get("activeDeadlineSeconds"), None | Some(Value::Null)) {
-            ck.push(FieldError::forbidden(
-                "spec.template.spec.activeDeadlineSeconds",
-                format!("activeDeadlineSeconds in {kind} is not Supported"),
-            ));
-        }
+        restart_policy_in(ck, tmpl, &["Always"]);
+        no_active_deadline(ck, tmpl, kind);
     }
 }
 
@@ -217,21 +198,7 @@ pub(super) fn daemon_set(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
         }
     }
     validate_pod_template_spec(ck, tmpl, "spec.template");
-    let tspec = tmpl
-        .get("spec")
-        .and_then(Value::as_object)
-        .unwrap_or(empty());
-    let rp = tspec
-        .get("restartPolicy")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    if rp != "Always" {
-        ck.push(FieldError::not_supported(
-            "spec.template.spec.restartPolicy",
-            rp,
-            &["Always"],
-        ));
-    }
+    restart_policy_in(ck, tmpl, &["Always"]);
     nonneg_i32(ck, spec, "minReadySeconds", "spec");
     nonneg(ck, spec, "revisionHistoryLimit", "spec");
     selector_immutable(ck, root, old);
@@ -349,27 +316,8 @@ pub(super) fn stateful_set(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     validate_labels(ck, &labels, "spec.template.labels");
     let ann = ck.str_map(tmeta, "annotations", "spec.template.metadata");
     crate::validation::metadata::validate_annotations(ck, &ann, "spec.template.annotations");
-    let tspec = tmpl
-        .get("spec")
-        .and_then(Value::as_object)
-        .unwrap_or(empty());
-    let rp = tspec
-        .get("restartPolicy")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    if rp != "Always" {
-        ck.push(FieldError::not_supported(
-            "spec.template.spec.restartPolicy",
-            rp,
-            &["Always"],
-        ));
-    }
-    if !matches!(tspec.get("activeDeadlineSeconds"), None | Some(Value::Null)) {
-        ck.push(FieldError::forbidden(
-            "spec.template.spec.activeDeadlineSeconds",
-            "activeDeadlineSeconds in StatefulSet is not Supported",
-        ));
-    }
+    restart_policy_in(ck, tmpl, &["Always"]);
+    no_active_deadline(ck, tmpl, "StatefulSet");
     if let Some(o) = old {
         let mut n = spec.clone();
         let os = o
@@ -396,5 +344,42 @@ pub(super) fn stateful_set(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
                 "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
             ));
         }
+    }
+}
+
+/// A pod template's `restartPolicy` when it is one of `allowed`; otherwise
+/// a NotSupported error and `None`.
+pub(super) fn restart_policy_in<'a>(
+    ck: &mut Checker,
+    tmpl: &'a Obj,
+    allowed: &[&str],
+) -> Option<&'a str> {
+    let rp = tmpl
+        .get("spec")
+        .and_then(|s| s.get("restartPolicy"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if allowed.contains(&rp) {
+        return Some(rp);
+    }
+    ck.push(FieldError::not_supported(
+        "spec.template.spec.restartPolicy",
+        rp,
+        allowed,
+    ));
+    None
+}
+
+/// Workload pods run until replaced: a template may not set
+/// `activeDeadlineSeconds`.
+pub(super) fn no_active_deadline(ck: &mut Checker, tmpl: &Obj, kind: &str) {
+    let deadline = tmpl
+        .get("spec")
+        .and_then(|s| s.get("activeDeadlineSeconds"));
+    if !matches!(deadline, None | Some(Value::Null)) {
+        ck.push(FieldError::forbidden(
+            "spec.template.spec.activeDeadlineSeconds",
+            format!("activeDeadlineSeconds in {kind} is not Supported"),
+        ));
     }
 }

@@ -126,22 +126,9 @@ pub(super) fn job(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
         }
     }
     validate_pod_template_spec(ck, tmpl, "spec.template");
-    let tspec = tmpl
-        .get("spec")
-        .and_then(Value::as_object)
-        .unwrap_or(empty());
-    let rp = tspec
-        .get("restartPolicy")
-        .and_then(Value::as_str)
-        .unwrap_or("");
     let has_pfp = !matches!(spec.get("podFailurePolicy"), None | Some(Value::Null));
-    if rp != "OnFailure" && rp != "Never" {
-        ck.push(FieldError::not_supported(
-            "spec.template.spec.restartPolicy",
-            rp,
-            &["OnFailure", "Never"],
-        ));
-    } else if has_pfp && rp != "Never" {
+    let rp = restart_policy_in(ck, tmpl, &["OnFailure", "Never"]);
+    if let Some(rp) = rp.filter(|rp| has_pfp && *rp != "Never") {
         ck.push(FieldError::invalid(
             "spec.template.spec.restartPolicy",
             rp,
