@@ -31,35 +31,36 @@
 //! }
 //! ```
 //!
-//! The module layout follows Kopf's separation of concerns: what handlers see
-//! ([`context`], [`diff`], [`patch`], [`errors`]), how they are registered ([`handlers`],
-//! [`filters`], [`resource`], [`operator`]), what is kept on objects ([`progress`],
-//! [`storage`]), the reactor that watches and runs cycles, and kits ([`adopt`], [`events`],
-//! [`testing`]).
+//! The source is in folders by layer, as Kopf separates its cogs, core and kits; each
+//! module keeps its public path (`kopr::context`, `kopr::testing`, ...):
+//!
+//! - `handling/`, the author's surface: [`resource`], [`handlers`], [`filters`] (how handlers
+//!   are registered), [`context`], [`diff`] (what they see), [`errors`] (what they return),
+//!   [`patch`] (how they change their object);
+//! - [`operator`]: the operator built from resources, and its lifecycle;
+//! - `reactor/`: watching, per-object slots and workers, cause detection, one handler per
+//!   cycle (invoke, outcome, progress, posting), timers and daemons, patching;
+//! - `persistence/`: what is kept on objects: [`progress`] records, the diff base and the
+//!   finalizer ([`storage`]);
+//! - `runtime/`: [`discovery`], [`namespaces`], [`events`], [`logging`]; where leader
+//!   election and the health and metrics server go;
+//! - `kits/`: [`adopt`](mod@adopt), [`apply`], [`cli`], [`manifests`] and [`testing`].
 
 #![warn(missing_docs)]
 
-pub mod adopt;
-pub mod apply;
-pub mod cli;
-pub mod context;
-pub mod diff;
-pub mod discovery;
-pub mod errors;
-pub mod events;
-pub mod filters;
-pub mod handlers;
-pub mod logging;
-pub mod manifests;
-pub mod namespaces;
+mod handling;
+mod kits;
 pub mod operator;
-pub mod patch;
-pub mod progress;
+mod persistence;
 mod reactor;
-pub mod resource;
-pub mod storage;
+mod runtime;
+
+pub use handling::{context, diff, errors, filters, handlers, patch, resource};
 #[cfg(feature = "embedded")]
-pub mod testing;
+pub use kits::testing;
+pub use kits::{adopt, apply, cli, manifests};
+pub use persistence::{progress, storage};
+pub use runtime::{discovery, events, logging, namespaces};
 
 pub use adopt::{AdoptOptions, Owner, adopt};
 pub use context::{Context, Memo, Reason};

@@ -1,0 +1,11 @@
+//! The author's surface: what handlers are registered on ([`resource`],
+//! [`handlers`], [`filters`]), what they see ([`context`], [`diff`]), what
+//! they return ([`errors`]) and how they change their object ([`patch`]).
+
+pub mod context;
+pub mod diff;
+pub mod errors;
+pub mod filters;
+pub mod handlers;
+pub mod patch;
+pub mod resource;

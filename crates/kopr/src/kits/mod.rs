@@ -1,0 +1,12 @@
+//! Kits built on the framework: children adopted into their owner's
+//! lifecycle ([`adopt`](mod@adopt)), manifests applied like `kubectl apply`
+//! ([`apply`]), the operator binary's command line ([`cli`]), deployment
+//! manifests ([`manifests`]) and the testing kit ([`testing`], with the
+//! `embedded` feature).
+
+pub mod adopt;
+pub mod apply;
+pub mod cli;
+pub mod manifests;
+#[cfg(feature = "embedded")]
+pub mod testing;
