@@ -465,7 +465,7 @@ mod tests {
     #[test]
     fn default_ids_come_from_the_function_path() {
         let handler = Handler::<Value>::new(sample).into_spec(Trigger::Create, 0);
-        assert_eq!(handler.id, "handlers.tests.sample");
+        assert_eq!(handler.id, "handling.handlers.tests.sample");
         let closure = Handler::<Value>::new(|_ctx: Context<Value>| async { Ok(()) })
             .into_spec(Trigger::Create, 3);
         assert!(closure.id.ends_with("closure3"), "{}", closure.id);

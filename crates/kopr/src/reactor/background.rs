@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::cycle::{Call, invoke};
+use super::invoke::{Call, invoke};
 use super::{ObjectKey, ResourceRuntime};
 use crate::context::Reason;
 use crate::diff::Diff;

@@ -5,22 +5,20 @@
 //! handler that succeeded never runs again for the same cause, even across a crash: only the
 //! attempt in flight at the crash can repeat.
 
-use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
 use serde_json::{Value, json};
-use tracing::Instrument;
 
-use super::{ObjectKey, ResourceRuntime, background};
-use crate::context::{RawContext, Reason};
+use super::invoke::{Call, Typed, invoke, invoke_with_limit};
+use super::{ObjectKey, ResourceRuntime, background, posting, progression};
+use crate::context::Reason;
 use crate::diff::{Diff, diff, resolve};
-use crate::errors::HandlerError;
 use crate::events::EventType;
 use crate::filters::FilterInput;
-use crate::handlers::{ErrorsMode, HandlerSpec, Trigger};
-use crate::patch::{Patch, merge_into};
+use crate::handlers::{HandlerSpec, Trigger};
+use crate::patch::merge_into;
 use crate::progress::{self, Progress};
 use crate::storage::{self, essence, has_finalizer};
 
@@ -37,10 +35,38 @@ pub(crate) enum Outcome {
     /// Run again after this delay (a handler is delayed).
     WakeAfter(Duration),
     /// The framework failed (API error); retry with the per-object backoff.
-    Failed(String),
+    Failed(CycleError),
 }
 
-type Typed = Arc<dyn Any + Send + Sync>;
+/// Why a cycle could not finish: a write to the API failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CycleError {
+    /// The cycle's merge patch (handler changes, progress, diff base) failed.
+    #[error("patching: {0}")]
+    Patch(#[source] kube::Error),
+    /// Adding or removing kopr's finalizer failed.
+    #[error("{action} the finalizer: {source}")]
+    Finalizer {
+        /// `updating` or `removing`.
+        action: &'static str,
+        /// The API's error.
+        #[source]
+        source: kube::Error,
+    },
+}
+
+/// One cycle's object: its key, its body and typed value, and what its slot remembers, read
+/// once when the cycle starts.
+struct Cycle<'a> {
+    runtime: &'a Arc<ResourceRuntime>,
+    key: &'a ObjectKey,
+    body: Arc<Value>,
+    typed: Typed,
+    /// The diff base kept in memory for objects too large for the annotation.
+    memory_diff_base: Option<Value>,
+    /// Whether resume handlers are due (first cycle since the operator started).
+    resume_due: bool,
+}
 
 /// A handler chosen for this cycle with its view of the change.
 struct Selected<'a> {
@@ -80,32 +106,47 @@ pub(crate) async fn run(
         Ok(typed) => typed,
         Err(message) => return report_parse_error(runtime, key, &body, message).await,
     };
+    let (had_parse_error, memory_diff_base, resume_due) = match runtime.slots().get_mut(key) {
+        Some(slot) => (
+            slot.reported_parse_error.take().is_some(),
+            slot.memory_diff_base.clone(),
+            slot.resume_due,
+        ),
+        None => (false, None, false),
+    };
     let mut patch = Value::Null;
-    if runtime
-        .slots()
-        .get_mut(key)
-        .and_then(|s| s.reported_parse_error.take())
-        .is_some()
+    if had_parse_error
         || body
             .pointer("/status/kopr/message")
             .is_some_and(|m| !m.is_null())
     {
         merge_into(&mut patch, json!({"status": {"kopr": {"message": null}}}));
     }
-    if is_deleting(&body) {
-        return deletion(runtime, key, body, typed, patch).await;
+    let cycle = Cycle {
+        runtime,
+        key,
+        body,
+        typed,
+        memory_diff_base,
+        resume_due,
+    };
+    if is_deleting(&cycle.body) {
+        return cycle.deletion(patch).await;
     }
-    let needs = needs_finalizer(runtime, &body);
-    if needs != has_finalizer(&body) {
-        let operations = storage::finalizer_patch(&body, needs);
+    let needs = needs_finalizer(runtime, &cycle.body);
+    if needs != has_finalizer(&cycle.body) {
+        let operations = storage::finalizer_patch(&cycle.body, needs);
         return match runtime.apply_json(key, operations).await {
             Ok(Some(new)) => Outcome::Continue(new),
             Ok(None) => Outcome::Done,
-            Err(error) => Outcome::Failed(format!("updating the finalizer: {error}")),
+            Err(source) => Outcome::Failed(CycleError::Finalizer {
+                action: "updating",
+                source,
+            }),
         };
     }
-    background::reconcile(runtime, key, &body);
-    changes(runtime, key, body, typed, patch).await
+    background::reconcile(runtime, key, &cycle.body);
+    cycle.changes(patch).await
 }
 
 /// Whether some delete handler, timer or daemon that applies to the object needs the finalizer.
@@ -149,150 +190,128 @@ async fn report_parse_error(
     send(runtime, key, status, false).await
 }
 
-/// The create/update/resume part of a cycle.
-async fn changes(
-    runtime: &Arc<ResourceRuntime>,
-    key: &ObjectKey,
-    body: Arc<Value>,
-    typed: Typed,
-    patch: Value,
-) -> Outcome {
-    let storage = runtime.shared.settings.storage;
-    let essence = essence(&body);
-    let (stored, resume_due) = {
-        let slots = runtime.slots();
-        let slot = slots.get(key);
-        let memory = slot.and_then(|s| s.memory_diff_base.clone());
-        (
-            storage::read_diff_base(storage, &body).or(memory),
-            slot.is_some_and(|s| s.resume_due),
-        )
-    };
-    let cause = match &stored {
-        None => Some(Reason::Create),
-        Some(base) if *base != essence => Some(Reason::Update),
-        Some(_) => None,
-    };
-    let full_diff = match cause {
-        Some(_) => diff(stored.as_ref(), Some(&essence)),
-        None => Diff::default(),
-    };
-    let mut selected = Vec::new();
-    for handler in &runtime.spec.handlers {
-        let choice = match (&handler.trigger, cause) {
-            (Trigger::Create, Some(Reason::Create)) => Some((
-                Reason::Create,
-                full_diff.clone(),
-                None,
-                Some(essence.clone()),
-            )),
-            (Trigger::Update, Some(Reason::Update)) => Some((
-                Reason::Update,
-                full_diff.clone(),
-                stored.clone(),
-                Some(essence.clone()),
-            )),
-            (Trigger::Field(path), Some(reason)) => {
-                let relative = full_diff.relative_to(path);
-                (!relative.is_empty()).then(|| {
-                    let old = stored.as_ref().and_then(|b| resolve(b, path)).cloned();
-                    let new = resolve(&essence, path).cloned();
-                    (reason, relative, old, new)
-                })
-            }
-            // A new object is created, never resumed (even when first seen in a listing).
-            (Trigger::Resume { .. }, cause) if resume_due && cause != Some(Reason::Create) => {
-                Some((Reason::Resume, Diff::default(), None, Some(essence.clone())))
-            }
-            _ => None,
+impl Cycle<'_> {
+    /// The create/update/resume part of a cycle.
+    async fn changes(&self, patch: Value) -> Outcome {
+        let (runtime, key, body) = (self.runtime, self.key, &self.body);
+        let storage = runtime.shared.settings.storage;
+        let essence = essence(body);
+        let stored =
+            storage::read_diff_base(storage, body).or_else(|| self.memory_diff_base.clone());
+        let resume_due = self.resume_due;
+        let cause = match &stored {
+            None => Some(Reason::Create),
+            Some(base) if *base != essence => Some(Reason::Update),
+            Some(_) => None,
         };
-        if let Some((reason, diff, old, new)) = choice {
-            let input = FilterInput {
-                body: &body,
-                old: old.as_ref(),
-                new: new.as_ref(),
-                diff: &diff,
+        let full_diff = match cause {
+            Some(_) => diff(stored.as_ref(), Some(&essence)),
+            None => Diff::default(),
+        };
+        let mut selected = Vec::new();
+        for handler in &runtime.spec.handlers {
+            let choice = match (&handler.trigger, cause) {
+                (Trigger::Create, Some(Reason::Create)) => Some((
+                    Reason::Create,
+                    full_diff.clone(),
+                    None,
+                    Some(essence.clone()),
+                )),
+                (Trigger::Update, Some(Reason::Update)) => Some((
+                    Reason::Update,
+                    full_diff.clone(),
+                    stored.clone(),
+                    Some(essence.clone()),
+                )),
+                (Trigger::Field(path), Some(reason)) => {
+                    let relative = full_diff.relative_to(path);
+                    (!relative.is_empty()).then(|| {
+                        let old = stored.as_ref().and_then(|b| resolve(b, path)).cloned();
+                        let new = resolve(&essence, path).cloned();
+                        (reason, relative, old, new)
+                    })
+                }
+                // A new object is created, never resumed (even when first seen in a listing).
+                (Trigger::Resume { .. }, cause) if resume_due && cause != Some(Reason::Create) => {
+                    Some((Reason::Resume, Diff::default(), None, Some(essence.clone())))
+                }
+                _ => None,
             };
-            if handler.filters.matches(&input) {
-                selected.push(Selected {
+            if let Some((reason, diff, old, new)) = choice {
+                let input = FilterInput {
+                    body,
+                    old: old.as_ref(),
+                    new: new.as_ref(),
+                    diff: &diff,
+                };
+                if handler.filters.matches(&input) {
+                    selected.push(Selected {
+                        handler,
+                        reason,
+                        diff,
+                        old,
+                        new,
+                    });
+                }
+            }
+        }
+        let tracks_changes = runtime.spec.handlers.iter().any(|h| {
+            matches!(
+                h.trigger,
+                Trigger::Create | Trigger::Update | Trigger::Field(_)
+            ) && h.filters.matches_object(body)
+        });
+        if selected.is_empty() && (cause.is_none() || !tracks_changes) {
+            if let Some(slot) = runtime.slots().get_mut(key) {
+                slot.resume_due = false;
+            }
+            return send(runtime, key, patch, false).await;
+        }
+        let finish = Finish::DiffBase {
+            write: cause.is_some() && tracks_changes,
+        };
+        self.run_selected(selected, patch, finish).await
+    }
+
+    /// The deletion part of a cycle: stop timers and daemons, run delete handlers, release the
+    /// finalizer.
+    async fn deletion(&self, patch: Value) -> Outcome {
+        let (runtime, key, body) = (self.runtime, self.key, &self.body);
+        background::stop_all(runtime, key).await;
+        if !has_finalizer(body) {
+            run_optional_deletes(runtime, key, body).await;
+            return send(runtime, key, patch, false).await;
+        }
+        let resume_due = self.resume_due;
+        let empty = Diff::default();
+        let selected: Vec<Selected> = runtime
+            .spec
+            .handlers
+            .iter()
+            .filter_map(|handler| {
+                let reason = match handler.trigger {
+                    Trigger::Delete { .. } => Reason::Delete,
+                    Trigger::Resume { deleted: true } if resume_due => Reason::Resume,
+                    _ => return None,
+                };
+                let input = FilterInput {
+                    body,
+                    old: None,
+                    new: None,
+                    diff: &empty,
+                };
+                handler.filters.matches(&input).then(|| Selected {
                     handler,
                     reason,
-                    diff,
-                    old,
-                    new,
-                });
-            }
-        }
-    }
-    let tracks_changes = runtime.spec.handlers.iter().any(|h| {
-        matches!(
-            h.trigger,
-            Trigger::Create | Trigger::Update | Trigger::Field(_)
-        ) && h.filters.matches_object(&body)
-    });
-    if selected.is_empty() && (cause.is_none() || !tracks_changes) {
-        if let Some(slot) = runtime.slots().get_mut(key) {
-            slot.resume_due = false;
-        }
-        return send(runtime, key, patch, false).await;
-    }
-    let finish = Finish::DiffBase {
-        write: cause.is_some() && tracks_changes,
-    };
-    run_selected(runtime, key, body, typed, selected, patch, finish).await
-}
-
-/// The deletion part of a cycle: stop timers and daemons, run delete handlers, release the
-/// finalizer.
-async fn deletion(
-    runtime: &Arc<ResourceRuntime>,
-    key: &ObjectKey,
-    body: Arc<Value>,
-    typed: Typed,
-    patch: Value,
-) -> Outcome {
-    background::stop_all(runtime, key).await;
-    if !has_finalizer(&body) {
-        run_optional_deletes(runtime, key, &body).await;
-        return send(runtime, key, patch, false).await;
-    }
-    let resume_due = runtime.slots().get(key).is_some_and(|s| s.resume_due);
-    let empty = Diff::default();
-    let selected: Vec<Selected> = runtime
-        .spec
-        .handlers
-        .iter()
-        .filter_map(|handler| {
-            let reason = match handler.trigger {
-                Trigger::Delete { .. } => Reason::Delete,
-                Trigger::Resume { deleted: true } if resume_due => Reason::Resume,
-                _ => return None,
-            };
-            let input = FilterInput {
-                body: &body,
-                old: None,
-                new: None,
-                diff: &empty,
-            };
-            handler.filters.matches(&input).then(|| Selected {
-                handler,
-                reason,
-                diff: Diff::default(),
-                old: None,
-                new: None,
+                    diff: Diff::default(),
+                    old: None,
+                    new: None,
+                })
             })
-        })
-        .collect();
-    run_selected(
-        runtime,
-        key,
-        body,
-        typed,
-        selected,
-        patch,
-        Finish::RemoveFinalizer,
-    )
-    .await
+            .collect();
+        self.run_selected(selected, patch, Finish::RemoveFinalizer)
+            .await
+    }
 }
 
 /// Runs optional delete handlers once, best effort, for an object leaving without a finalizer.
@@ -339,82 +358,129 @@ async fn run_optional_deletes(runtime: &Arc<ResourceRuntime>, key: &ObjectKey, b
     }
 }
 
-/// Picks the next handler whose turn it is, runs it, and persists the outcome.
-async fn run_selected(
-    runtime: &Arc<ResourceRuntime>,
-    key: &ObjectKey,
-    body: Arc<Value>,
-    typed: Typed,
-    selected: Vec<Selected<'_>>,
-    mut patch: Value,
-    finish: Finish,
-) -> Outcome {
-    let storage = runtime.shared.settings.storage;
-    let now = Timestamp::now();
-    let mut records: Vec<Progress> = selected
-        .iter()
-        .map(|s| progress::read(storage, &body, &s.handler.id))
-        .collect();
-    let next = (0..selected.len()).find(|&i| records[i].is_ready(now));
-    if let Some(index) = next {
-        let chosen = &selected[index];
-        let (record, result, handler_patch) =
-            execute(runtime, key, &body, &typed, chosen, &records[index]).await;
-        merge_into(&mut patch, handler_patch);
-        if let Some(stored) = result.and_then(|r| runtime.result_patch(&chosen.handler.id, r)) {
-            merge_into(&mut patch, stored);
-        }
-        records[index] = record;
-    } else if let Some(earliest) = records
-        .iter()
-        .filter(|r| !r.is_finished())
-        .filter_map(|r| r.delayed)
-        .min()
-    {
-        let wait = Duration::try_from(earliest.duration_since(now)).unwrap_or_default();
-        return Outcome::WakeAfter(wait);
-    }
-    let finished = records.iter().all(Progress::is_finished);
-    if !finished {
+impl Cycle<'_> {
+    /// Picks the next handler whose turn it is, runs it, and persists the outcome.
+    async fn run_selected(
+        &self,
+        selected: Vec<Selected<'_>>,
+        mut patch: Value,
+        finish: Finish,
+    ) -> Outcome {
+        let (runtime, key, body) = (self.runtime, self.key, &self.body);
+        let storage = runtime.shared.settings.storage;
+        let now = Timestamp::now();
+        let mut records: Vec<Progress> = selected
+            .iter()
+            .map(|s| progress::read(storage, body, &s.handler.id))
+            .collect();
+        let next = (0..selected.len()).find(|&i| records[i].is_ready(now));
         if let Some(index) = next {
-            let id = &selected[index].handler.id;
-            merge_into(
-                &mut patch,
-                progress::write_patch(storage, id, &records[index]),
-            );
-        }
-        return send(runtime, key, patch, true).await;
-    }
-    let ids = selected.iter().map(|s| s.handler.id.as_str());
-    match finish {
-        Finish::DiffBase { write } => {
-            merge_into(&mut patch, progress::purge_patch(storage, &body, ids));
-            let stored = write.then(|| store_diff_base(runtime, key, &body, &mut patch));
-            if let Some(slot) = runtime.slots().get_mut(key) {
-                slot.resume_due = false;
+            let chosen = &selected[index];
+            let (record, result, handler_patch) = self.execute(chosen, &records[index]).await;
+            merge_into(&mut patch, handler_patch);
+            if let Some(stored) = result.and_then(|r| runtime.result_patch(&chosen.handler.id, r)) {
+                merge_into(&mut patch, stored);
             }
-            let outcome = send(runtime, key, patch, true).await;
-            after_diff_base(stored.as_ref(), outcome)
+            records[index] = record;
+        } else if let Some(earliest) = records
+            .iter()
+            .filter(|r| !r.is_finished())
+            .filter_map(|r| r.delayed)
+            .min()
+        {
+            let wait = Duration::try_from(earliest.duration_since(now)).unwrap_or_default();
+            return Outcome::WakeAfter(wait);
         }
-        Finish::RemoveFinalizer => {
-            // The object is going away: only the handlers' own changes are worth sending.
-            let mut own = patch;
-            let purge = progress::purge_patch(storage, &body, ids);
-            strip(&mut own, &purge);
-            let mut current = (*body).clone();
-            if !own.is_null() && own.as_object().is_some_and(|m| !m.is_empty()) {
-                match runtime.apply_merge(key, own).await {
-                    Ok(Some(new)) => current = new,
-                    Ok(None) => return Outcome::Done,
-                    Err(error) => return Outcome::Failed(format!("patching: {error}")),
+        let finished = records.iter().all(Progress::is_finished);
+        if !finished {
+            if let Some(index) = next {
+                let id = &selected[index].handler.id;
+                merge_into(
+                    &mut patch,
+                    progress::write_patch(storage, id, &records[index]),
+                );
+            }
+            return send(runtime, key, patch, true).await;
+        }
+        let ids = selected.iter().map(|s| s.handler.id.as_str());
+        match finish {
+            Finish::DiffBase { write } => {
+                merge_into(&mut patch, progress::purge_patch(storage, body, ids));
+                let stored = write.then(|| store_diff_base(runtime, key, body, &mut patch));
+                if let Some(slot) = runtime.slots().get_mut(key) {
+                    slot.resume_due = false;
+                }
+                let outcome = send(runtime, key, patch, true).await;
+                after_diff_base(stored.as_ref(), outcome)
+            }
+            Finish::RemoveFinalizer => {
+                // The object is going away: only the handlers' own changes are worth sending.
+                let mut own = patch;
+                let purge = progress::purge_patch(storage, body, ids);
+                strip(&mut own, &purge);
+                let mut current = (**body).clone();
+                if !own.is_null() && own.as_object().is_some_and(|m| !m.is_empty()) {
+                    match runtime.apply_merge(key, own).await {
+                        Ok(Some(new)) => current = new,
+                        Ok(None) => return Outcome::Done,
+                        Err(error) => return Outcome::Failed(CycleError::Patch(error)),
+                    }
+                }
+                let operations = storage::finalizer_patch(&current, false);
+                match runtime.apply_json(key, operations).await {
+                    Ok(_) => Outcome::Done,
+                    Err(source) => Outcome::Failed(CycleError::Finalizer {
+                        action: "removing",
+                        source,
+                    }),
                 }
             }
-            let operations = storage::finalizer_patch(&current, false);
-            match runtime.apply_json(key, operations).await {
-                Ok(_) => Outcome::Done,
-                Err(error) => Outcome::Failed(format!("removing the finalizer: {error}")),
-            }
         }
+    }
+
+    /// Runs the chosen change handler (execution), works out its new progress record
+    /// (progression) and reports the attempt (posting).
+    async fn execute(
+        &self,
+        chosen: &Selected<'_>,
+        record: &Progress,
+    ) -> (Progress, Option<Value>, Value) {
+        let handler = chosen.handler;
+        let options = &handler.options;
+        let now = Timestamp::now();
+        let started = record.started.unwrap_or(now);
+        let elapsed = Duration::try_from(now.duration_since(started)).unwrap_or_default();
+        let limit = options.timeout.map(|t| t.saturating_sub(elapsed));
+        let call = Call {
+            handler,
+            reason: chosen.reason,
+            diff: chosen.diff.clone(),
+            old: chosen.old.clone(),
+            new: chosen.new.clone(),
+            event_type: None,
+            retry: record.retries,
+            started,
+            cancel: self.runtime.shared.shutdown.child_token(),
+        };
+        let (result, patch) =
+            invoke_with_limit(self.runtime, self.key, &self.body, &self.typed, call, limit).await;
+        let step = progression::progress(
+            options,
+            &handler.id,
+            record,
+            started,
+            result,
+            Timestamp::now(),
+        );
+        posting::post(
+            self.runtime,
+            self.key,
+            &self.body,
+            &handler.id,
+            chosen.reason,
+            &step.report,
+        );
+        (step.record, step.value, patch)
     }
 }
 
@@ -501,248 +567,8 @@ async fn send(runtime: &ResourceRuntime, key: &ObjectKey, patch: Value, again: b
     match runtime.apply_merge(key, patch).await {
         Ok(Some(new)) if again => Outcome::Continue(new),
         Ok(_) => Outcome::Done,
-        Err(error) => Outcome::Failed(format!("patching: {error}")),
+        Err(error) => Outcome::Failed(CycleError::Patch(error)),
     }
-}
-
-/// One handler call's inputs.
-pub(crate) struct Call<'a> {
-    pub(crate) handler: &'a HandlerSpec,
-    pub(crate) reason: Reason,
-    pub(crate) diff: Diff,
-    pub(crate) old: Option<Value>,
-    pub(crate) new: Option<Value>,
-    pub(crate) event_type: Option<&'static str>,
-    pub(crate) retry: u32,
-    pub(crate) started: Timestamp,
-    pub(crate) cancel: tokio_util::sync::CancellationToken,
-}
-
-/// Runs a handler in its own task (so a panic is caught) inside its span, and returns its
-/// result and the patch it built. `limit` bounds the attempt's duration.
-pub(crate) async fn invoke(
-    runtime: &ResourceRuntime,
-    key: &ObjectKey,
-    body: &Arc<Value>,
-    typed: &Typed,
-    call: Call<'_>,
-) -> (Result<Value, HandlerError>, Value) {
-    invoke_with_limit(runtime, key, body, typed, call, None).await
-}
-
-async fn invoke_with_limit(
-    runtime: &ResourceRuntime,
-    key: &ObjectKey,
-    body: &Arc<Value>,
-    typed: &Typed,
-    call: Call<'_>,
-    limit: Option<Duration>,
-) -> (Result<Value, HandlerError>, Value) {
-    let span = tracing::info_span!(
-        "handler",
-        handler = %call.handler.id,
-        kind = %runtime.api_resource().kind,
-        object = %key,
-        reason = %call.reason,
-    );
-    let patch = Patch::new();
-    let shared = &runtime.shared;
-    let context = RawContext {
-        typed: typed.clone(),
-        body: body.clone(),
-        reason: call.reason,
-        diff: call.diff,
-        old: call.old,
-        new: call.new,
-        handler_id: call.handler.id.clone(),
-        event_type: call.event_type,
-        retry: call.retry,
-        started: call.started,
-        patch: patch.clone(),
-        client: shared.client.clone(),
-        span: span.clone(),
-        cancel: call.cancel,
-        memo: shared.memo.clone(),
-        events: shared.events.clone(),
-    };
-    let future = (call.handler.func)(context);
-    let task = tokio::spawn(crate::events::scope(
-        shared.events.clone(),
-        future.instrument(span),
-    ));
-    let abort = task.abort_handle();
-    let joined = match limit {
-        Some(limit) => match tokio::time::timeout(limit, task).await {
-            Ok(joined) => joined,
-            Err(_) => {
-                abort.abort();
-                return (
-                    Err(HandlerError::permanent(format!(
-                        "Handler '{}' has timed out after {limit:?}.",
-                        call.handler.id
-                    ))),
-                    patch.to_value(),
-                );
-            }
-        },
-        None => task.await,
-    };
-    let result = match joined {
-        Ok(result) => result,
-        Err(error) if error.is_panic() => {
-            let payload = error.into_panic();
-            let text = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a non-text panic".into());
-            Err(HandlerError::message(format!("panicked: {text}")))
-        }
-        Err(_) => Err(HandlerError::message("cancelled")),
-    };
-    (result, patch.to_value())
-}
-
-/// Runs the chosen change handler and works out its new progress record.
-async fn execute(
-    runtime: &ResourceRuntime,
-    key: &ObjectKey,
-    body: &Arc<Value>,
-    typed: &Typed,
-    chosen: &Selected<'_>,
-    record: &Progress,
-) -> (Progress, Option<Value>, Value) {
-    let handler = chosen.handler;
-    let options = &handler.options;
-    let now = Timestamp::now();
-    let started = record.started.unwrap_or(now);
-    let elapsed = Duration::try_from(now.duration_since(started)).unwrap_or_default();
-    let limit = options.timeout.map(|t| t.saturating_sub(elapsed));
-    let call = Call {
-        handler,
-        reason: chosen.reason,
-        diff: chosen.diff.clone(),
-        old: chosen.old.clone(),
-        new: chosen.new.clone(),
-        event_type: None,
-        retry: record.retries,
-        started,
-        cancel: runtime.shared.shutdown.child_token(),
-    };
-    let (result, patch) = invoke_with_limit(runtime, key, body, typed, call, limit).await;
-    let mut next = Progress {
-        started: Some(started),
-        ..record.clone()
-    };
-    let id = &handler.id;
-    let events = &runtime.shared.events;
-    let finished_at = Timestamp::now();
-    let error = match result {
-        Ok(value) => {
-            next.success = true;
-            next.stopped = Some(finished_at);
-            next.delayed = None;
-            next.message = None;
-            tracing::info!(object = %key, handler = %id, reason = %chosen.reason, "Handler '{id}' succeeded.");
-            if runtime.shared.settings.success_events {
-                events.post(
-                    body,
-                    EventType::Normal,
-                    "HandlerSucceeded",
-                    &format!("Handler '{id}' succeeded."),
-                );
-            }
-            return (next, Some(value), patch);
-        }
-        Err(error) => error,
-    };
-    let message = error.to_message();
-    let retry_in = match error {
-        HandlerError::Permanent(_) => None,
-        HandlerError::Temporary(_, delay) => Some(delay),
-        HandlerError::Other(_) => match options.errors {
-            ErrorsMode::Temporary => Some(options.backoff),
-            ErrorsMode::Permanent => None,
-            ErrorsMode::Ignored => {
-                tracing::warn!(object = %key, handler = %id, "Handler '{id}' failed with an error, ignored: {message}");
-                events.post(
-                    body,
-                    EventType::Warning,
-                    "HandlerFailed",
-                    &format!("Handler '{id}' failed with an error, ignored: {message}"),
-                );
-                next.success = true;
-                next.stopped = Some(finished_at);
-                next.message = Some(message);
-                return (next, None, patch);
-            }
-        },
-    };
-    next.message = Some(message.clone());
-    let Some(delay) = retry_in else {
-        return fail(
-            runtime,
-            key,
-            body,
-            id,
-            next,
-            format!("Handler '{id}' failed permanently: {message}"),
-            patch,
-        );
-    };
-    next.retries = next.retries.saturating_add(1);
-    if let Some(limit) = options.retries.filter(|&limit| next.retries >= limit) {
-        return fail(
-            runtime,
-            key,
-            body,
-            id,
-            next,
-            format!("Handler '{id}' has exceeded {limit} retries: {message}"),
-            patch,
-        );
-    }
-    let total = Duration::try_from(finished_at.duration_since(started)).unwrap_or_default();
-    if let Some(timeout) = options.timeout.filter(|&t| total + delay > t) {
-        return fail(
-            runtime,
-            key,
-            body,
-            id,
-            next,
-            format!("Handler '{id}' has timed out after {timeout:?}: {message}"),
-            patch,
-        );
-    }
-    let delay_signed = jiff::SignedDuration::try_from(delay).unwrap_or(jiff::SignedDuration::ZERO);
-    next.delayed = finished_at.checked_add(delay_signed).ok();
-    let text = format!(
-        "Handler '{id}' failed temporarily: {message} (attempt {}, retrying in {delay:?})",
-        next.retries
-    );
-    tracing::error!(object = %key, handler = %id, "{text}");
-    events.post(body, EventType::Warning, "HandlerRetrying", &text);
-    (next, None, patch)
-}
-
-fn fail(
-    runtime: &ResourceRuntime,
-    key: &ObjectKey,
-    body: &Value,
-    id: &str,
-    mut next: Progress,
-    text: String,
-    patch: Value,
-) -> (Progress, Option<Value>, Value) {
-    next.failure = true;
-    next.stopped = Some(Timestamp::now());
-    next.delayed = None;
-    tracing::error!(object = %key, handler = %id, "{text}");
-    runtime
-        .shared
-        .events
-        .post(body, EventType::Warning, "HandlerFailed", &text);
-    (next, None, patch)
 }
 
 #[cfg(test)]

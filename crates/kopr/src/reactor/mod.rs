@@ -7,8 +7,11 @@
 
 mod background;
 mod cycle;
+mod invoke;
 mod latest;
 mod patching;
+mod posting;
+mod progression;
 mod watching;
 
 use std::collections::HashMap;

@@ -11,7 +11,7 @@ use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use serde_json::Value;
 
-use super::cycle::{Call, invoke};
+use super::invoke::{Call, invoke};
 use super::{ObjectKey, ResourceRuntime};
 use crate::context::Reason;
 use crate::diff::Diff;

@@ -1,0 +1,119 @@
+//! Execution: one handler call, in its own task (so that a panic is caught), inside its
+//! span, bounded by its timeout. Returns the handler's result and the patch it built; what
+//! the result means for the handler's progress is [`super::progression`]'s business.
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde_json::Value;
+use tracing::Instrument;
+
+use super::{ObjectKey, ResourceRuntime};
+use crate::context::{RawContext, Reason};
+use crate::diff::Diff;
+use crate::errors::HandlerError;
+use crate::handlers::HandlerSpec;
+use crate::patch::Patch;
+
+/// The typed object a handler sees, parsed once per cycle.
+pub(crate) type Typed = Arc<dyn Any + Send + Sync>;
+
+/// One handler call's inputs.
+pub(crate) struct Call<'a> {
+    pub(crate) handler: &'a HandlerSpec,
+    pub(crate) reason: Reason,
+    pub(crate) diff: Diff,
+    pub(crate) old: Option<Value>,
+    pub(crate) new: Option<Value>,
+    pub(crate) event_type: Option<&'static str>,
+    pub(crate) retry: u32,
+    pub(crate) started: Timestamp,
+    pub(crate) cancel: tokio_util::sync::CancellationToken,
+}
+
+/// Runs a handler in its own task (so a panic is caught) inside its span, and returns its
+/// result and the patch it built. `limit` bounds the attempt's duration.
+pub(crate) async fn invoke(
+    runtime: &ResourceRuntime,
+    key: &ObjectKey,
+    body: &Arc<Value>,
+    typed: &Typed,
+    call: Call<'_>,
+) -> (Result<Value, HandlerError>, Value) {
+    invoke_with_limit(runtime, key, body, typed, call, None).await
+}
+
+pub(crate) async fn invoke_with_limit(
+    runtime: &ResourceRuntime,
+    key: &ObjectKey,
+    body: &Arc<Value>,
+    typed: &Typed,
+    call: Call<'_>,
+    limit: Option<Duration>,
+) -> (Result<Value, HandlerError>, Value) {
+    let span = tracing::info_span!(
+        "handler",
+        handler = %call.handler.id,
+        kind = %runtime.api_resource().kind,
+        object = %key,
+        reason = %call.reason,
+    );
+    let patch = Patch::new();
+    let shared = &runtime.shared;
+    let context = RawContext {
+        typed: typed.clone(),
+        body: body.clone(),
+        reason: call.reason,
+        diff: call.diff,
+        old: call.old,
+        new: call.new,
+        handler_id: call.handler.id.clone(),
+        event_type: call.event_type,
+        retry: call.retry,
+        started: call.started,
+        patch: patch.clone(),
+        client: shared.client.clone(),
+        span: span.clone(),
+        cancel: call.cancel,
+        memo: shared.memo.clone(),
+        events: shared.events.clone(),
+    };
+    let future = (call.handler.func)(context);
+    let task = tokio::spawn(crate::events::scope(
+        shared.events.clone(),
+        future.instrument(span),
+    ));
+    let abort = task.abort_handle();
+    let joined = match limit {
+        Some(limit) => match tokio::time::timeout(limit, task).await {
+            Ok(joined) => joined,
+            Err(_) => {
+                abort.abort();
+                return (
+                    Err(HandlerError::permanent(format!(
+                        "Handler '{}' has timed out after {limit:?}.",
+                        call.handler.id
+                    ))),
+                    patch.to_value(),
+                );
+            }
+        },
+        None => task.await,
+    };
+    let result = match joined {
+        Ok(result) => result,
+        Err(error) if error.is_panic() => {
+            let payload = error.into_panic();
+            let text = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a non-text panic".into());
+            Err(HandlerError::message(format!("panicked: {text}")))
+        }
+        Err(_) => Err(HandlerError::message("cancelled")),
+    };
+    (result, patch.to_value())
+}
