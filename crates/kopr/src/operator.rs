@@ -13,14 +13,14 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::context::Memo;
-use crate::errors::{Error, HandlerError};
-use crate::events::EventRecorder;
-use crate::handlers::Trigger;
-use crate::namespaces::NamespacePatterns;
+use crate::handling::context::Memo;
+use crate::handling::errors::{Error, HandlerError};
+use crate::handling::handlers::Trigger;
+use crate::handling::resource::{Resource, ResourceSpec};
+use crate::persistence::storage::Storage;
 use crate::reactor::{ResourceRuntime, Settings, Shared, watch_resource};
-use crate::resource::{Resource, ResourceSpec};
-use crate::storage::Storage;
+use crate::runtime::events::EventRecorder;
+use crate::runtime::namespaces::NamespacePatterns;
 
 /// What startup and cleanup handlers receive.
 #[derive(Clone)]
@@ -101,7 +101,7 @@ impl Operator {
         F: Fn(Lifecycle) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), HandlerError>> + Send + 'static,
     {
-        let id = crate::handlers::default_id::<F>(self.startup.len());
+        let id = crate::handling::handlers::default_id::<F>(self.startup.len());
         self.startup
             .push((id, Arc::new(move |l| Box::pin(handler(l)))));
         self
@@ -113,7 +113,7 @@ impl Operator {
         F: Fn(Lifecycle) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), HandlerError>> + Send + 'static,
     {
-        let id = crate::handlers::default_id::<F>(self.cleanup.len());
+        let id = crate::handling::handlers::default_id::<F>(self.cleanup.len());
         self.cleanup
             .push((id, Arc::new(move |l| Box::pin(handler(l)))));
         self
@@ -302,7 +302,7 @@ async fn serve(shared: Arc<Shared>, spec: ResourceSpec) {
     let mut delay = Duration::from_millis(500);
     let mut announced = false;
     let resolved = loop {
-        match crate::discovery::resolve(&shared.client, &spec.target).await {
+        match crate::runtime::discovery::resolve(&shared.client, &spec.target).await {
             Ok(Some(resolved)) => break resolved,
             Ok(None) if !announced => {
                 tracing::warn!(resource = %spec.target, "not served yet; waiting for it (is its CRD installed?)");

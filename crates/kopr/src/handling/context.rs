@@ -10,9 +10,9 @@ use jiff::Timestamp;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::diff::Diff;
-use crate::events::{EventRecorder, EventType};
-use crate::patch::Patch;
+use crate::handling::diff::Diff;
+use crate::handling::patch::Patch;
+use crate::runtime::events::{EventRecorder, EventType};
 
 /// Why a handler runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

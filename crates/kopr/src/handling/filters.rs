@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::diff::{Diff, resolve};
+use crate::handling::diff::{Diff, resolve};
 
 /// A predicate on a possibly absent value.
 pub type ValuePredicate = Arc<dyn Fn(Option<&Value>) -> bool + Send + Sync>;
@@ -169,7 +169,7 @@ pub trait Filtered: Sized {
     fn field_value(mut self, path: &str, matcher: impl Into<Matcher>) -> Self {
         self.filters_mut()
             .fields
-            .push((crate::diff::parse_path(path), matcher.into()));
+            .push((crate::handling::diff::parse_path(path), matcher.into()));
         self
     }
 

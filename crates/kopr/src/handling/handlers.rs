@@ -13,9 +13,9 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::context::{Context, RawContext};
-use crate::errors::HandlerError;
-use crate::filters::{Filtered, Filters};
+use crate::handling::context::{Context, RawContext};
+use crate::handling::errors::HandlerError;
+use crate::handling::filters::{Filtered, Filters};
 
 /// What a handler's failures mean when they are neither permanent nor temporary errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

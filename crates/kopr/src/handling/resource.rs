@@ -4,6 +4,7 @@
 //! k8s-openapi kinds) or dynamic (group/version/plural, or a kind or short name looked up through
 //! discovery, served as `DynamicObject`). Either way it is erased into a [`ResourceSpec`].
 
+use crate::runtime::discovery::Target;
 use std::any::Any;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -13,28 +14,9 @@ use kube::api::{ApiResource, DynamicObject};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::handlers::{
+use crate::handling::handlers::{
     Daemon, DaemonSpec, HandlerSpec, IntoHandler, ParseFn, Timer, TimerSpec, Trigger,
 };
-
-/// How the resource is named before discovery confirms it.
-#[derive(Debug, Clone)]
-pub(crate) enum Target {
-    /// Group, version and plural are known.
-    Known(ApiResource),
-    /// A kind, plural, singular or short name to look up through discovery.
-    Lookup(String),
-}
-
-impl std::fmt::Display for Target {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Target::Known(ar) if ar.group.is_empty() => write!(f, "{}/{}", ar.version, ar.plural),
-            Target::Known(ar) => write!(f, "{}/{}/{}", ar.group, ar.version, ar.plural),
-            Target::Lookup(name) => f.write_str(name),
-        }
-    }
-}
 
 /// A resource with its handlers, erased over the object type.
 #[derive(Clone)]
@@ -182,7 +164,10 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
     /// Runs `handler` when the field at the dotted `path` changes (including on creation); the
     /// context's old, new and diff are relative to that field.
     pub fn on_field<M>(self, path: &str, handler: impl IntoHandler<K, M>) -> Self {
-        self.register(Trigger::Field(crate::diff::parse_path(path)), handler)
+        self.register(
+            Trigger::Field(crate::handling::diff::parse_path(path)),
+            handler,
+        )
     }
 
     /// Runs `handler` on every raw watch event, without persistence; errors are logged and

@@ -56,11 +56,11 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use futures::future::LocalBoxFuture;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
-use crate::errors::Error;
-use crate::logging::{self, LogFormat};
-use crate::manifests::{Manifests, to_yaml};
-use crate::namespaces::NamespacePatterns;
+use crate::handling::errors::Error;
+use crate::kits::manifests::{Manifests, to_yaml};
 use crate::operator::Operator;
+use crate::runtime::logging::{self, LogFormat};
+use crate::runtime::namespaces::NamespacePatterns;
 
 /// Options for operators that have none of their own.
 #[derive(Debug, Clone, Copy, Default, Args)]
@@ -209,7 +209,7 @@ enum CliError {
     #[error(transparent)]
     Kopr(#[from] Error),
     #[error(transparent)]
-    Apply(#[from] crate::apply::ApplyError),
+    Apply(#[from] crate::kits::apply::ApplyError),
     #[error("{0}")]
     Message(String),
 }
@@ -515,7 +515,7 @@ impl Operator {
 /// The name to suggest in `kubectl get` for the operator's first resource.
 #[cfg(feature = "embedded")]
 fn first_resource_name(operator: &Operator) -> Option<String> {
-    use crate::resource::Target;
+    use crate::runtime::discovery::Target;
     operator
         .resources
         .first()
@@ -565,7 +565,7 @@ fn check_listen(address: std::net::SocketAddr) -> Result<(), CliError> {
 async fn dev<A: Args>(name: &str, args: DevArgs<A>, build: BuildFn<A>) -> Result<(), CliError> {
     args.common.init_logging();
     // Read every manifest first: a broken file stops here, before anything starts.
-    let documents = crate::apply::load(&args.apply)?;
+    let documents = crate::kits::apply::load(&args.apply)?;
     let operator = args.common.configure(build(&args.options))?;
     let external = args.kubeconfig.is_some() || args.context.is_some();
     let (client, server, kubectl) = if external {
@@ -618,7 +618,7 @@ async fn dev<A: Args>(name: &str, args: DevArgs<A>, build: BuildFn<A>) -> Result
         )
     };
     operator.install_crds(&client).await?;
-    let outcomes = crate::apply::apply(&client, &documents).await;
+    let outcomes = crate::kits::apply::apply(&client, &documents).await;
     let mut failed = 0;
     for outcome in &outcomes {
         match &outcome.result {

@@ -28,9 +28,9 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use serde_json::Value;
 
-use crate::errors::Error;
+use crate::handling::errors::Error;
 use crate::operator::Operator;
-use crate::resource::Target;
+use crate::runtime::discovery::Target;
 
 /// A kind of object, as RBAC names it: API group (`""` for the core group) and plural.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

@@ -25,7 +25,7 @@ use kube::api::{Api, PostParams};
 use kube::runtime::wait::Condition;
 use serde::de::DeserializeOwned;
 
-use crate::errors::Error;
+use crate::handling::errors::Error;
 use crate::operator::Operator;
 
 /// A running in-process API server and a client for it.
@@ -329,7 +329,7 @@ pub fn manifest_documents(
 /// every object (invalid samples), and returns the refusals' messages in file order. Fails
 /// if the files cannot be read or an object was accepted.
 pub async fn refusals(client: &kube::Client, path: PathBuf) -> Result<Vec<String>, Error> {
-    let applied = crate::apply::apply_paths(client, &[path])
+    let applied = crate::kits::apply::apply_paths(client, &[path])
         .await
         .map_err(|e| Error::Config(e.to_string()))?;
     applied

@@ -6,7 +6,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::storage::{ANNOTATION_PREFIX, Storage};
+use crate::persistence::storage::{ANNOTATION_PREFIX, Storage};
 
 /// What is known about one handler's attempts for the current cause.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -104,7 +104,7 @@ pub fn purge_patch<'a>(
                 }
                 Storage::Status => json!({"status": {"kopr": {"progress": {id: null}}}}),
             };
-            crate::patch::merge_into(&mut patch, piece);
+            crate::handling::patch::merge_into(&mut patch, piece);
         }
     }
     patch
@@ -124,7 +124,7 @@ mod tests {
         };
         for storage in [Storage::Annotations, Storage::Status] {
             let mut body = json!({"metadata": {"name": "x"}});
-            crate::patch::merge_into(&mut body, write_patch(storage, "h1", &progress));
+            crate::handling::patch::merge_into(&mut body, write_patch(storage, "h1", &progress));
             assert_eq!(read(storage, &body, "h1"), progress);
             assert_eq!(read(storage, &body, "h2"), Progress::default());
             let purge = purge_patch(storage, &body, ["h1", "h2"].into_iter());

@@ -14,11 +14,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::invoke::{Call, invoke};
 use super::{ObjectKey, ResourceRuntime};
-use crate::context::Reason;
-use crate::diff::Diff;
-use crate::errors::HandlerError;
-use crate::events::EventType;
-use crate::handlers::{DaemonSpec, HandlerSpec, TimerSpec};
+use crate::handling::context::Reason;
+use crate::handling::diff::Diff;
+use crate::handling::errors::HandlerError;
+use crate::handling::handlers::{DaemonSpec, HandlerSpec, TimerSpec};
+use crate::runtime::events::EventType;
 
 /// A running timer or daemon.
 pub(crate) struct Task {
@@ -264,7 +264,7 @@ async fn run_once(
     let outcome = match result {
         Ok(value) => {
             if let Some(stored) = runtime.result_patch(&handler.id, value) {
-                crate::patch::merge_into(&mut patch, stored);
+                crate::handling::patch::merge_into(&mut patch, stored);
             }
             Ok(())
         }

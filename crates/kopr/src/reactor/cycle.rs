@@ -13,14 +13,14 @@ use serde_json::{Value, json};
 
 use super::invoke::{Call, Typed, invoke, invoke_with_limit};
 use super::{ObjectKey, ResourceRuntime, background, posting, progression};
-use crate::context::Reason;
-use crate::diff::{Diff, diff, resolve};
-use crate::events::EventType;
-use crate::filters::FilterInput;
-use crate::handlers::{HandlerSpec, Trigger};
-use crate::patch::merge_into;
-use crate::progress::{self, Progress};
-use crate::storage::{self, essence, has_finalizer};
+use crate::handling::context::Reason;
+use crate::handling::diff::{Diff, diff, resolve};
+use crate::handling::filters::FilterInput;
+use crate::handling::handlers::{HandlerSpec, Trigger};
+use crate::handling::patch::merge_into;
+use crate::persistence::progress::{self, Progress};
+use crate::persistence::storage::{self, essence, has_finalizer};
+use crate::runtime::events::EventType;
 
 /// What the worker does after a cycle.
 #[derive(Debug)]

@@ -11,11 +11,11 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use super::{ObjectKey, ResourceRuntime};
-use crate::context::{RawContext, Reason};
-use crate::diff::Diff;
-use crate::errors::HandlerError;
-use crate::handlers::HandlerSpec;
-use crate::patch::Patch;
+use crate::handling::context::{RawContext, Reason};
+use crate::handling::diff::Diff;
+use crate::handling::errors::HandlerError;
+use crate::handling::handlers::HandlerSpec;
+use crate::handling::patch::Patch;
 
 /// The typed object a handler sees, parsed once per cycle.
 pub(crate) type Typed = Arc<dyn Any + Send + Sync>;
@@ -81,7 +81,7 @@ pub(crate) async fn invoke_with_limit(
         events: shared.events.clone(),
     };
     let future = (call.handler.func)(context);
-    let task = tokio::spawn(crate::events::scope(
+    let task = tokio::spawn(crate::runtime::events::scope(
         shared.events.clone(),
         future.instrument(span),
     ));

@@ -25,12 +25,12 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::context::Memo;
-use crate::discovery::Resolved;
-use crate::events::EventRecorder;
-use crate::namespaces::NamespacePatterns;
-use crate::resource::ResourceSpec;
-use crate::storage::Storage;
+use crate::handling::context::Memo;
+use crate::handling::resource::ResourceSpec;
+use crate::persistence::storage::Storage;
+use crate::runtime::discovery::Resolved;
+use crate::runtime::events::EventRecorder;
+use crate::runtime::namespaces::NamespacePatterns;
 use latest::Latest;
 
 pub(crate) use watching::watch_resource;
@@ -197,7 +197,7 @@ impl ResourceRuntime {
                 .daemons
                 .iter()
                 .any(|d| d.handler.filters.matches_object(body))
-            || crate::storage::has_finalizer(body)
+            || crate::persistence::storage::has_finalizer(body)
     }
 
     /// Records a new body for an object and makes sure a worker will handle it.
@@ -230,7 +230,8 @@ impl ResourceRuntime {
                 // bookkeeping.
                 let body = Arc::new(body);
                 let changed = slot.latest.as_ref().is_none_or(|old| {
-                    crate::storage::essence(&old.body()) != crate::storage::essence(&body)
+                    crate::persistence::storage::essence(&old.body())
+                        != crate::persistence::storage::essence(&body)
                 });
                 if changed {
                     channel.send_replace((body.clone(), Instant::now()));

@@ -5,7 +5,7 @@ use kube::api::{Patch, PatchParams};
 use serde_json::Value;
 
 use super::{ObjectKey, ResourceRuntime};
-use crate::patch::split_status;
+use crate::handling::patch::split_status;
 
 /// The field manager kopr's patches are recorded under.
 pub(crate) const FIELD_MANAGER: &str = "kopr";

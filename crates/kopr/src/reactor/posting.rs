@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::progression::Report;
 use super::{ObjectKey, ResourceRuntime};
-use crate::context::Reason;
-use crate::events::EventType;
+use crate::handling::context::Reason;
+use crate::runtime::events::EventType;
 
 /// Logs and posts `report` about handler `id`'s attempt on `body`.
 pub(super) fn post(

@@ -8,9 +8,9 @@ use std::time::Duration;
 use jiff::Timestamp;
 use serde_json::Value;
 
-use crate::errors::HandlerError;
-use crate::handlers::{ErrorsMode, HandlerOptions};
-use crate::progress::Progress;
+use crate::handling::errors::HandlerError;
+use crate::handling::handlers::{ErrorsMode, HandlerOptions};
+use crate::persistence::progress::Progress;
 
 /// What to tell about an attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,9 +13,9 @@ use serde_json::Value;
 
 use super::invoke::{Call, invoke};
 use super::{ObjectKey, ResourceRuntime};
-use crate::context::Reason;
-use crate::diff::Diff;
-use crate::handlers::Trigger;
+use crate::handling::context::Reason;
+use crate::handling::diff::Diff;
+use crate::handling::handlers::Trigger;
 
 /// Watches every namespace the operator serves for this resource until shutdown.
 pub(crate) async fn watch_resource(runtime: Arc<ResourceRuntime>) {
@@ -140,7 +140,7 @@ fn to_value(mut object: DynamicObject) -> Value {
 fn run_event_handlers(runtime: &Arc<ResourceRuntime>, body: &Value, event_type: &'static str) {
     let no_diff = Diff::default();
     // Events carry no old state: `when` predicates see the body with no old/new and no diff.
-    let input = crate::filters::FilterInput {
+    let input = crate::handling::filters::FilterInput {
         body,
         old: None,
         new: None,

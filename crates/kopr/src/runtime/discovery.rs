@@ -4,7 +4,24 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{APIResource, APIResourceList};
 use kube::api::ApiResource;
 
-use crate::resource::Target;
+/// How the resource is named before discovery confirms it.
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    /// Group, version and plural are known.
+    Known(ApiResource),
+    /// A kind, plural, singular or short name to look up through discovery.
+    Lookup(String),
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Known(ar) if ar.group.is_empty() => write!(f, "{}/{}", ar.version, ar.plural),
+            Target::Known(ar) => write!(f, "{}/{}/{}", ar.group, ar.version, ar.plural),
+            Target::Lookup(name) => f.write_str(name),
+        }
+    }
+}
 
 /// A resource as the server serves it.
 #[derive(Debug, Clone)]
