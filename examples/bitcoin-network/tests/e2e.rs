@@ -12,7 +12,7 @@ use std::time::Duration;
 use bitcoin_network::children::{NETWORK_LABEL, P2P_PORT, RPC_PORT};
 use bitcoin_network::{BitcoinNetwork, BitcoinNetworkStatus};
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{Event, Pod, Service};
+use k8s_openapi::api::core::v1::{Pod, Service};
 use kopr::kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kopr::testing::{
     RunningOperator, TestCluster, capture_logs, manifest_documents, refusals, wait_for,
@@ -35,15 +35,6 @@ async fn start() -> (TestCluster, RunningOperator) {
         .expect("CRDs install");
     let running = cluster.run(operator);
     (cluster, running)
-}
-
-async fn apply(cluster: &TestCluster, path: PathBuf) {
-    for outcome in kopr::apply::apply_paths(&cluster.client(), &[path])
-        .await
-        .expect("loads")
-    {
-        assert!(outcome.result.is_ok(), "{outcome}");
-    }
 }
 
 /// Waits until `check` holds, asking again every 100 ms; panics with `what` after [`WAIT`].
@@ -139,7 +130,10 @@ async fn a_network_runs_its_nodes_and_its_status_follows_them() {
     let logs = capture_logs();
     let (cluster, running) = start().await;
     let client = cluster.client();
-    apply(&cluster, samples().join("regtest.yaml")).await;
+    cluster
+        .apply(samples().join("regtest.yaml"))
+        .await
+        .expect("applied");
     logs.wait_for(
         &["BitcoinNetwork regtest: StatefulSet regtest runs 3 nodes"],
         WAIT,
@@ -291,7 +285,10 @@ async fn a_network_needs_at_least_one_node() {
     );
 
     // Scaling an existing network to zero is refused just the same.
-    apply(&cluster, samples().join("regtest.yaml")).await;
+    cluster
+        .apply(samples().join("regtest.yaml"))
+        .await
+        .expect("applied");
     let networks: Api<BitcoinNetwork> = Api::namespaced(client, "default");
     let refused = networks
         .patch(
@@ -317,27 +314,6 @@ async fn a_network_needs_at_least_one_node() {
 }
 
 /// Waits for a Warning event about `name` whose message contains `text`; returns its reason.
-async fn warning(cluster: &TestCluster, name: &str, text: &str) -> String {
-    let events: Api<Event> = Api::namespaced(cluster.client(), "default");
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let list = events.list(&Default::default()).await.expect("listed");
-        let found = list.items.into_iter().find(|e| {
-            e.involved_object.name.as_deref() == Some(name)
-                && e.type_.as_deref() == Some("Warning")
-                && e.message.as_deref().is_some_and(|m| m.contains(text))
-        });
-        if let Some(event) = found {
-            return event.reason.unwrap_or_default();
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no warning about {name}: {text}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_taken_name_is_reported_while_other_networks_are_served() {
     let (cluster, running) = start().await;
@@ -371,10 +347,20 @@ async fn a_taken_name_is_reported_while_other_networks_are_served() {
         .create(&PostParams::default(), &taken)
         .await
         .expect("created");
-    apply(&cluster, samples().join("regtest.yaml")).await;
+    cluster
+        .apply(samples().join("regtest.yaml"))
+        .await
+        .expect("applied");
 
     let complaint = "StatefulSet taken already exists and does not belong to this BitcoinNetwork";
-    let reason = warning(&cluster, "taken", complaint).await;
+    let reason = cluster
+        .wait_for_warning("default", "taken", WAIT, |e| {
+            e.message.as_deref().is_some_and(|m| m.contains(complaint))
+        })
+        .await
+        .expect("a warning about the taken name")
+        .reason
+        .unwrap_or_default();
     assert_eq!(reason, "HandlerRetrying");
     wait_for(&networks, "taken", WAIT, |n: Option<&BitcoinNetwork>| {
         status(n).message.as_deref() == Some(complaint)
@@ -464,7 +450,10 @@ fn manifests_grant_statefulsets_services_and_pods() {
 async fn hand_edits_and_deletions_of_the_children_are_put_back() {
     let (cluster, running) = start().await;
     let client = cluster.client();
-    apply(&cluster, samples().join("regtest.yaml")).await;
+    cluster
+        .apply(samples().join("regtest.yaml"))
+        .await
+        .expect("applied");
     let networks: Api<BitcoinNetwork> = Api::namespaced(client.clone(), "default");
     let sets: Api<StatefulSet> = Api::namespaced(client.clone(), "default");
     let services: Api<Service> = Api::namespaced(client.clone(), "default");

@@ -4,7 +4,6 @@
 //! and the `manifests` RBAC.
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use book::{Book, READY};
@@ -16,10 +15,6 @@ const WAIT: Duration = Duration::from_secs(20);
 
 fn samples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples")
-}
-
-fn kubectl() -> String {
-    std::env::var("KUBECTL").unwrap_or_else(|_| "/usr/bin/kubectl".into())
 }
 
 /// Whether `book` is Ready for its current generation.
@@ -84,38 +79,27 @@ async fn books_become_ready_and_follow_their_generation() {
     );
 
     // kubectl sees what a user would: the condition to wait for, and the printer columns.
-    let kubeconfig = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("book-e2e-kubeconfig-{}", std::process::id()));
-    std::fs::write(&kubeconfig, cluster.kubeconfig_yaml()).expect("kubeconfig written");
-    let wait = Command::new(kubectl())
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .args([
-            "wait",
-            "--for=condition=Ready",
-            "book/persuasion",
-            "--timeout=20s",
-        ])
-        .output()
-        .expect("kubectl runs");
-    let said = String::from_utf8_lossy(&wait.stdout);
-    assert!(
-        wait.status.success(),
-        "{said}{}",
-        String::from_utf8_lossy(&wait.stderr)
-    );
+    let kubectl = cluster.kubectl().expect("kubectl");
+    let said = kubectl
+        .run(
+            &[
+                "wait",
+                "--for=condition=Ready",
+                "book/persuasion",
+                "--timeout=20s",
+            ],
+            None,
+        )
+        .await
+        .expect("kubectl wait");
     assert_eq!(
         said.trim(),
         "book.christianb93.github.com/persuasion condition met"
     );
-    let get = Command::new(kubectl())
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .args(["get", "books", "--sort-by=.metadata.name"])
-        .output()
-        .expect("kubectl runs");
-    let _ = std::fs::remove_file(&kubeconfig);
-    let table = String::from_utf8_lossy(&get.stdout);
+    let table = kubectl
+        .run(&["get", "books", "--sort-by=.metadata.name"], None)
+        .await
+        .expect("kubectl get");
     let header: Vec<&str> = table
         .lines()
         .next()

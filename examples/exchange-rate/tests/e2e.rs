@@ -12,7 +12,7 @@ use std::time::Duration;
 use exchange_rate::rates::{RatesClient, RatesError};
 use exchange_rate::server::{RateArg, RateTable};
 use exchange_rate::{Config, ExchangeRate};
-use k8s_openapi::api::core::v1::{ConfigMap, Event};
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kopr::kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kopr::kube::runtime::wait::Condition;
@@ -70,40 +70,6 @@ async fn start(
     running
 }
 
-async fn apply(cluster: &TestCluster, path: PathBuf) {
-    for outcome in kopr::apply::apply_paths(&cluster.client(), &[path])
-        .await
-        .expect("loads")
-    {
-        assert!(outcome.result.is_ok(), "{outcome}");
-    }
-}
-
-/// Waits for a Warning event about `name` with `reason`; returns its message.
-async fn warning(cluster: &TestCluster, name: &str, reason: &str) -> String {
-    let events: Api<Event> = Api::namespaced(cluster.client(), "default");
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let list = events
-            .list(&Default::default())
-            .await
-            .expect("events listed");
-        let found = list.items.into_iter().find(|e| {
-            e.involved_object.name.as_deref() == Some(name)
-                && e.type_.as_deref() == Some("Warning")
-                && e.reason.as_deref() == Some(reason)
-        });
-        if let Some(event) = found {
-            return event.message.unwrap_or_default();
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no {reason} warning about {name}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 fn status(rate: Option<&ExchangeRate>) -> exchange_rate::ExchangeRateStatus {
     rate.and_then(|r| r.status.clone()).unwrap_or_default()
 }
@@ -127,7 +93,10 @@ async fn the_rate_lives_in_an_adopted_configmap_that_follows_the_currency() {
     let url = rates_server(table.clone()).await;
     let cluster = TestCluster::start().await.expect("cluster starts");
     let running = start(&cluster, url, 1).await;
-    apply(&cluster, samples().join("exchange-rate-usd.yaml")).await;
+    cluster
+        .apply(samples().join("exchange-rate-usd.yaml"))
+        .await
+        .expect("applied");
 
     let rates: Api<ExchangeRate> = Api::namespaced(cluster.client(), "default");
     let owner = wait_for(
@@ -239,8 +208,18 @@ async fn an_unknown_currency_fails_for_good_with_a_warning() {
         "{error}"
     );
 
-    apply(&cluster, samples().join("invalid/unknown-currency.yaml")).await;
-    let message = warning(&cluster, "exchange-rate-xyz", "HandlerFailed").await;
+    cluster
+        .apply(samples().join("invalid/unknown-currency.yaml"))
+        .await
+        .expect("applied");
+    let message = cluster
+        .wait_for_warning("default", "exchange-rate-xyz", WAIT, |e| {
+            e.reason.as_deref() == Some("HandlerFailed")
+        })
+        .await
+        .expect("a HandlerFailed warning")
+        .message
+        .unwrap_or_default();
     assert!(message.contains("failed permanently"), "{message}");
     assert!(
         message.contains("unknown currency XYZ: Symbols 'XYZ' are invalid for date"),
@@ -280,8 +259,18 @@ async fn an_unreachable_api_is_retried() {
     drop(closed);
     let cluster = TestCluster::start().await.expect("cluster starts");
     let running = start(&cluster, url, 3600).await;
-    apply(&cluster, samples().join("exchange-rate-gbp.yaml")).await;
-    let message = warning(&cluster, "exchange-rate-gbp", "HandlerRetrying").await;
+    cluster
+        .apply(samples().join("exchange-rate-gbp.yaml"))
+        .await
+        .expect("applied");
+    let message = cluster
+        .wait_for_warning("default", "exchange-rate-gbp", WAIT, |e| {
+            e.reason.as_deref() == Some("HandlerRetrying")
+        })
+        .await
+        .expect("a HandlerRetrying warning")
+        .message
+        .unwrap_or_default();
     assert!(message.contains("is unreachable"), "{message}");
     let rates: Api<ExchangeRate> = Api::namespaced(cluster.client(), "default");
     wait_for(

@@ -97,15 +97,6 @@ async fn start(cluster: &TestCluster, config: Config) -> kopr::testing::RunningO
     cluster.run(operator)
 }
 
-async fn apply(cluster: &TestCluster, path: PathBuf) {
-    for outcome in kopr::apply::apply_paths(&cluster.client(), &[path])
-        .await
-        .expect("loads")
-    {
-        assert!(outcome.result.is_ok(), "{outcome}");
-    }
-}
-
 /// The Orchestrs of `default` as written, unknown fields included.
 fn raw_orchestrs(cluster: &TestCluster) -> Api<DynamicObject> {
     Api::namespaced_with(
@@ -198,18 +189,15 @@ async fn warnings(cluster: &TestCluster, name: &str, reason: &str) -> Vec<String
 
 /// Waits for a Warning event about `name` with `reason` whose message contains `text`.
 async fn wait_warning(cluster: &TestCluster, name: &str, reason: &str, text: &str) -> String {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let found = warnings(cluster, name, reason).await;
-        if let Some(message) = found.into_iter().find(|m| m.contains(text)) {
-            return message;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no {reason} warning about {name} with {text:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    cluster
+        .wait_for_warning("default", name, WAIT, |e| {
+            e.reason.as_deref() == Some(reason)
+                && e.message.as_deref().is_some_and(|m| m.contains(text))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("no {reason} warning about {name} with {text:?}: {e}"))
+        .message
+        .unwrap_or_default()
 }
 
 fn alert_names(document: &Value) -> Vec<&str> {
@@ -235,7 +223,10 @@ async fn image_pull_and_crash_loop_pods_are_reported_and_followed() {
     let running = start(&cluster, config).await;
 
     // The pods get into trouble first, so that the first check finds them in it.
-    apply(&cluster, samples().join("pods-with-problems.yaml")).await;
+    cluster
+        .apply(samples().join("pods-with-problems.yaml"))
+        .await
+        .expect("applied");
     let pods: Api<Pod> = Api::namespaced(cluster.client(), "default");
     wait_waiting(&pods, "web-missing-image", "ImagePullBackOff").await;
     wait_waiting(&pods, "worker-crashing", "CrashLoopBackOff").await;
@@ -247,7 +238,10 @@ async fn image_pull_and_crash_loop_pods_are_reported_and_followed() {
     .await
     .expect("the healthy pod runs and is ready");
 
-    apply(&cluster, samples().join("pod-watch.yaml")).await;
+    cluster
+        .apply(samples().join("pod-watch.yaml"))
+        .await
+        .expect("applied");
     let orchestrs: Api<Orchestr> = Api::namespaced(cluster.client(), "default");
     let reported = wait_for(&orchestrs, "pod-watch", WAIT, |o: Option<&Orchestr>| {
         let status = status_of(o);
@@ -485,7 +479,10 @@ async fn a_missing_setting_fails_for_good_while_others_are_served() {
     );
 
     // Without the setting: a permanent failure, a Warning event and status.message.
-    apply(&cluster, samples().join("invalid/no-alert-setting.yaml")).await;
+    cluster
+        .apply(samples().join("invalid/no-alert-setting.yaml"))
+        .await
+        .expect("applied");
     let message = wait_warning(
         &cluster,
         "no-alert-setting",
@@ -578,7 +575,10 @@ async fn a_refusing_webhook_is_reported_and_told_again_later() {
     };
     let running = start(&cluster, config).await;
     create_pod(&cluster, "default", "stuck", "example/stuck:missing").await;
-    apply(&cluster, samples().join("pod-watch.yaml")).await;
+    cluster
+        .apply(samples().join("pod-watch.yaml"))
+        .await
+        .expect("applied");
 
     let message = wait_warning(&cluster, "pod-watch", "WebhookFailed", "answered 503").await;
     assert_eq!(message, format!("the webhook at {url} answered 503: "));

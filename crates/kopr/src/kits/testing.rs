@@ -65,6 +65,59 @@ impl TestCluster {
         self.server.kubeconfig_yaml()
     }
 
+    /// Applies the manifests at `path` (a file or a folder) as `kubectl apply` would, through
+    /// [`crate::apply`]; returns every applied object.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the first object the server refused, or the file that could
+    /// not be read or parsed.
+    pub async fn apply(
+        &self,
+        path: impl Into<PathBuf>,
+    ) -> Result<Vec<crate::kits::apply::Applied>, Error> {
+        let applied = crate::kits::apply::apply_paths(&self.client, &[path.into()])
+            .await
+            .map_err(|e| Error::Config(e.to_string()))?;
+        if let Some(refused) = applied.iter().find(|a| a.result.is_err()) {
+            return Err(Error::Config(refused.to_string()));
+        }
+        Ok(applied)
+    }
+
+    /// Waits up to `timeout` for a Warning Event in `namespace` about the object `name` that
+    /// `matches`, and returns it.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when none came in time; [`Error::Kube`] when listing Events failed.
+    pub async fn wait_for_warning(
+        &self,
+        namespace: &str,
+        name: &str,
+        timeout: Duration,
+        matches: impl Fn(&k8s_openapi::api::core::v1::Event) -> bool,
+    ) -> Result<k8s_openapi::api::core::v1::Event, Error> {
+        let events: Api<k8s_openapi::api::core::v1::Event> =
+            Api::namespaced(self.client.clone(), namespace);
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let list = events.list(&Default::default()).await?;
+            let found = list.items.into_iter().find(|e| {
+                e.involved_object.name.as_deref() == Some(name)
+                    && e.type_.as_deref() == Some("Warning")
+                    && matches(e)
+            });
+            if let Some(event) = found {
+                return Ok(event);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(Error::Config(format!(
+                    "no matching Warning event about {namespace}/{name} within {timeout:?}"
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// kubectl against this server, as a user runs it (see [`Kubectl`]).
     pub fn kubectl(&self) -> Result<Kubectl, Error> {
         Kubectl::new(&self.kubeconfig_yaml())
