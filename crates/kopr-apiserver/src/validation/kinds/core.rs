@@ -232,27 +232,7 @@ pub(super) const SERVICE_TYPES: &[&str] =
 
 pub(super) fn service(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     if let Some(o) = old {
-        validate_object_meta_update(ck, root, o);
-        finalizer_check(ck, root);
-        let ns = root
-            .get("spec")
-            .and_then(Value::as_object)
-            .unwrap_or(empty());
-        let os = o.get("spec").and_then(Value::as_object).unwrap_or(empty());
-        // clusterIP may not change unless moving to/from ExternalName.
-        let nt = ns.get("type").and_then(Value::as_str).unwrap_or("");
-        let ot = os.get("type").and_then(Value::as_str).unwrap_or("");
-        if nt != "ExternalName" && ot != "ExternalName" {
-            let nip = ns.get("clusterIP").and_then(Value::as_str).unwrap_or("");
-            let oip = os.get("clusterIP").and_then(Value::as_str).unwrap_or("");
-            if !oip.is_empty() && nip != oip {
-                ck.push(FieldError::invalid(
-                    "spec.clusterIPs[0]",
-                    nip,
-                    "may not change once set",
-                ));
-            }
-        }
+        service_update(ck, root, o);
     }
     validate_object_meta(ck, root, true, names::name_is_dns1035_label, true);
     let spec = sub(ck, root, "spec", "");
@@ -265,6 +245,56 @@ pub(super) fn service(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     if ports.is_empty() && !headless && ty != "ExternalName" {
         ck.push(FieldError::required("spec.ports", ""));
     }
+    service_type(
+        ck,
+        spec,
+        ty,
+        !cluster_ip.is_empty() || !ips.is_empty(),
+        headless,
+    );
+    service_ports(ck, &ports);
+    let sel = ck.str_map(spec, "selector", sp);
+    validate_labels(ck, &sel, "spec.selector");
+    session_affinity(ck, spec);
+    if ty.is_empty() {
+        ck.push(FieldError::required("spec.type", ""));
+    } else if !SERVICE_TYPES.contains(&ty) {
+        ck.push(FieldError::not_supported("spec.type", ty, SERVICE_TYPES));
+    }
+    service_port_uniqueness(ck, ty, &ports);
+    traffic_and_families(ck, spec, ty);
+}
+
+/// What an update of a Service may not change: its cluster IP, unless it
+/// moves to or from ExternalName.
+fn service_update(ck: &mut Checker, root: &Obj, o: &Obj) {
+    validate_object_meta_update(ck, root, o);
+    finalizer_check(ck, root);
+    let ns = root
+        .get("spec")
+        .and_then(Value::as_object)
+        .unwrap_or(empty());
+    let os = o.get("spec").and_then(Value::as_object).unwrap_or(empty());
+    // clusterIP may not change unless moving to/from ExternalName.
+    let nt = ns.get("type").and_then(Value::as_str).unwrap_or("");
+    let ot = os.get("type").and_then(Value::as_str).unwrap_or("");
+    if nt != "ExternalName" && ot != "ExternalName" {
+        let nip = ns.get("clusterIP").and_then(Value::as_str).unwrap_or("");
+        let oip = os.get("clusterIP").and_then(Value::as_str).unwrap_or("");
+        if !oip.is_empty() && nip != oip {
+            ck.push(FieldError::invalid(
+                "spec.clusterIPs[0]",
+                nip,
+                "may not change once set",
+            ));
+        }
+    }
+}
+
+/// The rules of the Service's type: no headless LoadBalancer or NodePort;
+/// an ExternalName service has a DNS name and no cluster IPs or families.
+fn service_type(ck: &mut Checker, spec: &Obj, ty: &str, has_cluster_ips: bool, headless: bool) {
+    let sp = "spec";
     match ty {
         "LoadBalancer" | "NodePort" if headless => {
             ck.push(FieldError::invalid(
@@ -274,7 +304,7 @@ pub(super) fn service(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
             ));
         }
         "ExternalName" => {
-            if !cluster_ip.is_empty() || !ips.is_empty() {
+            if has_cluster_ips {
                 ck.push(FieldError::forbidden(
                     "spec.clusterIPs",
                     "may not be set for ExternalName services",
@@ -306,9 +336,14 @@ pub(super) fn service(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
         }
         _ => {}
     }
+}
+
+/// Each port: name (required when there are several, unique), number,
+/// protocol, target port and app protocol.
+fn service_ports(ck: &mut Checker, ports: &[(usize, &Obj)]) {
     let mut port_names = BTreeSet::new();
     let multi = ports.len() > 1;
-    for (i, p) in &ports {
+    for (i, p) in ports {
         let pp = index("spec.ports", *i);
         let name = ck.string(p, "name", &pp);
         if multi && name.is_empty() {
@@ -357,8 +392,11 @@ pub(super) fn service(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
             ck.extend(&child(&pp, "appProtocol"), ap, names::is_qualified_name(ap));
         }
     }
-    let sel = ck.str_map(spec, "selector", sp);
-    validate_labels(ck, &sel, "spec.selector");
+}
+
+/// `sessionAffinity` and its `sessionAffinityConfig`.
+fn session_affinity(ck: &mut Checker, spec: &Obj) {
+    let sp = "spec";
     let sa = ck.string(spec, "sessionAffinity", sp);
     match sa {
         "" => ck.push(FieldError::required("spec.sessionAffinity", "")),
@@ -393,13 +431,13 @@ pub(super) fn service(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
             &["ClientIP", "None"],
         )),
     }
-    if ty.is_empty() {
-        ck.push(FieldError::required("spec.type", ""));
-    } else if !SERVICE_TYPES.contains(&ty) {
-        ck.push(FieldError::not_supported("spec.type", ty, SERVICE_TYPES));
-    }
+}
+
+/// Node ports (none for ClusterIP services, unique per protocol) and ports
+/// unique per protocol.
+fn service_port_uniqueness(ck: &mut Checker, ty: &str, ports: &[(usize, &Obj)]) {
     if ty == "ClusterIP" {
-        for (i, p) in &ports {
+        for (i, p) in ports {
             if p.get("nodePort").and_then(Value::as_i64).unwrap_or(0) != 0 {
                 ck.push(FieldError::forbidden(
                     child(&index("spec.ports", *i), "nodePort"),
@@ -409,7 +447,7 @@ pub(super) fn service(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
         }
     }
     let mut node_ports = BTreeSet::new();
-    for (i, p) in &ports {
+    for (i, p) in ports {
         let np = p.get("nodePort").and_then(Value::as_i64).unwrap_or(0);
         if np == 0 {
             continue;
@@ -423,7 +461,7 @@ pub(super) fn service(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
         }
     }
     let mut seen = BTreeSet::new();
-    for (i, p) in &ports {
+    for (i, p) in ports {
         let proto = p.get("protocol").and_then(Value::as_str).unwrap_or("");
         let port = p.get("port").and_then(Value::as_i64).unwrap_or(0);
         if !seen.insert((proto, port)) {
@@ -436,6 +474,12 @@ pub(super) fn service(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
             ));
         }
     }
+}
+
+/// Traffic policies, load-balancer node ports, traffic distribution and IP
+/// families.
+fn traffic_and_families(ck: &mut Checker, spec: &Obj, ty: &str) {
+    let sp = "spec";
     let etp = ck.string(spec, "externalTrafficPolicy", sp);
     let has_ext_ips = !ck.str_list(spec, "externalIPs", sp).is_empty();
     let externally = ty == "LoadBalancer" || ty == "NodePort" || (ty == "ClusterIP" && has_ext_ips);
