@@ -369,10 +369,12 @@ async fn graceful_pod_deletion_ends_with_the_grace_period() {
         pods.get_opt("graceful").await.unwrap().is_none()
     })
     .await;
-    // An unscheduled pod goes at once.
+    // An unscheduled pod goes at once. (It names a scheduler nobody runs, so the in-process
+    // scheduler cannot bind it before the delete.)
     let mut unbound = pod.clone();
     unbound.metadata.name = Some("unbound".into());
     unbound.spec.as_mut().unwrap().node_name = None;
+    unbound.spec.as_mut().unwrap().scheduler_name = Some("nobody".into());
     pods.create(&PostParams::default(), &unbound).await.unwrap();
     pods.delete("unbound", &DeleteParams::default())
         .await

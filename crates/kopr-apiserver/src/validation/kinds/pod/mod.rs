@@ -40,6 +40,29 @@ pub fn validate_pod_spec(ck: &mut Checker, spec: &Obj, path: &str, opts: PodOpts
         ));
     }
     let vols = validate_volumes(ck, spec, path);
+    let ctrs = validate_app_containers(ck, spec, path, &vols, grace, opts);
+    validate_other_containers(ck, spec, path, &ctrs, &vols, grace, opts);
+    host_network_ports(ck, spec, path, &ctrs, opts);
+    validate_policies(ck, spec, path);
+    validate_gates_and_names(ck, spec, path);
+    validate_scheduling(ck, spec, path);
+    ck.bool(spec, "hostPID", path);
+    ck.bool(spec, "hostIPC", path);
+    ck.bool(spec, "enableServiceLinks", path);
+    ck.i32(spec, "priority", path);
+    ck.string(spec, "schedulerName", path);
+}
+
+/// The app containers: each one's common checks, unique names, lifecycle,
+/// probes, no `restartPolicy`; host ports unique. Returns them.
+fn validate_app_containers<'a>(
+    ck: &mut Checker,
+    spec: &'a Obj,
+    path: &str,
+    vols: &BTreeMap<String, bool>,
+    grace: Option<i64>,
+    opts: PodOpts,
+) -> Vec<(usize, &'a Obj)> {
     let cpath = child(path, "containers");
     let ctrs = ck.obj_items(spec, "containers", path);
     if ctrs.is_empty() {
@@ -48,7 +71,7 @@ pub fn validate_pod_spec(ck: &mut Checker, spec: &Obj, path: &str, opts: PodOpts
         let mut seen = BTreeSet::new();
         for (i, c) in &ctrs {
             let ip = index(&cpath, *i);
-            validate_container_common(ck, c, &ip, &vols, opts);
+            validate_container_common(ck, c, &ip, vols, opts);
             let name = c.get("name").and_then(Value::as_str).unwrap_or("");
             if !seen.insert(name) {
                 ck.push(FieldError::duplicate(child(&ip, "name"), name));
@@ -67,6 +90,22 @@ pub fn validate_pod_spec(ck: &mut Checker, spec: &Obj, path: &str, opts: PodOpts
         let mut hp = BTreeSet::new();
         check_host_ports(ck, &ctrs, &cpath, &mut hp);
     }
+    ctrs
+}
+
+/// Init containers (sidecars with `restartPolicy: Always` may have probes
+/// and lifecycle hooks, others may not) and ephemeral containers, with
+/// names unique across all containers.
+#[allow(clippy::too_many_arguments)]
+fn validate_other_containers(
+    ck: &mut Checker,
+    spec: &Obj,
+    path: &str,
+    ctrs: &[(usize, &Obj)],
+    vols: &BTreeMap<String, bool>,
+    grace: Option<i64>,
+    opts: PodOpts,
+) {
     let ipath = child(path, "initContainers");
     let inits = ck.obj_items(spec, "initContainers", path);
     let mut all_names: BTreeSet<&str> = ctrs
@@ -75,7 +114,7 @@ pub fn validate_pod_spec(ck: &mut Checker, spec: &Obj, path: &str, opts: PodOpts
         .collect();
     for (i, c) in &inits {
         let ip = index(&ipath, *i);
-        validate_container_common(ck, c, &ip, &vols, opts);
+        validate_container_common(ck, c, &ip, vols, opts);
         let rp = ck.str(c, "restartPolicy", &ip);
         if let Some(r) = rp
             && r != "Always"
@@ -118,7 +157,7 @@ pub fn validate_pod_spec(ck: &mut Checker, spec: &Obj, path: &str, opts: PodOpts
     let epath = child(path, "ephemeralContainers");
     for (i, c) in ck.obj_items(spec, "ephemeralContainers", path) {
         let ip = index(&epath, i);
-        validate_container_common(ck, c, &ip, &vols, opts);
+        validate_container_common(ck, c, &ip, vols, opts);
         let name = c.get("name").and_then(Value::as_str).unwrap_or("");
         if all_names.contains(name) {
             ck.push(FieldError::duplicate(child(&ip, "name"), name));
@@ -126,9 +165,20 @@ pub fn validate_pod_spec(ck: &mut Checker, spec: &Obj, path: &str, opts: PodOpts
             all_names.insert(name);
         }
     }
+}
+
+/// With `hostNetwork`, each host port must match its container port.
+fn host_network_ports(
+    ck: &mut Checker,
+    spec: &Obj,
+    path: &str,
+    ctrs: &[(usize, &Obj)],
+    opts: PodOpts,
+) {
+    let cpath = child(path, "containers");
     // hostNetwork: hostPort must match containerPort.
     if ck.bool(spec, "hostNetwork", path) == Some(true) {
-        for (i, c) in &ctrs {
+        for (i, c) in ctrs {
             let pp = child(&index(&cpath, *i), "ports");
             let Some(ports) = c.get("ports").and_then(Value::as_array) else {
                 continue;
@@ -147,6 +197,11 @@ pub fn validate_pod_spec(ck: &mut Checker, spec: &Obj, path: &str, opts: PodOpts
             }
         }
     }
+}
+
+/// Restart and DNS policies, the node selector, the pod security context
+/// and the DNS config.
+fn validate_policies(ck: &mut Checker, spec: &Obj, path: &str) {
     let rp = ck.string(spec, "restartPolicy", path);
     match rp {
         "Always" | "OnFailure" | "Never" => {}
@@ -213,6 +268,11 @@ pub fn validate_pod_spec(ck: &mut Checker, spec: &Obj, path: &str, opts: PodOpts
             }
         }
     }
+}
+
+/// Readiness and scheduling gates, and the names a pod refers to (service
+/// account, node, hostname, subdomain), and its active deadline.
+fn validate_gates_and_names(ck: &mut Checker, spec: &Obj, path: &str) {
     for (i, g) in ck.obj_items(spec, "readinessGates", path) {
         let gp = index(&child(path, "readinessGates"), i);
         let ct = ck.string(g, "conditionType", &gp);
@@ -262,6 +322,10 @@ pub fn validate_pod_spec(ck: &mut Checker, spec: &Obj, path: &str, opts: PodOpts
             ck.extend(&child(path, f), v, names::is_dns1123_label(v));
         }
     }
+}
+
+/// Tolerations, priority class, preemption policy and OS.
+fn validate_scheduling(ck: &mut Checker, spec: &Obj, path: &str) {
     validate_tolerations(ck, spec, path);
     let pc = ck.string(spec, "priorityClassName", path);
     if !pc.is_empty() {
@@ -294,11 +358,6 @@ pub fn validate_pod_spec(ck: &mut Checker, spec: &Obj, path: &str, opts: PodOpts
             ));
         }
     }
-    ck.bool(spec, "hostPID", path);
-    ck.bool(spec, "hostIPC", path);
-    ck.bool(spec, "enableServiceLinks", path);
-    ck.i32(spec, "priority", path);
-    ck.string(spec, "schedulerName", path);
 }
 
 fn validate_tolerations(ck: &mut Checker, spec: &Obj, path: &str) {
