@@ -51,11 +51,7 @@ fn attributes(req: &Request, path: &str, parsed: &ApiPath) -> crate::authz::Attr
     use crate::authz::{Attributes, ResourceAttributes, resource_verb};
     match parsed {
         ApiPath::Resource(rp) => {
-            let watch = rp.legacy_watch
-                || req
-                    .uri()
-                    .query()
-                    .is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"));
+            let watch = rp.legacy_watch || query::asks_for_watch(req.uri().query());
             Attributes {
                 verb: resource_verb(req.method(), rp.name.is_some(), watch).to_string(),
                 resource: Some(ResourceAttributes {

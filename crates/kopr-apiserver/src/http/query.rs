@@ -66,6 +66,16 @@ fn parse_bool(name: &str, v: &str) -> Result<bool, ApiError> {
     }
 }
 
+/// Whether a raw query string asks for a watch (`watch` true as
+/// [`Query::parse`] reads it), for request attributes before the query is
+/// parsed in full.
+pub fn asks_for_watch(raw: Option<&str>) -> bool {
+    raw.into_iter().flat_map(|q| q.split('&')).any(|kv| {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        k == "watch" && parse_bool("watch", v).unwrap_or(false)
+    })
+}
+
 fn parse_int<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, ApiError> {
     v.parse::<T>().map_err(|_| {
         ApiError::bad_request(format!(
@@ -185,6 +195,16 @@ impl Query {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn watches_are_recognized_before_full_parsing() {
+        assert!(asks_for_watch(Some("watch=true&labelSelector=a")));
+        assert!(asks_for_watch(Some("&watch=1")));
+        assert!(asks_for_watch(Some("watch")));
+        assert!(!asks_for_watch(Some("watch=false")));
+        assert!(!asks_for_watch(Some("watchy=true")));
+        assert!(!asks_for_watch(None));
+    }
 
     #[test]
     fn tolerates_empty_segments() {
