@@ -360,3 +360,60 @@ fn manifests_reject_unknown_operator_options() {
         "{stderr}"
     );
 }
+
+#[test]
+fn dev_refuses_a_data_dir_in_use() {
+    let dir = scratch("dir-in-use");
+    let first = Command::new(BINARY)
+        .args(["dev", "--listen", "127.0.0.1:0", "--data-dir", "data"])
+        .current_dir(&*dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the first greeting dev starts");
+    let first = Running(first);
+    // The first server records its address in the lock once it listens.
+    let lock = dir.join("data/apiserver.lock");
+    let deadline = Instant::now() + WAIT;
+    let address = loop {
+        let text = std::fs::read_to_string(&lock).unwrap_or_default();
+        if let Some(a) = text
+            .lines()
+            .find_map(|l| l.strip_prefix("address=https://"))
+        {
+            break format!("https://{a}");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no address in {}",
+            lock.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let kubeconfig = dir.join("data/kubeconfig");
+    let deadline = Instant::now() + WAIT;
+    while !kubeconfig.exists() {
+        assert!(Instant::now() < deadline, "no kubeconfig");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let before = std::fs::read_to_string(&kubeconfig).expect("kubeconfig");
+
+    let output = run(
+        &["dev", "--listen", "127.0.0.1:0", "--data-dir", "data"],
+        &dir,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains(&format!(
+            "data directory data is in use by another kopr apiserver (pid {}, {address})",
+            first.0.id()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&kubeconfig).expect("kubeconfig"),
+        before,
+        "the first run's kubeconfig is left alone"
+    );
+}
