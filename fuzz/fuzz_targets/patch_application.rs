@@ -1,9 +1,8 @@
 //! Patches of every type applied to a realistic object never panic.
 #![no_main]
 
-use kopr_apiserver::http::body::PatchKind;
-use kopr_apiserver::patch::{PatchDocument, apply_to};
-use kopr_apiserver::registry::WriteOptions;
+use kopr_apiserver::http::body::{PatchKind, decode_patch};
+use kopr_apiserver::patch::{PatchOptions, apply_to};
 use kopr_apiserver::resources::ResourceType;
 use libfuzzer_sys::fuzz_target;
 
@@ -21,8 +20,8 @@ fuzz_target!(|data: &[u8]| {
             "spec": {"containers": [{"name": "c", "image": "nginx", "ports": [{"containerPort": 80}], "env": [{"name": "E", "value": "1"}]}],
                      "volumes": [{"name": "v", "emptyDir": {}}]}}}
     });
-    let opts = WriteOptions { field_manager: "fuzz".into(), ..WriteOptions::default() };
-    if let Ok(doc) = PatchDocument::decode(kind, rest, false) {
+    let opts = PatchOptions { field_manager: "fuzz".into(), ..PatchOptions::default() };
+    if let Ok(doc) = decode_patch(kind, rest, true) {
         let _ = apply_to(&rt, Some(&current), &doc, &opts, None);
         if kind == PatchKind::Apply {
             let _ = apply_to(&rt, None, &doc, &opts, None);
