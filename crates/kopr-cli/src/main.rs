@@ -24,6 +24,13 @@ enum Command {
     Apiserver(apiserver::ApiserverArgs),
     /// Scaffold a new operator crate: CRD type, handlers, test, Dockerfile, README.
     New(new::NewArgs),
+    /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell), e.g.
+    /// `source <(kopr completions bash)`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 /// Runs the command; errors are printed as one plain `error:` line (with
@@ -48,6 +55,15 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
+    if let Command::Completions { shell } = cli.command {
+        use clap::CommandFactory;
+        use std::io::Write;
+        // Generated into memory first: clap_complete panics when its writer fails.
+        let mut script = Vec::new();
+        clap_complete::generate(shell, &mut Cli::command(), "kopr", &mut script);
+        std::io::stdout().write_all(&script)?;
+        return Ok(());
+    }
     if let Command::New(args) = cli.command {
         let dir = new::run(args)?;
         println!(
@@ -63,7 +79,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     runtime.block_on(async {
         match cli.command {
             Command::Apiserver(args) => apiserver::run(args).await,
-            Command::New(_) => Ok(()),
+            Command::New(_) | Command::Completions { .. } => Ok(()),
         }
     })
 }

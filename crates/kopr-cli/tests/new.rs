@@ -200,3 +200,18 @@ fn apiserver_logs_have_no_colour_when_redirected() {
     assert!(logs.contains("INFO"), "logs: {logs:?} (stdout: {first:?})");
     assert!(!logs.contains('\u{1b}'), "no ANSI escapes: {logs:?}");
 }
+
+/// `kopr completions SHELL` prints a completion script naming its commands.
+#[test]
+fn completions_name_the_commands() {
+    let out = Command::new(env!("CARGO_BIN_EXE_kopr"))
+        .args(["completions", "bash"])
+        .output()
+        .expect("kopr runs");
+    assert!(out.status.success());
+    let script = String::from_utf8_lossy(&out.stdout);
+    assert!(script.starts_with("_kopr() {"), "{script}");
+    for command in ["apiserver", "new", "completions"] {
+        assert!(script.contains(command), "{command}");
+    }
+}

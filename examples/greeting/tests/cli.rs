@@ -417,3 +417,27 @@ fn dev_refuses_a_data_dir_in_use() {
         "the first run's kubeconfig is left alone"
     );
 }
+
+#[test]
+fn completions_are_printed_for_each_shell() {
+    let dir = scratch("completions");
+    for (shell, first) in [
+        ("bash", "_greeting() {"),
+        ("zsh", "#compdef greeting"),
+        ("fish", "# Print an optspec"),
+    ] {
+        let output = run(&["completions", shell], &dir);
+        assert!(output.status.success(), "{shell}");
+        let script = String::from_utf8_lossy(&output.stdout);
+        assert!(script.starts_with(first), "{shell}: {script}");
+        for command in ["run", "dev", "crd", "manifests"] {
+            assert!(script.contains(command), "{shell} completes {command}");
+        }
+    }
+    let output = run(&["completions", "nushell"], &dir);
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("invalid value 'nushell'"),
+        "an unknown shell is a usage error"
+    );
+}

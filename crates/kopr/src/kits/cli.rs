@@ -114,6 +114,13 @@ enum Command<A: Args, X: Subcommand> {
     /// Print the YAML to deploy the operator: CRDs, ServiceAccount, ClusterRole and binding,
     /// Deployment.
     Manifests(ManifestsArgs),
+    /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell), e.g.
+    /// `source <(NAME completions bash)`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     #[command(flatten)]
     Extra(X),
 }
@@ -472,6 +479,15 @@ impl<A: Args + 'static, X: Subcommand + 'static> App<A, X> {
                 }
                 print!("{}", manifests.render(&operator)?);
                 Ok(())
+            }
+            Command::Completions { shell } => {
+                let mut command = self.clap_command(name);
+                // Generated into memory first: clap_complete panics when its writer fails
+                // (a closed pipe); a failed write to stdout is reported instead.
+                let mut script = Vec::new();
+                clap_complete::generate(shell, &mut command, name, &mut script);
+                std::io::Write::write_all(&mut std::io::stdout(), &script)
+                    .map_err(|e| CliError::Message(format!("writing the completions: {e}")))
             }
             Command::Extra(command) => (self.extra)(command).await.map_err(CliError::Message),
         }
