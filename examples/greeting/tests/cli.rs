@@ -441,3 +441,46 @@ fn completions_are_printed_for_each_shell() {
         "an unknown shell is a usage error"
     );
 }
+
+#[test]
+fn verbose_dev_logs_debug_lines() {
+    let dir = scratch("verbose");
+    let child = Command::new(BINARY)
+        .args([
+            "dev",
+            "-v",
+            "--in-memory",
+            "--listen",
+            "127.0.0.1:0",
+            "--data-dir",
+            "data",
+        ])
+        .arg("--apply")
+        .arg(samples())
+        .current_dir(&*dir)
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("greeting dev starts");
+    let mut child = Running(child);
+    let stderr = child.0.stderr.take().expect("stderr piped");
+    let (lines, received) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if lines.send(strip_ansi(&line)).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = received
+            .recv_timeout(left)
+            .expect("a DEBUG line of a finished cycle");
+        if line.contains("DEBUG") && line.contains("cycle finished") {
+            break;
+        }
+    }
+}

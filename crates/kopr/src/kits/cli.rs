@@ -59,7 +59,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use crate::handling::errors::Error;
 use crate::kits::manifests::{Manifests, to_yaml};
 use crate::operator::Operator;
-use crate::runtime::logging::{self, LogFormat};
+use crate::runtime::logging::{self, LogFormat, Verbosity};
 use crate::runtime::namespaces::NamespacePatterns;
 
 /// Options for operators that have none of their own.
@@ -138,10 +138,10 @@ struct Common {
     /// compatibility).
     #[arg(long)]
     standalone: bool,
-    /// More logs (info).
-    #[arg(short, long)]
-    verbose: bool,
-    /// Debug logs.
+    /// More logs: `-v` debug lines of the operator and kopr, `-vv` trace lines.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Debug lines of everything, the Kubernetes client and HTTP stack included.
     #[arg(short, long)]
     debug: bool,
     /// Only warnings and errors.
@@ -223,15 +223,19 @@ enum CliError {
 
 impl Common {
     fn init_logging(&self) {
-        let level = if self.debug {
-            tracing::Level::DEBUG
-        } else if self.quiet {
-            tracing::Level::WARN
+        let verbosity = if self.quiet {
+            Verbosity::Quiet
+        } else if self.debug {
+            Verbosity::Debug
         } else {
-            tracing::Level::INFO
+            match self.verbose {
+                0 => Verbosity::Normal,
+                1 => Verbosity::Verbose,
+                _ => Verbosity::Trace,
+            }
         };
-        let _ = (self.verbose, self.standalone);
-        logging::init(level, self.log_format);
+        let _ = self.standalone;
+        logging::init(verbosity, self.log_format);
     }
 
     fn configure(&self, operator: Operator) -> Result<Operator, Error> {

@@ -38,6 +38,19 @@ pub(crate) enum Outcome {
     Failed(CycleError),
 }
 
+impl Outcome {
+    /// A short name of the outcome, for debug logs.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Outcome::Done => "done",
+            Outcome::Continue(_) => "continue",
+            Outcome::Handled(_) => "handled",
+            Outcome::WakeAfter(_) => "wake-after",
+            Outcome::Failed(_) => "failed",
+        }
+    }
+}
+
 /// Why a cycle could not finish: a write to the API failed.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum CycleError {

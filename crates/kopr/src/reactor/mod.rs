@@ -374,6 +374,7 @@ impl ResourceRuntime {
     }
 
     fn settle(self: &Arc<Self>, key: &ObjectKey, outcome: cycle::Outcome) {
+        tracing::debug!(object = %key, outcome = outcome.name(), "cycle finished");
         match outcome {
             cycle::Outcome::Done => {
                 self.reset_failures(key);

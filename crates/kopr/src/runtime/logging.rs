@@ -13,15 +13,44 @@ pub enum LogFormat {
     Json,
 }
 
-/// Installs the global subscriber. `RUST_LOG`, when set, overrides `level`. Does nothing if a
-/// subscriber is already installed (as in tests).
-pub fn init(level: tracing::Level, format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        EnvFilter::new(format!(
-            "{},kube=warn,hyper=warn,rustls=warn,kopr_apiserver=warn",
-            level.as_str().to_ascii_lowercase()
-        ))
-    });
+/// How much an operator logs, from its command line (`-q`, none, `-v`, `-vv`, `-d`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Verbosity {
+    /// Warnings and errors only.
+    Quiet,
+    /// Info lines of the operator and kopr; the client libraries and the embedded API server
+    /// only warn.
+    #[default]
+    Normal,
+    /// Debug lines of the operator and kopr.
+    Verbose,
+    /// Trace lines of the operator and kopr.
+    Trace,
+    /// Debug lines of everything, the Kubernetes client and HTTP stack included.
+    Debug,
+}
+
+/// Libraries whose lines stay at warnings unless `-d` asks for everything.
+const QUIET_LIBRARIES: &str = "kube=warn,kube_runtime=warn,kube_client=warn,hyper=warn,hyper_util=warn,h2=warn,tower=warn,rustls=warn,kopr_apiserver=warn";
+
+impl Verbosity {
+    /// The `tracing` filter directives of this verbosity.
+    pub fn directives(self) -> String {
+        match self {
+            Verbosity::Quiet => "warn".into(),
+            Verbosity::Normal => format!("info,{QUIET_LIBRARIES}"),
+            Verbosity::Verbose => format!("debug,{QUIET_LIBRARIES}"),
+            Verbosity::Trace => format!("trace,{QUIET_LIBRARIES}"),
+            Verbosity::Debug => "debug".into(),
+        }
+    }
+}
+
+/// Installs the global subscriber. `RUST_LOG`, when set, overrides `verbosity`. Does nothing
+/// if a subscriber is already installed (as in tests).
+pub fn init(verbosity: Verbosity, format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(verbosity.directives()));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -30,4 +59,39 @@ pub fn init(level: tracing::Level, format: LogFormat) {
         LogFormat::Plain => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verbosity_sets_the_filter() {
+        assert_eq!(Verbosity::Quiet.directives(), "warn");
+        assert!(
+            Verbosity::Normal
+                .directives()
+                .starts_with("info,kube=warn,")
+        );
+        assert!(
+            Verbosity::Verbose
+                .directives()
+                .starts_with("debug,kube=warn,")
+        );
+        assert!(
+            Verbosity::Trace
+                .directives()
+                .starts_with("trace,kube=warn,")
+        );
+        assert_eq!(Verbosity::Debug.directives(), "debug");
+        for v in [
+            Verbosity::Quiet,
+            Verbosity::Normal,
+            Verbosity::Verbose,
+            Verbosity::Trace,
+            Verbosity::Debug,
+        ] {
+            assert!(EnvFilter::try_new(v.directives()).is_ok(), "{v:?}");
+        }
+    }
 }
