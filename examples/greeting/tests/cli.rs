@@ -484,3 +484,60 @@ fn verbose_dev_logs_debug_lines() {
         }
     }
 }
+
+#[test]
+fn json_dev_logs_only_json_lines() {
+    let dir = scratch("json");
+    let child = Command::new(BINARY)
+        .args([
+            "dev",
+            "--log-format",
+            "json",
+            "--in-memory",
+            "--listen",
+            "127.0.0.1:0",
+            "--data-dir",
+            "data",
+        ])
+        .arg("--apply")
+        .arg(samples())
+        .current_dir(&*dir)
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("greeting dev starts");
+    let mut child = Running(child);
+    let stderr = child.0.stderr.take().expect("stderr piped");
+    let (lines, received) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + WAIT;
+    let mut seen = Vec::new();
+    while !seen
+        .iter()
+        .any(|l: &String| l.contains("Greeting: Hello, World!"))
+    {
+        let left = deadline.saturating_duration_since(Instant::now());
+        seen.push(
+            received
+                .recv_timeout(left)
+                .expect("the create handler's line"),
+        );
+    }
+    for line in &seen {
+        let parsed: Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
+        assert!(parsed["fields"]["message"].is_string(), "{line}");
+    }
+    assert!(
+        seen.iter()
+            .any(|l| l.contains("greeting dev: embedded API server at")),
+        "dev's own messages are among them: {seen:?}"
+    );
+}

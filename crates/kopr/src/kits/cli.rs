@@ -581,12 +581,50 @@ fn check_listen(address: std::net::SocketAddr) -> Result<(), CliError> {
     }
 }
 
+/// `dev`'s own messages: `NAME dev: …` lines, or, with `--log-format json`, JSON lines in
+/// the shape of the log lines (timestamp, level, message, target).
+#[cfg(feature = "embedded")]
+struct Say<'a> {
+    name: &'a str,
+    json: bool,
+}
+
+#[cfg(feature = "embedded")]
+impl Say<'_> {
+    fn info(&self, text: &str) {
+        self.line("INFO", text);
+    }
+
+    fn error(&self, text: &str) {
+        self.line("ERROR", text);
+    }
+
+    fn line(&self, level: &str, text: &str) {
+        let name = self.name;
+        if self.json {
+            let line = serde_json::json!({
+                "timestamp": jiff::Timestamp::now().to_string(),
+                "level": level,
+                "fields": {"message": format!("{name} dev: {text}")},
+                "target": format!("{name}::dev"),
+            });
+            eprintln!("{line}");
+        } else {
+            eprintln!("{name} dev: {text}");
+        }
+    }
+}
+
 #[cfg(feature = "embedded")]
 async fn dev<A: Args>(name: &str, args: DevArgs<A>, build: BuildFn<A>) -> Result<(), CliError> {
     args.common.init_logging();
     // Read every manifest first: a broken file stops here, before anything starts.
     let documents = crate::kits::apply::load(&args.apply)?;
     let operator = args.common.configure(build(&args.options))?;
+    let say = Say {
+        name,
+        json: args.common.log_format == LogFormat::Json,
+    };
     let external = args.kubeconfig.is_some() || args.context.is_some();
     let (client, server, kubectl) = if external {
         let client = client_from(args.kubeconfig.as_deref(), args.context.clone()).await?;
@@ -597,7 +635,7 @@ async fn dev<A: Args>(name: &str, args: DevArgs<A>, build: BuildFn<A>) -> Result
         if let Some(context) = &args.context {
             kubectl.push_str(&format!(" --context {context}"));
         }
-        eprintln!("{name} dev: using the cluster of `{kubectl}`");
+        say.info(&format!("using the cluster of `{kubectl}`"));
         (client, None, kubectl)
     } else {
         check_data_dir(&args.data_dir)?;
@@ -625,11 +663,11 @@ async fn dev<A: Args>(name: &str, args: DevArgs<A>, build: BuildFn<A>) -> Result
             format!("objects in {}", args.data_dir.join("state.db").display())
         };
         let absolute = std::path::absolute(&kubeconfig).unwrap_or_else(|_| kubeconfig.clone());
-        eprintln!(
-            "{name} dev: embedded API server at {} ({storage})",
+        say.info(&format!(
+            "embedded API server at {} ({storage})",
             server.url()
-        );
-        eprintln!("{name} dev: kubeconfig {}", absolute.display());
+        ));
+        say.info(&format!("kubeconfig {}", absolute.display()));
         let client = client_from(Some(&kubeconfig), None).await?;
         (
             client,
@@ -642,22 +680,22 @@ async fn dev<A: Args>(name: &str, args: DevArgs<A>, build: BuildFn<A>) -> Result
     let mut failed = 0;
     for outcome in &outcomes {
         match &outcome.result {
-            Ok(_) => eprintln!("{name} dev: {outcome}"),
+            Ok(_) => say.info(&outcome.to_string()),
             Err(error) => {
                 failed += 1;
-                eprintln!("{name} dev: error: {error}");
+                say.error(&format!("error: {error}"));
             }
         }
     }
     if failed > 0 {
-        eprintln!(
-            "{name} dev: {failed} of {} manifests were not applied; the operator runs anyway",
+        say.error(&format!(
+            "{failed} of {} manifests were not applied; the operator runs anyway",
             outcomes.len()
-        );
+        ));
     }
     match first_resource_name(&operator) {
-        Some(resource) => eprintln!("{name} dev: try: {kubectl} get {resource}"),
-        None => eprintln!("{name} dev: try: {kubectl} get all"),
+        Some(resource) => say.info(&format!("try: {kubectl} get {resource}")),
+        None => say.info(&format!("try: {kubectl} get all")),
     }
     let result = operator.run_until(client, shutdown_signal()).await;
     if let Some(server) = server {
