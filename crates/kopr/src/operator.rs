@@ -310,7 +310,11 @@ async fn serve(shared: Arc<Shared>, spec: ResourceSpec) {
             }
             Ok(None) => {}
             Err(error) => {
-                tracing::warn!(resource = %spec.target, %error, "discovery failed; retrying")
+                tracing::warn!(
+                    resource = %spec.target,
+                    error = %crate::handling::errors::chain(&error),
+                    "cannot ask the API server which resources it serves; retrying"
+                )
             }
         }
         tokio::select! {

@@ -541,3 +541,62 @@ fn json_dev_logs_only_json_lines() {
         "dev's own messages are among them: {seen:?}"
     );
 }
+
+#[test]
+fn an_unreachable_cluster_is_named_with_its_cause() {
+    let dir = scratch("unreachable");
+    // Nothing listens on port 1.
+    std::fs::write(
+        dir.join("kubeconfig"),
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
+    )
+    .expect("kubeconfig");
+    let child = Command::new(BINARY)
+        .args(["run", "--kubeconfig", "kubeconfig"])
+        .current_dir(&*dir)
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("greeting run starts");
+    let mut child = Running(child);
+    let stderr = child.0.stderr.take().expect("stderr piped");
+    let (lines, received) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if lines.send(strip_ansi(&line)).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + WAIT;
+    let mut seen = Vec::new();
+    while !seen
+        .iter()
+        .any(|l: &String| l.contains("cannot ask the API server"))
+    {
+        let left = deadline.saturating_duration_since(Instant::now());
+        seen.push(
+            received
+                .recv_timeout(left)
+                .expect("a warning about the server"),
+        );
+    }
+    let text = seen.join("\n");
+    assert!(
+        text.contains("using the API server") && text.contains("127.0.0.1:1"),
+        "the server is named: {text}"
+    );
+    let warning = seen
+        .iter()
+        .find(|l| l.contains("cannot ask the API server"))
+        .expect("warning");
+    assert!(
+        warning.to_lowercase().contains("connect"),
+        "the cause is given: {warning}"
+    );
+    assert!(
+        !text.contains("CRD installed"),
+        "no guess about CRDs: {text}"
+    );
+}

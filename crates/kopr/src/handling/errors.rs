@@ -134,6 +134,22 @@ pub enum Error {
     Io(#[from] std::io::Error),
 }
 
+/// An error with its causes, `outer: inner: innermost`, as one line (kube's connection errors
+/// say only `client error (Connect)` at the top).
+pub fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = cause.source();
+    }
+    text
+}
+
 impl From<kube::Error> for Error {
     fn from(error: kube::Error) -> Self {
         Error::Kube(Box::new(error))

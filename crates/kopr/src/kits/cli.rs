@@ -280,6 +280,7 @@ pub async fn client_from(
     if config.read_timeout.is_none() {
         config.read_timeout = Some(std::time::Duration::from_secs(295));
     }
+    tracing::info!(server = %config.cluster_url, "using the API server");
     kube::Client::try_from(config).map_err(Error::from)
 }
 

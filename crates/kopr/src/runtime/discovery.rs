@@ -54,11 +54,13 @@ fn from_entry(group: &str, version: &str, entry: &APIResource, list: &APIResourc
     }
 }
 
+/// The resources of one group-version: `None` when the server does not serve it (404); other
+/// failures (an unreachable server, say) are errors, not a missing resource.
 async fn resources_of(
     client: &kube::Client,
     group: &str,
     version: &str,
-) -> Option<APIResourceList> {
+) -> Result<Option<APIResourceList>, kube::Error> {
     let result = if group.is_empty() {
         client.list_core_api_resources(version).await
     } else {
@@ -66,7 +68,11 @@ async fn resources_of(
             .list_api_group_resources(&format!("{group}/{version}"))
             .await
     };
-    result.ok()
+    match result {
+        Ok(list) => Ok(Some(list)),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
+        Err(error) => Err(error),
+    }
 }
 
 fn matches_name(entry: &APIResource, name: &str) -> bool {
@@ -91,7 +97,7 @@ pub(crate) async fn resolve(
 ) -> Result<Option<Resolved>, kube::Error> {
     match target {
         Target::Known(ar) => {
-            let Some(list) = resources_of(client, &ar.group, &ar.version).await else {
+            let Some(list) = resources_of(client, &ar.group, &ar.version).await? else {
                 return Ok(None);
             };
             Ok(list
@@ -124,7 +130,7 @@ pub(crate) async fn resolve(
                 }
             }
             for (group, version) in candidates {
-                let Some(list) = resources_of(client, &group, &version).await else {
+                let Some(list) = resources_of(client, &group, &version).await? else {
                     continue;
                 };
                 if let Some(entry) = list.resources.iter().find(|r| matches_name(r, name)) {
