@@ -165,7 +165,7 @@ async fn invalid_books_are_refused_by_the_schema() {
         .expect("every invalid sample refused");
     assert_eq!(errors.len(), 2);
     assert!(
-        errors[0].contains("moby-dick.yaml:3: Book moby-dick:"),
+        errors[0].contains("moby-dick.yaml:4: Book moby-dick:"),
         "{}",
         errors[0]
     );
