@@ -184,7 +184,8 @@ struct DevArgs<A: Args> {
     #[arg(long, default_value = "127.0.0.1:6443")]
     listen: std::net::SocketAddr,
     /// Apply these manifests (files, or directories of .yaml/.yml/.json files) before the
-    /// operator starts (repeatable).
+    /// operator starts (repeatable). They are applied on every start, so an object deleted
+    /// since the last run comes back.
     #[arg(long = "apply", value_name = "PATH")]
     apply: Vec<PathBuf>,
     /// Use the cluster of this kubeconfig instead of starting an embedded API server.
