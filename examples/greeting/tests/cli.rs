@@ -85,6 +85,61 @@ fn strip_ansi(line: &str) -> String {
     out
 }
 
+/// `greeting ARGS` started in a directory, with its stderr lines (ANSI stripped) read as they
+/// come; the process is killed when this is dropped.
+struct Logged {
+    _child: Running,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Logged {
+    fn start(args: &[&str], dir: &Path) -> Logged {
+        let child = Command::new(BINARY)
+            .args(args)
+            .current_dir(dir)
+            .env_remove("RUST_LOG")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("greeting starts");
+        let mut child = Running(child);
+        let stderr = child.0.stderr.take().expect("stderr piped");
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if sender.send(strip_ansi(&line)).is_err() {
+                    break;
+                }
+            }
+        });
+        Logged {
+            _child: child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Reads lines until one contains every needle, and returns it.
+    fn wait_for(&mut self, needles: &[&str]) -> String {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(line) = self
+                .seen
+                .iter()
+                .find(|l| needles.iter().all(|n| l.contains(n)))
+            {
+                return line.clone();
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => self.seen.push(line),
+                Err(_) => panic!("no line with {needles:?} in:\n{}", self.seen.join("\n")),
+            }
+        }
+    }
+}
+
 #[test]
 fn dev_serves_applies_samples_and_runs_the_operator() {
     let dir = scratch("dev");
@@ -445,8 +500,9 @@ fn completions_are_printed_for_each_shell() {
 #[test]
 fn verbose_dev_logs_debug_lines() {
     let dir = scratch("verbose");
-    let child = Command::new(BINARY)
-        .args([
+    let samples = samples();
+    let mut logs = Logged::start(
+        &[
             "dev",
             "-v",
             "--in-memory",
@@ -454,42 +510,20 @@ fn verbose_dev_logs_debug_lines() {
             "127.0.0.1:0",
             "--data-dir",
             "data",
-        ])
-        .arg("--apply")
-        .arg(samples())
-        .current_dir(&*dir)
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("greeting dev starts");
-    let mut child = Running(child);
-    let stderr = child.0.stderr.take().expect("stderr piped");
-    let (lines, received) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if lines.send(strip_ansi(&line)).is_err() {
-                break;
-            }
-        }
-    });
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = received
-            .recv_timeout(left)
-            .expect("a DEBUG line of a finished cycle");
-        if line.contains("DEBUG") && line.contains("cycle finished") {
-            break;
-        }
-    }
+            "--apply",
+            &samples.to_string_lossy(),
+        ],
+        &dir,
+    );
+    logs.wait_for(&["DEBUG", "cycle finished"]);
 }
 
 #[test]
 fn json_dev_logs_only_json_lines() {
     let dir = scratch("json");
-    let child = Command::new(BINARY)
-        .args([
+    let samples = samples();
+    let mut logs = Logged::start(
+        &[
             "dev",
             "--log-format",
             "json",
@@ -498,47 +532,23 @@ fn json_dev_logs_only_json_lines() {
             "127.0.0.1:0",
             "--data-dir",
             "data",
-        ])
-        .arg("--apply")
-        .arg(samples())
-        .current_dir(&*dir)
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("greeting dev starts");
-    let mut child = Running(child);
-    let stderr = child.0.stderr.take().expect("stderr piped");
-    let (lines, received) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if lines.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let deadline = Instant::now() + WAIT;
-    let mut seen = Vec::new();
-    while !seen
-        .iter()
-        .any(|l: &String| l.contains("Greeting: Hello, World!"))
-    {
-        let left = deadline.saturating_duration_since(Instant::now());
-        seen.push(
-            received
-                .recv_timeout(left)
-                .expect("the create handler's line"),
-        );
-    }
-    for line in &seen {
+            "--apply",
+            &samples.to_string_lossy(),
+        ],
+        &dir,
+    );
+    logs.wait_for(&["Greeting: Hello, World!"]);
+    for line in &logs.seen {
         let parsed: Value =
             serde_json::from_str(line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
         assert!(parsed["fields"]["message"].is_string(), "{line}");
     }
     assert!(
-        seen.iter()
+        logs.seen
+            .iter()
             .any(|l| l.contains("greeting dev: embedded API server at")),
-        "dev's own messages are among them: {seen:?}"
+        "dev's own messages are among them: {:?}",
+        logs.seen
     );
 }
 
@@ -551,50 +561,14 @@ fn an_unreachable_cluster_is_named_with_its_cause() {
         "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
     )
     .expect("kubeconfig");
-    let child = Command::new(BINARY)
-        .args(["run", "--kubeconfig", "kubeconfig"])
-        .current_dir(&*dir)
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("greeting run starts");
-    let mut child = Running(child);
-    let stderr = child.0.stderr.take().expect("stderr piped");
-    let (lines, received) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if lines.send(strip_ansi(&line)).is_err() {
-                break;
-            }
-        }
-    });
-    let deadline = Instant::now() + WAIT;
-    let mut seen = Vec::new();
-    while !seen
-        .iter()
-        .any(|l: &String| l.contains("cannot ask the API server"))
-    {
-        let left = deadline.saturating_duration_since(Instant::now());
-        seen.push(
-            received
-                .recv_timeout(left)
-                .expect("a warning about the server"),
-        );
-    }
-    let text = seen.join("\n");
-    assert!(
-        text.contains("using the API server") && text.contains("127.0.0.1:1"),
-        "the server is named: {text}"
-    );
-    let warning = seen
-        .iter()
-        .find(|l| l.contains("cannot ask the API server"))
-        .expect("warning");
+    let mut logs = Logged::start(&["run", "--kubeconfig", "kubeconfig"], &dir);
+    let warning = logs.wait_for(&["cannot ask the API server"]);
+    logs.wait_for(&["using the API server", "127.0.0.1:1"]);
     assert!(
         warning.to_lowercase().contains("connect"),
         "the cause is given: {warning}"
     );
+    let text = logs.seen.join("\n");
     assert!(
         !text.contains("CRD installed"),
         "no guess about CRDs: {text}"
