@@ -4,11 +4,11 @@
 use crate::registry::strategy::{
     Builtin, DefinitionStrategy, EventStrategy, NamespaceStrategy, PodStrategy, ServiceStrategy,
 };
-use crate::resources::{Catalog, ResourceType};
+use crate::resources::{Catalog, Computed, ResourceType};
 
 /// Registers every built-in resource, each with its strategy.
 pub fn register_builtins(catalog: &Catalog) {
-    for rt in core().into_iter().chain(grouped()) {
+    for rt in core().into_iter().chain(grouped()).chain(reviews()) {
         catalog.register(rt);
     }
 }
@@ -35,6 +35,7 @@ fn core() -> Vec<ResourceType> {
             .strategy(ServiceStrategy),
         core("serviceaccounts", "serviceaccount", "ServiceAccount", true)
             .short(&["sa"])
+            .with_token()
             .strategy(Builtin::PLAIN),
         core("pods", "pod", "Pod", true)
             .short(&["po"])
@@ -181,6 +182,68 @@ fn grouped() -> Vec<ResourceType> {
     ]
 }
 
+/// The review resources of `authentication.k8s.io` and
+/// `authorization.k8s.io`, computed per request.
+fn reviews() -> Vec<ResourceType> {
+    let review = |group: &str, plural: &str, kind: &str, namespaced: bool, computed| {
+        ResourceType::new(
+            group,
+            "v1",
+            plural,
+            &kind.to_ascii_lowercase(),
+            kind,
+            namespaced,
+        )
+        .computed(computed)
+    };
+    let authn = "authentication.k8s.io";
+    let authz = "authorization.k8s.io";
+    vec![
+        review(
+            authn,
+            "selfsubjectreviews",
+            "SelfSubjectReview",
+            false,
+            Computed::SelfSubjectReview,
+        ),
+        review(
+            authn,
+            "tokenreviews",
+            "TokenReview",
+            false,
+            Computed::TokenReview,
+        ),
+        review(
+            authz,
+            "localsubjectaccessreviews",
+            "LocalSubjectAccessReview",
+            true,
+            Computed::SubjectAccessReview,
+        ),
+        review(
+            authz,
+            "selfsubjectaccessreviews",
+            "SelfSubjectAccessReview",
+            false,
+            Computed::SelfSubjectAccessReview,
+        ),
+        review(
+            authz,
+            "selfsubjectrulesreviews",
+            "SelfSubjectRulesReview",
+            false,
+            Computed::SelfSubjectRulesReview,
+        ),
+        review(
+            authz,
+            "subjectaccessreviews",
+            "SubjectAccessReview",
+            false,
+            Computed::SubjectAccessReview,
+        ),
+    ]
+}
+
 /// Namespaces created at first start.
 pub const SYSTEM_NAMESPACES: &[&str] =
     &["default", "kube-system", "kube-public", "kube-node-lease"];
@@ -197,6 +260,8 @@ pub fn is_builtin_group(group: &str) -> bool {
             | "coordination.k8s.io"
             | "events.k8s.io"
             | "rbac.authorization.k8s.io"
+            | "authentication.k8s.io"
+            | "authorization.k8s.io"
             | "admissionregistration.k8s.io"
             | "apiextensions.k8s.io"
             | "meta.k8s.io"

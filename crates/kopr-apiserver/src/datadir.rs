@@ -54,8 +54,12 @@ impl DataDir {
             dir: dir.to_path_buf(),
             source,
         };
-        std::fs::create_dir_all(dir).map_err(io)?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+        if dir.exists() {
+            private_dir(dir).map_err(io)?;
+        } else {
+            std::fs::create_dir_all(dir).map_err(io)?;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+        }
         let mut lock = OpenOptions::new()
             .read(true)
             .write(true)
@@ -108,6 +112,24 @@ impl DataDir {
     }
 }
 
+/// Makes an existing directory private (0700), warning when its mode was
+/// looser: for the data directory and its `pki`.
+///
+/// # Errors
+/// Its mode could not be read or set.
+pub fn private_dir(path: &Path) -> std::io::Result<()> {
+    let mode = std::fs::metadata(path)?.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        tracing::warn!(
+            dir = %path.display(),
+            mode = format!("{mode:o}"),
+            "the directory was readable by others; its mode is now 0700"
+        );
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
 /// Creates `path` empty with mode 0600 unless it exists, and makes it 0600
 /// if it does: for files that hold secrets (the database).
 ///
@@ -145,7 +167,10 @@ mod tests {
             other => panic!("expected InUse, got {other:?}"),
         }
         drop(first);
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("loosened");
         DataDir::acquire(&dir).expect("free again");
+        let mode = std::fs::metadata(&dir).expect("dir").permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "a loose directory is tightened");
         let _ = std::fs::remove_dir_all(&tmp);
     }
 }

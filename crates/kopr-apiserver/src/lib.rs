@@ -10,8 +10,11 @@
 //! - [`http`]: routing, content negotiation, decoding every body (PATCH
 //!   included) and rendering responses, discovery documents among them;
 //!   [`openapi`] builds the OpenAPI documents it serves;
-//! - [`authn`]: who the request comes from;
-//! - [`authz`]: whether that user may do what it asks;
+//! - [`authn`]: who the request comes from (admin token, token file,
+//!   service-account tokens, or anonymous);
+//! - [`impersonation`]: whom it acts as (`Impersonate-*` headers);
+//! - [`authz`]: whether that user may do what it asks (`system:masters`,
+//!   then RBAC);
 //! - [`admission`]: decoding into the kind's schema, mutating plugins
 //!   (defaulting), validating plugins (validation): the stage the registry
 //!   hands every new object state to;
@@ -20,7 +23,8 @@
 //! - [`storage`]: SQLite, the in-memory current state and the history;
 //! - watch: in [`registry`] (filtering, bookmarks) over [`storage`]'s events.
 //!
-//! Beside the chain: [`resources`] (the catalog of served kinds, each with
+//! Beside the chain: [`reviews`] (access and token reviews, TokenRequest:
+//! resources computed per request), [`resources`] (the catalog of served kinds, each with
 //! its strategy), [`builtin`] (the built-in kinds), [`crd`]
 //! (CustomResourceDefinitions), [`patch`], [`validation`], [`defaults`],
 //! [`table`], [`schemas`], and [`controllers`] (the in-process stand-ins for
@@ -46,6 +50,7 @@ pub mod datadir;
 pub mod defaults;
 pub mod gofmt;
 pub mod http;
+pub mod impersonation;
 pub mod metrics;
 pub mod object;
 pub mod openapi;
@@ -54,6 +59,7 @@ pub mod pki;
 pub mod protobuf;
 pub mod registry;
 pub mod resources;
+pub mod reviews;
 pub mod schemas;
 pub mod selectors;
 pub mod server;

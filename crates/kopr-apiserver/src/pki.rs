@@ -1,6 +1,7 @@
 //! Certificates and credentials: a CA and serving certificate made with
-//! rcgen, and a random bearer token, generated at first start and kept in
-//! the data directory.
+//! rcgen, a random bearer token, and the key that signs service-account
+//! tokens, generated at first start and kept in the data directory's `pki`
+//! (mode 0700, each file 0600).
 
 use std::net::IpAddr;
 use std::path::Path;
@@ -32,6 +33,8 @@ pub struct Credentials {
     pub key_pem: String,
     /// The bearer token clients present.
     pub token: String,
+    /// The private key (PKCS#8 PEM, P-256) signing service-account tokens.
+    pub service_account_key_pem: String,
 }
 
 impl std::fmt::Debug for Credentials {
@@ -81,7 +84,21 @@ pub fn generate(ips: &[IpAddr]) -> Result<Credentials, PkiError> {
         cert_pem: cert.pem(),
         key_pem: key.serialize_pem(),
         token: random_token(),
+        service_account_key_pem: KeyPair::generate()?.serialize_pem(),
     })
+}
+
+/// The signer of service-account tokens for `credentials`' key.
+///
+/// # Errors
+/// When the key is not a P-256 key in PKCS#8 PEM.
+pub fn service_account_signer(
+    credentials: &Credentials,
+) -> Result<crate::authn::jwt::Signer, PkiError> {
+    use rcgen::PublicKeyData;
+    let key = KeyPair::from_pem(&credentials.service_account_key_pem)?;
+    crate::authn::jwt::Signer::from_pkcs8(key.serialized_der(), &key.subject_public_key_info())
+        .map_err(|e| PkiError::Io(std::io::Error::other(e.to_string())))
 }
 
 fn write_private(path: &Path, contents: &str) -> Result<(), std::io::Error> {
@@ -102,17 +119,30 @@ fn write_private(path: &Path, contents: &str) -> Result<(), std::io::Error> {
 pub fn load_or_generate(dir: &Path, ips: &[IpAddr]) -> Result<Credentials, PkiError> {
     let pki = dir.join("pki");
     let files = ["ca.crt", "server.crt", "server.key", "token"].map(|f| pki.join(f));
+    let sa_key = pki.join("sa.key");
     if files.iter().all(|f| f.exists()) {
+        crate::datadir::private_dir(&pki)?;
         let read = |i: usize| std::fs::read_to_string(&files[i]);
+        // Data directories from before service-account tokens get a key.
+        let service_account_key_pem = if sa_key.exists() {
+            std::fs::read_to_string(&sa_key)?
+        } else {
+            let pem = KeyPair::generate()?.serialize_pem();
+            write_private(&sa_key, &pem)?;
+            pem
+        };
         return Ok(Credentials {
             ca_pem: read(0)?,
             cert_pem: read(1)?,
             key_pem: read(2)?,
             token: read(3)?.trim().to_string(),
+            service_account_key_pem,
         });
     }
     std::fs::create_dir_all(&pki)?;
+    crate::datadir::private_dir(&pki)?;
     let creds = generate(ips)?;
+    write_private(&sa_key, &creds.service_account_key_pem)?;
     write_private(&files[0], &creds.ca_pem)?;
     write_private(&files[1], &creds.cert_pem)?;
     write_private(&files[2], &creds.key_pem)?;

@@ -129,6 +129,22 @@ pub struct NoStrategy;
 
 impl Strategy for NoStrategy {}
 
+/// A resource computed per request instead of stored: a `create` whose
+/// answer is the request with its status filled in (kube's review APIs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Computed {
+    /// `authorization.k8s.io` SelfSubjectAccessReview.
+    SelfSubjectAccessReview,
+    /// `authorization.k8s.io` SubjectAccessReview and LocalSubjectAccessReview.
+    SubjectAccessReview,
+    /// `authorization.k8s.io` SelfSubjectRulesReview.
+    SelfSubjectRulesReview,
+    /// `authentication.k8s.io` SelfSubjectReview.
+    SelfSubjectReview,
+    /// `authentication.k8s.io` TokenReview.
+    TokenReview,
+}
+
 /// One served resource in one group/version.
 #[derive(Debug, Clone)]
 pub struct ResourceType {
@@ -154,6 +170,11 @@ pub struct ResourceType {
     pub scale_subresource: bool,
     /// Whether the pod `log` subresource is served.
     pub log_subresource: bool,
+    /// Whether the service account `token` subresource (TokenRequest) is
+    /// served.
+    pub token_subresource: bool,
+    /// For resources computed per request: which; `None` for stored ones.
+    pub computed: Option<Computed>,
     /// The storage identity: resources sharing it share objects (e.g.
     /// core and events.k8s.io events), written as `group/plural`.
     pub storage: String,
@@ -187,6 +208,8 @@ impl ResourceType {
             status_subresource: false,
             scale_subresource: false,
             log_subresource: false,
+            token_subresource: false,
+            computed: None,
             storage: format!(
                 "{}/{}",
                 if group.is_empty() { "core" } else { group },
@@ -250,6 +273,36 @@ impl ResourceType {
     pub fn with_log(mut self) -> Self {
         self.log_subresource = true;
         self
+    }
+
+    /// Serves the `token` subresource (TokenRequest).
+    pub fn with_token(mut self) -> Self {
+        self.token_subresource = true;
+        self
+    }
+
+    /// Computes the resource per request: `create` is its only verb.
+    pub fn computed(mut self, computed: Computed) -> Self {
+        self.computed = Some(computed);
+        self
+    }
+
+    /// The verbs the resource serves, as discovery lists them.
+    pub fn verbs(&self) -> &'static [&'static str] {
+        if self.computed.is_some() {
+            &["create"]
+        } else {
+            &[
+                "create",
+                "delete",
+                "deletecollection",
+                "get",
+                "list",
+                "patch",
+                "update",
+                "watch",
+            ]
+        }
     }
 
     /// Shares storage with another resource (`group/plural`), whose objects

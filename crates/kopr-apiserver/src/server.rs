@@ -40,6 +40,11 @@ pub struct Config {
     pub history_retention: std::time::Duration,
     /// Simulated nodes (`kopr-node-0` …) created at start when controllers run.
     pub nodes: usize,
+    /// Static users (kube's `--token-auth-file` CSV).
+    pub token_auth_file: Option<PathBuf>,
+    /// Whether requests without credentials are `system:anonymous` (as
+    /// kube-apiserver's default) rather than refused with 401.
+    pub anonymous_auth: bool,
 }
 
 impl Config {
@@ -53,6 +58,8 @@ impl Config {
             controllers: true,
             history_retention: DEFAULT_HISTORY_RETENTION,
             nodes: crate::controllers::workloads::DEFAULT_NODES,
+            token_auth_file: None,
+            anonymous_auth: true,
         }
     }
 }
@@ -78,6 +85,9 @@ pub enum ServerError {
     /// Bootstrap objects could not be created.
     #[error("bootstrap: {0}")]
     Bootstrap(#[from] crate::status::ApiError),
+    /// The token file could not be read.
+    #[error(transparent)]
+    TokenFile(#[from] crate::authn::token_file::TokenFileError),
 }
 
 /// A running API server.
@@ -155,8 +165,15 @@ impl ApiServer {
         };
         let catalog = Catalog::default();
         crate::builtin::register_builtins(&catalog);
-        let api = Api::new(store, catalog, Arc::new(crate::admission::Chain::builtin()));
+        let authz = Arc::new(crate::authz::Union::with_rbac(store.clone()));
+        let admission = crate::admission::Chain::builtin().with_rbac_escalation(
+            crate::admission::rbac_escalation::RbacEscalation::new(authz.clone(), store.clone()),
+        );
+        let api = Api::new(store, catalog, Arc::new(admission));
         crate::bootstrap::ensure_system_objects(&api).await?;
+        // The aggregated roles (admin, edit, view) hold their rules from the
+        // first request on; the controller keeps them current.
+        crate::controllers::clusterrole_aggregation::sync_all(&api).await;
 
         let shutdown = CancellationToken::new();
         if config.controllers {
@@ -168,10 +185,20 @@ impl ApiServer {
             shutdown.clone(),
         );
         let metrics = Arc::new(crate::metrics::RequestMetrics::default());
+        let tokens = crate::authn::service_account::ServiceAccountTokens::new(
+            pki::service_account_signer(&credentials)?,
+            api.store.clone(),
+        );
+        let mut authn = crate::authn::Authentication::new(&credentials.token)
+            .with_service_accounts(tokens)
+            .anonymous(config.anonymous_auth);
+        if let Some(path) = &config.token_auth_file {
+            authn = authn.with_token_file(crate::authn::token_file::TokenFile::read(path)?);
+        }
         let state = AppState {
             api: api.clone(),
-            authn: Arc::new(crate::authn::AdminToken::new(&credentials.token)),
-            authz: Arc::new(crate::authz::Union::builtin()),
+            authn: Arc::new(authn),
+            authz,
             metrics: metrics.clone(),
         };
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls_config(&credentials)?));

@@ -56,6 +56,9 @@ pub struct StatusFields {
     pub retry_after_seconds: Option<u64>,
     /// Warnings recorded before the failure, sent as `Warning` headers.
     pub warnings: Vec<String>,
+    /// Whether `details` is sent even when empty (`"details":{}`), as kube
+    /// does for errors built with a resource, even an empty one.
+    pub details_always: bool,
 }
 
 /// Identifies a resource for error messages: `group` and plural `resource`.
@@ -92,6 +95,7 @@ impl ApiError {
             causes: Vec::new(),
             retry_after_seconds: None,
             warnings: Vec::new(),
+            details_always: false,
         }))
     }
 
@@ -302,17 +306,17 @@ impl ApiError {
     /// The `metav1.Status` body.
     pub fn to_status(&self) -> Value {
         let mut details = serde_json::Map::new();
-        if let Some(n) = &self.name {
-            details.insert("name".into(), json!(n));
-        }
-        if let Some(g) = &self.group {
-            details.insert("group".into(), json!(g));
-        }
-        if let Some(k) = &self.kind {
-            details.insert("kind".into(), json!(k));
-        }
-        if let Some(u) = &self.uid {
-            details.insert("uid".into(), json!(u));
+        // Every field of kube's StatusDetails is omitted when empty.
+        let fields = [
+            ("name", &self.name),
+            ("group", &self.group),
+            ("kind", &self.kind),
+            ("uid", &self.uid),
+        ];
+        for (key, value) in fields {
+            if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
+                details.insert(key.into(), json!(v));
+            }
         }
         if !self.causes.is_empty() {
             let causes: Vec<Value> = self
@@ -348,7 +352,7 @@ impl ApiError {
         if !self.reason.is_empty() {
             status["reason"] = json!(self.reason);
         }
-        if !details.is_empty() {
+        if !details.is_empty() || self.details_always {
             status["details"] = Value::Object(details);
         }
         status

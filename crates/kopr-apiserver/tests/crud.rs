@@ -460,15 +460,44 @@ async fn status_subresource_rules() {
 }
 
 #[tokio::test]
-async fn unauthenticated_requests_get_401() {
+async fn anonymous_requests_read_only_health_and_bad_tokens_get_401() {
     let f = common::start().await;
+    // No credentials: system:anonymous, which the bootstrap policy lets
+    // read the health and version endpoints only (kube's default).
     let anon = common::anonymous_client(&f.server).await;
     let (code, _, body) = common::raw(&anon, "GET", "/api/v1/namespaces", None, Vec::new()).await;
+    assert_eq!(code, 403);
+    let status: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(status["reason"], "Forbidden");
+    assert_eq!(
+        status["message"],
+        "namespaces is forbidden: User \"system:anonymous\" cannot list resource \"namespaces\" in API group \"\" at the cluster scope"
+    );
+    assert_eq!(status["details"], serde_json::json!({"kind": "namespaces"}));
+    let (code, _, body) = common::raw(&anon, "GET", "/api", None, Vec::new()).await;
+    assert_eq!(code, 403);
+    let status: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        status["message"],
+        "forbidden: User \"system:anonymous\" cannot get path \"/api\""
+    );
+    assert_eq!(status["details"], serde_json::json!({}));
+    for path in ["/readyz", "/healthz", "/livez"] {
+        let (code, _, body) = common::raw(&anon, "GET", path, None, Vec::new()).await;
+        assert_eq!((code, body.as_str()), (200, "ok"), "{path}");
+    }
+    let (code, _, _) = common::raw(&anon, "GET", "/version", None, Vec::new()).await;
+    assert_eq!(code, 200);
+    // A token nobody issued: 401, never anonymous.
+    let wrong = common::client_with_token(&f.server, "not-a-token").await;
+    let (code, _, body) = common::raw(&wrong, "GET", "/readyz", None, Vec::new()).await;
     assert_eq!(code, 401);
     let status: serde_json::Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(status["reason"], "Unauthorized");
-    let (code, _, body) = common::raw(&anon, "GET", "/readyz", None, Vec::new()).await;
-    assert_eq!((code, body.as_str()), (200, "ok"));
+    assert_eq!(
+        status,
+        serde_json::json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                           "message": "Unauthorized", "reason": "Unauthorized", "code": 401})
+    );
 }
 
 #[tokio::test]

@@ -33,6 +33,14 @@ pub struct ApiserverArgs {
     /// Simulated nodes (kopr-node-0 …) whose pods the in-process kubelet runs.
     #[arg(long, default_value_t = 3)]
     nodes: usize,
+    /// Static users, in kube-apiserver's token file format
+    /// (`token,user,uid,"group1,group2"` per line).
+    #[arg(long)]
+    token_auth_file: Option<PathBuf>,
+    /// Serve requests without credentials as `system:anonymous` (kube's
+    /// default; RBAC lets it read only health and version endpoints).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    anonymous_auth: bool,
 }
 
 /// Runs the server until SIGINT or SIGTERM.
@@ -46,6 +54,8 @@ pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
         controllers: !args.no_controllers,
         history_retention: std::time::Duration::from_secs(args.history_retention_seconds.max(1)),
         nodes: args.nodes,
+        token_auth_file: args.token_auth_file.clone(),
+        anonymous_auth: args.anonymous_auth,
     };
     let server = ApiServer::start(config).await.with_context(|| {
         format!(

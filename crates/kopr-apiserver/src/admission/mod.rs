@@ -6,10 +6,13 @@
 //! Built in are the kind's defaulting (mutating) and the kind's validation
 //! (validating), both from its strategy: built-in kinds follow kube's
 //! `SetDefaults_*` and `Validate*`, custom resources their CRD's structural
-//! schema, defaults and CEL rules. Admission webhooks and admission policies
-//! plug in as further plugins.
+//! schema, defaults and CEL rules. RBAC escalation prevention
+//! ([`rbac_escalation`]) validates first, as kube's RBAC storage refuses
+//! before admission. Admission webhooks and admission policies plug in as
+//! further plugins.
 
 mod builtin;
+pub mod rbac_escalation;
 
 use serde_json::Value;
 
@@ -55,6 +58,12 @@ impl Chain {
     /// Adds a mutating plugin after the present ones.
     pub fn mutating(mut self, plugin: impl Mutating + 'static) -> Chain {
         self.mutating.push(Box::new(plugin));
+        self
+    }
+
+    /// Puts RBAC escalation prevention before the other validating plugins.
+    pub fn with_rbac_escalation(mut self, check: rbac_escalation::RbacEscalation) -> Chain {
+        self.validating.insert(0, Box::new(check));
         self
     }
 

@@ -1,15 +1,30 @@
-//! Authentication: who a request comes from, from its credentials. The
-//! server knows one credential today, its admin bearer token, whose user is
-//! `kopr-admin` in the group `system:masters`; service-account tokens and
-//! other authenticators join this stage as further [`Authenticator`]s.
+//! Authentication: who a request comes from, from its credentials, as
+//! kube-apiserver's authenticator chain finds it.
+//!
+//! A bearer token in the `Authorization` header (the only place a token is
+//! read) is tried by each token authenticator in turn: the server's admin
+//! token (user `kopr-admin` in `system:masters`), the static users of a
+//! token file ([`token_file`]), and service-account tokens
+//! ([`service_account`]). A token none of them accepts is a 401. A request
+//! with no bearer token is `system:anonymous` in `system:unauthenticated`
+//! (kube's `--anonymous-auth`, on by default), which the bootstrap RBAC
+//! policy lets read only the health and version endpoints.
 
+pub mod jwt;
+pub mod service_account;
+pub mod token_file;
+
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use http::HeaderMap;
 use http::header::AUTHORIZATION;
 
+use service_account::ServiceAccountTokens;
+use token_file::TokenFile;
+
 /// The user a request was authenticated as (kube's `user.Info`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UserInfo {
     /// The user name.
     pub name: String,
@@ -17,6 +32,8 @@ pub struct UserInfo {
     pub uid: String,
     /// The groups, `system:authenticated` included.
     pub groups: Vec<String>,
+    /// Further attributes (a service-account token's pod and credential id).
+    pub extra: BTreeMap<String, Vec<String>>,
 }
 
 impl UserInfo {
@@ -24,60 +41,135 @@ impl UserInfo {
     pub fn in_group(&self, group: &str) -> bool {
         self.groups.iter().any(|g| g == group)
     }
+
+    /// The anonymous user.
+    pub fn anonymous() -> UserInfo {
+        UserInfo {
+            name: ANONYMOUS_USER.into(),
+            groups: vec![UNAUTHENTICATED_GROUP.into()],
+            ..UserInfo::default()
+        }
+    }
 }
 
 /// The group whose members may do everything.
 pub const MASTERS_GROUP: &str = "system:masters";
 /// The group every authenticated user is in.
 pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
+/// The group of requests without credentials.
+pub const UNAUTHENTICATED_GROUP: &str = "system:unauthenticated";
+/// The user of requests without credentials.
+pub const ANONYMOUS_USER: &str = "system:anonymous";
 /// The admin token's user.
 pub const ADMIN_USER: &str = "kopr-admin";
-
-/// Finds the user a request's credentials belong to.
-pub trait Authenticator: Send + Sync {
-    /// The user, or `None` when the request carries no credential this
-    /// authenticator accepts (the request then gets a 401).
-    fn authenticate(&self, headers: &HeaderMap) -> Option<UserInfo>;
-}
 
 /// The bearer token of a request's `Authorization` header.
 pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(AUTHORIZATION)?.to_str().ok()?;
-    let token = value
-        .strip_prefix("Bearer ")
-        .or_else(|| value.strip_prefix("bearer "))?;
-    Some(token.trim())
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
-/// Accepts the server's admin token: the user `kopr-admin` in
-/// `system:masters`.
-pub struct AdminToken {
-    token: Arc<str>,
+/// Every way a request can be authenticated.
+#[derive(Debug, Clone)]
+pub struct Authentication {
+    admin_token: Arc<str>,
+    token_file: Option<Arc<TokenFile>>,
+    service_accounts: Option<ServiceAccountTokens>,
+    anonymous: bool,
 }
 
-impl AdminToken {
-    /// Accepts `token`.
-    pub fn new(token: &str) -> AdminToken {
-        AdminToken {
-            token: Arc::from(token),
+/// Why a request was not authenticated: it gets kube's 401.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unauthenticated(pub String);
+
+impl Authentication {
+    /// Accepts the admin token only, and anonymous requests.
+    pub fn new(admin_token: &str) -> Authentication {
+        Authentication {
+            admin_token: Arc::from(admin_token),
+            token_file: None,
+            service_accounts: None,
+            anonymous: true,
         }
     }
-}
 
-impl std::fmt::Debug for AdminToken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("AdminToken(..)")
+    /// Also accepts the users of a token file.
+    pub fn with_token_file(mut self, file: TokenFile) -> Authentication {
+        self.token_file = Some(Arc::new(file));
+        self
     }
-}
 
-impl Authenticator for AdminToken {
-    fn authenticate(&self, headers: &HeaderMap) -> Option<UserInfo> {
-        let token = bearer_token(headers)?;
-        constant_time_eq(token.as_bytes(), self.token.as_bytes()).then(|| UserInfo {
-            name: ADMIN_USER.into(),
-            uid: String::new(),
-            groups: vec![MASTERS_GROUP.into(), AUTHENTICATED_GROUP.into()],
-        })
+    /// Also accepts service-account tokens.
+    pub fn with_service_accounts(mut self, tokens: ServiceAccountTokens) -> Authentication {
+        self.service_accounts = Some(tokens);
+        self
+    }
+
+    /// Whether requests without credentials are `system:anonymous` (true)
+    /// or refused with 401.
+    pub fn anonymous(mut self, allowed: bool) -> Authentication {
+        self.anonymous = allowed;
+        self
+    }
+
+    /// The issuer of service-account tokens, if they are accepted.
+    pub fn service_accounts(&self) -> Option<&ServiceAccountTokens> {
+        self.service_accounts.as_ref()
+    }
+
+    /// The user a request comes from.
+    ///
+    /// # Errors
+    /// [`Unauthenticated`] for a bearer token nobody accepts, or for no
+    /// credentials when anonymous requests are off.
+    pub fn authenticate(&self, headers: &HeaderMap) -> Result<UserInfo, Unauthenticated> {
+        match bearer_token(headers) {
+            Some(token) => self.authenticate_token(token, &[]).map(|(user, _)| user),
+            None if self.anonymous => Ok(UserInfo::anonymous()),
+            None => Err(Unauthenticated("no credentials".into())),
+        }
+    }
+
+    /// The user of `token` for one of `audiences` (the API server's when
+    /// empty), and the audiences it is valid for.
+    ///
+    /// # Errors
+    /// [`Unauthenticated`], saying why in kube's words.
+    pub fn authenticate_token(
+        &self,
+        token: &str,
+        audiences: &[String],
+    ) -> Result<(UserInfo, Vec<String>), Unauthenticated> {
+        let api_audiences = || {
+            if audiences.is_empty() {
+                self.service_accounts
+                    .as_ref()
+                    .map(|s| s.api_audiences().to_vec())
+                    .unwrap_or_default()
+            } else {
+                audiences.to_vec()
+            }
+        };
+        if constant_time_eq(token.as_bytes(), self.admin_token.as_bytes()) {
+            let user = UserInfo {
+                name: ADMIN_USER.into(),
+                groups: vec![MASTERS_GROUP.into(), AUTHENTICATED_GROUP.into()],
+                ..UserInfo::default()
+            };
+            return Ok((user, api_audiences()));
+        }
+        if let Some(user) = self.token_file.as_ref().and_then(|f| f.authenticate(token)) {
+            return Ok((user, api_audiences()));
+        }
+        match &self.service_accounts {
+            Some(sa) if jwt::looks_like_jwt(token) => sa
+                .authenticate(token, audiences)
+                .map_err(|why| Unauthenticated(format!("[invalid bearer token, {why}]"))),
+            _ => Err(Unauthenticated("invalid bearer token".into())),
+        }
     }
 }
 
@@ -99,13 +191,26 @@ mod tests {
     }
 
     #[test]
-    fn the_admin_token_is_a_master() {
-        let authn = AdminToken::new("secret");
-        let user = authn.authenticate(&headers("Bearer secret"));
-        assert!(user.as_ref().is_some_and(|u| u.in_group(MASTERS_GROUP)));
-        assert_eq!(user.map(|u| u.name), Some(ADMIN_USER.to_string()));
-        assert_eq!(authn.authenticate(&headers("Bearer secreT")), None);
-        assert_eq!(authn.authenticate(&headers("Basic secret")), None);
-        assert_eq!(authn.authenticate(&HeaderMap::new()), None);
+    fn the_admin_token_is_a_master_and_no_token_is_anonymous() {
+        let authn = Authentication::new("secret");
+        let user = authn
+            .authenticate(&headers("Bearer secret"))
+            .expect("admin");
+        assert!(user.in_group(MASTERS_GROUP));
+        assert_eq!(user.name, ADMIN_USER);
+        assert!(authn.authenticate(&headers("Bearer secreT")).is_err());
+        assert_eq!(
+            authn.authenticate(&headers("Basic secret")).map(|u| u.name),
+            Ok(ANONYMOUS_USER.to_string())
+        );
+        let anonymous = authn.authenticate(&HeaderMap::new()).expect("anonymous");
+        assert_eq!(anonymous.groups, [UNAUTHENTICATED_GROUP]);
+        assert!(
+            authn
+                .clone()
+                .anonymous(false)
+                .authenticate(&HeaderMap::new())
+                .is_err()
+        );
     }
 }

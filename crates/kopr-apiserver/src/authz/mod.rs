@@ -1,11 +1,15 @@
 //! Authorization: whether the authenticated user may do what a request
 //! asks, from the request's attributes (kube's `authorizer.Attributes`:
 //! verb, API group, resource, subresource, namespace, name, or a
-//! non-resource path). Members of `system:masters` may do everything, as
-//! in kube-apiserver; RBAC joins this stage as a further [`Authorizer`].
+//! non-resource path), asked of kube-apiserver's chain: members of
+//! `system:masters` may do everything ([`Masters`]), then the RBAC
+//! authorizer ([`rbac`]) allows what the user's roles grant.
+
+pub mod rbac;
 
 use crate::authn::{MASTERS_GROUP, UserInfo};
 use crate::status::ApiError;
+pub use rbac::{PolicyRule, Rbac, ResolvedRules};
 
 /// What a request asks to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,21 +56,27 @@ pub fn resource_verb(method: &http::Method, named: bool, watch: bool) -> &'stati
     }
 }
 
-/// An authorizer's answer.
+/// An authorizer's answer, each with its reason (kube's decision and
+/// reason string; empty when there is nothing to say).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     /// Allowed.
-    Allow,
-    /// Refused, with the reason.
+    Allow(String),
+    /// Refused outright.
     Deny(String),
     /// This authorizer has no opinion; the next one decides.
-    NoOpinion,
+    NoOpinion(String),
 }
 
 /// Decides whether a user may do what a request asks.
 pub trait Authorizer: Send + Sync {
     /// The decision for `user` doing `attributes`.
     fn authorize(&self, user: &UserInfo, attributes: &Attributes) -> Decision;
+
+    /// Every rule `user` holds in `namespace` (cluster-wide ones included).
+    fn rules_for(&self, _user: &UserInfo, _namespace: Option<&str>) -> ResolvedRules {
+        ResolvedRules::default()
+    }
 }
 
 /// Allows members of `system:masters` everything; no opinion otherwise.
@@ -76,9 +86,19 @@ pub struct Masters;
 impl Authorizer for Masters {
     fn authorize(&self, user: &UserInfo, _attributes: &Attributes) -> Decision {
         if user.in_group(MASTERS_GROUP) {
-            Decision::Allow
+            Decision::Allow(String::new())
         } else {
-            Decision::NoOpinion
+            Decision::NoOpinion(String::new())
+        }
+    }
+
+    fn rules_for(&self, user: &UserInfo, _namespace: Option<&str>) -> ResolvedRules {
+        if !user.in_group(MASTERS_GROUP) {
+            return ResolvedRules::default();
+        }
+        ResolvedRules {
+            rules: PolicyRule::full_authority(),
+            errors: Vec::new(),
         }
     }
 }
@@ -88,9 +108,42 @@ impl Authorizer for Masters {
 pub struct Union(pub Vec<Box<dyn Authorizer>>);
 
 impl Union {
-    /// The chain every server runs today: `system:masters` only.
-    pub fn builtin() -> Union {
+    /// `system:masters` only: every other user is refused.
+    pub fn masters_only() -> Union {
         Union(vec![Box::new(Masters)])
+    }
+
+    /// kube-apiserver's chain: `system:masters`, then RBAC over `store`.
+    pub fn with_rbac(store: crate::storage::Store) -> Union {
+        Union(vec![Box::new(Masters), Box::new(Rbac::new(store))])
+    }
+
+    /// The chain's decision: the first Allow or Deny, else no opinion with
+    /// the non-empty reasons joined by newlines.
+    pub fn decide(&self, user: &UserInfo, attributes: &Attributes) -> Decision {
+        let mut reasons = Vec::new();
+        for authorizer in &self.0 {
+            match authorizer.authorize(user, attributes) {
+                Decision::NoOpinion(why) => {
+                    if !why.is_empty() {
+                        reasons.push(why);
+                    }
+                }
+                decided => return decided,
+            }
+        }
+        Decision::NoOpinion(reasons.join("\n"))
+    }
+
+    /// Every rule `user` holds in `namespace`, from every authorizer.
+    pub fn rules_for(&self, user: &UserInfo, namespace: Option<&str>) -> ResolvedRules {
+        let mut out = ResolvedRules::default();
+        for authorizer in &self.0 {
+            let r = authorizer.rules_for(user, namespace);
+            out.rules.extend(r.rules);
+            out.errors.extend(r.errors);
+        }
+        out
     }
 
     /// Authorizes a request: `Ok` or kube-apiserver's 403.
@@ -98,30 +151,25 @@ impl Union {
     /// # Errors
     /// A Forbidden Status naming the user, verb and resource (or path).
     pub fn check(&self, user: &UserInfo, attributes: &Attributes) -> Result<(), ApiError> {
-        let mut reason = String::new();
-        for authorizer in &self.0 {
-            match authorizer.authorize(user, attributes) {
-                Decision::Allow => return Ok(()),
-                Decision::Deny(why) => {
-                    reason = why;
-                    break;
-                }
-                Decision::NoOpinion => {}
+        match self.decide(user, attributes) {
+            Decision::Allow(_) => Ok(()),
+            Decision::Deny(why) | Decision::NoOpinion(why) => {
+                Err(forbidden(user, attributes, &why))
             }
         }
-        Err(forbidden(user, attributes, &reason))
     }
 }
 
-/// kube-apiserver's 403 for a refused request.
-fn forbidden(user: &UserInfo, a: &Attributes, reason: &str) -> ApiError {
+/// kube-apiserver's 403 for a refused request: the user, verb and
+/// resource (or path), then `: reason` when there is one.
+pub fn forbidden(user: &UserInfo, a: &Attributes, reason: &str) -> ApiError {
     let suffix = if reason.is_empty() {
         String::new()
     } else {
         format!(": {reason}")
     };
     let Some(r) = &a.resource else {
-        return ApiError::new(
+        let mut e = ApiError::new(
             403,
             "Forbidden",
             format!(
@@ -129,6 +177,8 @@ fn forbidden(user: &UserInfo, a: &Attributes, reason: &str) -> ApiError {
                 user.name, a.verb, a.path
             ),
         );
+        e.details_always = true;
+        return e;
     };
     let resource = match &r.subresource {
         Some(s) => format!("{}/{s}", r.resource),
@@ -166,6 +216,7 @@ mod tests {
             name: "jane".into(),
             uid: String::new(),
             groups: groups.iter().map(|g| g.to_string()).collect(),
+            extra: Default::default(),
         }
     }
 
@@ -180,7 +231,7 @@ mod tests {
             }),
             path: "/api/v1/namespaces/default/secrets".into(),
         };
-        let chain = Union::builtin();
+        let chain = Union::masters_only();
         assert!(chain.check(&user(&[MASTERS_GROUP]), &attributes).is_ok());
         let denied = chain
             .check(&user(&["system:authenticated"]), &attributes)

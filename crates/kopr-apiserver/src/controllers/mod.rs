@@ -1,10 +1,12 @@
 //! In-process controllers that a real cluster's kube-controller-manager
 //! runs: the garbage collector, namespace deletion, default service
-//! accounts, the end of graceful pod deletion, and the workload controllers
+//! accounts, ClusterRole aggregation, the end of graceful pod deletion, and
+//! the workload controllers
 //! (Deployment, ReplicaSet, StatefulSet, Job); plus a scheduler and a
 //! simulated kubelet for simulated nodes, kwok-style. They watch the store's
 //! event stream and act through the registry, as a client would.
 
+pub mod clusterrole_aggregation;
 pub mod crd;
 mod deployment;
 mod garbage_collector;
@@ -60,12 +62,14 @@ async fn run(api: Api, mut events: broadcast::Receiver<Arc<WatchEvent>>, stop: C
                 gc.observe(&ev).await;
                 namespace::observe(&api, &ev);
                 service_account::observe(&api, &ev);
+                clusterrole_aggregation::observe(&api, &ev).await;
                 pod_termination::observe(&api, &ev);
             }
             Err(broadcast::error::RecvError::Lagged(n)) => {
                 tracing::warn!(missed = n, "controllers fell behind; resyncing");
                 gc.resync().await;
                 namespace::resync(&api).await;
+                clusterrole_aggregation::sync_all(&api).await;
             }
             Err(broadcast::error::RecvError::Closed) => return,
         }

@@ -14,16 +14,6 @@ use crate::status::ApiError;
 
 const AGGREGATED_CONTENT_TYPE: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
-const ALL_VERBS: &[&str] = &[
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
-];
 
 fn wants_aggregated(parts: &Parts) -> bool {
     let accept = parts
@@ -116,6 +106,13 @@ fn subresources(rt: &ResourceType) -> Vec<(&'static str, &'static [&'static str]
     if rt.strategy.has_spec_finalizers() {
         out.push(("finalize", &["update"][..], own.clone()));
     }
+    if rt.token_subresource {
+        out.push((
+            "token",
+            &["create"][..],
+            json!({"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}),
+        ));
+    }
     if rt.log_subresource {
         out.push((
             "log",
@@ -154,7 +151,7 @@ pub fn group_version(catalog: &Catalog, group: &str, version: &str) -> Result<Re
             "singularName": rt.singular,
             "namespaced": rt.namespaced,
             "kind": rt.kind,
-            "verbs": ALL_VERBS,
+            "verbs": rt.verbs(),
         });
         if !rt.short_names.is_empty() {
             r["shortNames"] = json!(rt.short_names);
@@ -203,7 +200,7 @@ fn aggregated_group(catalog: &Catalog, group: &str, versions: &[String]) -> Valu
                         "responseKind": {"group": rt.group, "version": rt.version, "kind": rt.kind},
                         "scope": if rt.namespaced { "Namespaced" } else { "Cluster" },
                         "singularResource": rt.singular,
-                        "verbs": ALL_VERBS,
+                        "verbs": rt.verbs(),
                     });
                     if !rt.short_names.is_empty() {
                         r["shortNames"] = json!(rt.short_names);

@@ -1,5 +1,7 @@
-//! The HTTP front end: authentication, body limits, routing of API paths to
-//! the registry, discovery, OpenAPI and health endpoints.
+//! The HTTP front end: the chain's first stages in kube's order
+//! (authentication, impersonation, authorization), body limits, and routing
+//! of API paths to the registry, reviews, discovery, OpenAPI and health
+//! endpoints.
 
 pub mod body;
 pub mod discovery;
@@ -34,7 +36,7 @@ pub struct AppState {
     /// The registry.
     pub api: Api,
     /// Who requests come from.
-    pub authn: Arc<dyn crate::authn::Authenticator>,
+    pub authn: Arc<crate::authn::Authentication>,
     /// What they may do.
     pub authz: Arc<crate::authz::Union>,
     /// Requests served, per client, for `/metrics`.
@@ -76,14 +78,22 @@ fn attributes(req: &Request, path: &str, parsed: &ApiPath) -> crate::authz::Attr
 async fn handle(State(state): State<AppState>, req: Request) -> Response {
     let path = req.uri().path().to_string();
     let parsed = path::parse(&path);
-    if !path::is_public(&path) {
-        // authn, then authz: the first two stages of kube's chain.
-        let Some(user) = state.authn.authenticate(req.headers()) else {
+    // authn, impersonation, authz: the first stages of kube's chain.
+    let requestor = match state.authn.authenticate(req.headers()) {
+        Ok(user) => user,
+        Err(why) => {
+            tracing::debug!(%path, reason = %why, "unauthenticated request");
             return response::error(&ApiError::unauthorized());
-        };
-        if let Err(e) = state.authz.check(&user, &attributes(&req, &path, &parsed)) {
-            return response::error(&e);
         }
+    };
+    let uri = req.uri().to_string();
+    let user = match crate::impersonation::impersonate(requestor, req.headers(), &uri, &state.authz)
+    {
+        Ok(user) => user,
+        Err(e) => return response::error(&e),
+    };
+    if let Err(e) = state.authz.check(&user, &attributes(&req, &path, &parsed)) {
+        return response::error(&e);
     }
     let user_agent = req
         .headers()
@@ -131,7 +141,9 @@ async fn handle(State(state): State<AppState>, req: Request) -> Response {
                 bytes,
             ))
         }
-        ApiPath::Resource(rp) => resource::handle(&state, &parts, rp, body, &user_agent).await,
+        ApiPath::Resource(rp) => {
+            resource::handle(&state, &parts, rp, body, &user, &user_agent).await
+        }
         ApiPath::Unknown => Err(ApiError::path_not_found()),
     };
     result.unwrap_or_else(|e| response::error(&e))

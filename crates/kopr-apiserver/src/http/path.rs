@@ -49,16 +49,6 @@ pub enum ApiPath {
     Unknown,
 }
 
-/// Whether a path is public (served without authentication).
-pub fn is_public(path: &str) -> bool {
-    matches!(
-        path,
-        "/healthz" | "/livez" | "/readyz" | "/version" | "/version/"
-    ) || path.starts_with("/healthz/")
-        || path.starts_with("/livez/")
-        || path.starts_with("/readyz/")
-}
-
 /// Parses a request path.
 pub fn parse(path: &str) -> ApiPath {
     let parts: Vec<&str> = path

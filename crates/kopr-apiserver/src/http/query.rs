@@ -96,6 +96,7 @@ impl Query {
                 .clone()
                 .unwrap_or_else(|| WriteOptions::manager_from_user_agent(user_agent)),
             force: self.force,
+            user: None,
         }
     }
 

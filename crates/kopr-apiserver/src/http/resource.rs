@@ -33,12 +33,16 @@ struct Request<'a> {
     repr: Representation,
     content_type: Option<&'a str>,
     body: bytes::Bytes,
+    user: &'a crate::authn::UserInfo,
     user_agent: &'a str,
 }
 
 impl Request<'_> {
     fn write_options(&self) -> WriteOptions {
-        self.query.write_options(self.user_agent)
+        WriteOptions {
+            user: Some(Arc::new(self.user.clone())),
+            ..self.query.write_options(self.user_agent)
+        }
     }
 
     fn namespace(&self) -> Option<&str> {
@@ -57,6 +61,7 @@ pub async fn handle(
     parts: &Parts,
     rp: ResourcePath,
     body: bytes::Bytes,
+    user: &crate::authn::UserInfo,
     user_agent: &str,
 ) -> Result<Response, ApiError> {
     let Some(rt) = state.api.catalog.get(&rp.group, &rp.version, &rp.plural) else {
@@ -64,6 +69,9 @@ pub async fn handle(
     };
     if rp.namespace.is_some() && !rt.namespaced {
         return Err(ApiError::path_not_found());
+    }
+    if let Some(computed) = rt.computed {
+        return review(state, parts, &rt, &rp, &body, user, computed);
     }
     let query = Query::parse(parts.uri.query())?;
     let target = Target {
@@ -81,6 +89,9 @@ pub async fn handle(
         Some("log") if rt.log_subresource && parts.method == Method::GET => {
             return super::logs::handle(state, &target, &query).await;
         }
+        Some("token") if rt.token_subresource && rp.name.is_some() => {
+            return token_request(state, parts, &rp, &body).await;
+        }
         Some(_) => return Err(ApiError::path_not_found()),
     }
     let named = rp.name.is_some();
@@ -94,6 +105,7 @@ pub async fn handle(
         repr: representation(header_str(parts, header::ACCEPT)),
         content_type: header_str(parts, header::CONTENT_TYPE),
         body,
+        user,
         user_agent,
     };
     match (&parts.method, named) {
@@ -107,6 +119,69 @@ pub async fn handle(
         (&Method::DELETE, false) => delete_collection(&req).await,
         _ => Err(ApiError::method_not_allowed()),
     }
+}
+
+/// The decoded JSON body of a create of a computed resource.
+fn decode_create(parts: &Parts, body: &[u8]) -> Result<serde_json::Value, ApiError> {
+    if parts.method != Method::POST {
+        return Err(ApiError::method_not_allowed());
+    }
+    body::decode_object(header_str(parts, header::CONTENT_TYPE), body)
+}
+
+/// A create of a review resource, answered at once with its status.
+fn review(
+    state: &AppState,
+    parts: &Parts,
+    rt: &Arc<ResourceType>,
+    rp: &ResourcePath,
+    body: &[u8],
+    user: &crate::authn::UserInfo,
+    computed: crate::resources::Computed,
+) -> Result<Response, ApiError> {
+    if rp.name.is_some() || rp.subresource.is_some() {
+        return Err(ApiError::method_not_allowed());
+    }
+    let mut obj = decode_create(parts, body)?;
+    if let Some(ns) = rp.namespace.as_deref() {
+        match obj["metadata"]["namespace"].as_str() {
+            None | Some("") => obj["metadata"]["namespace"] = json!(ns),
+            Some(other) if other != ns => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let review = crate::reviews::Review {
+        rt,
+        user,
+        namespace: rp.namespace.as_deref(),
+        authorizer: &state.authz,
+        authentication: &state.authn,
+        api: &state.api,
+    };
+    let answer = crate::reviews::create(&review, computed, obj)?;
+    Ok(response::json(StatusCode::CREATED, &answer))
+}
+
+/// `POST serviceaccounts/<name>/token`: a TokenRequest.
+async fn token_request(
+    state: &AppState,
+    parts: &Parts,
+    rp: &ResourcePath,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    let obj = decode_create(parts, body)?;
+    let Some(tokens) = state.authn.service_accounts() else {
+        return Err(ApiError::path_not_found());
+    };
+    let (Some(namespace), Some(name)) = (rp.namespace.as_deref(), rp.name.as_deref()) else {
+        return Err(ApiError::path_not_found());
+    };
+    let answer = crate::reviews::request_token(&state.api, tokens, namespace, name, obj).await?;
+    Ok(response::json(StatusCode::CREATED, &answer))
 }
 
 /// A watch of the collection, or of one object (a field selector on its name).

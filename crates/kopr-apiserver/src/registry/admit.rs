@@ -35,6 +35,8 @@ pub struct AdmissionRequest<'a> {
     pub field_validation: FieldValidation,
     /// Whether the write is a dry run.
     pub dry_run: bool,
+    /// The user writing (`None`: the server itself).
+    pub user: Option<&'a crate::authn::UserInfo>,
 }
 
 /// The admission stage: decodes, mutates and validates each new object

@@ -35,6 +35,8 @@ pub struct WriteOptions {
     pub field_manager: String,
     /// `force` (apply only).
     pub force: bool,
+    /// The user writing, for admission (`None`: the server itself).
+    pub user: Option<std::sync::Arc<crate::authn::UserInfo>>,
 }
 
 impl From<&WriteOptions> for crate::patch::PatchOptions {
@@ -180,6 +182,7 @@ impl Api {
             old,
             field_validation: opts.field_validation,
             dry_run: opts.dry_run,
+            user: opts.user.as_deref(),
         };
         self.admission.admit(&request, obj)
     }

@@ -23,6 +23,18 @@ pub(super) struct CurrentState {
 struct Snapshot {
     objects: BTreeMap<String, Stored>,
     revision: i64,
+    /// The revision of the last change per resource prefix
+    /// (`/<group>/<plural>/`).
+    changed: std::collections::HashMap<String, i64>,
+}
+
+/// The resource prefix of a key: its first two segments, `/<group>/<plural>/`.
+fn resource_prefix(key: &str) -> &str {
+    let mut slashes = key.match_indices('/').map(|(i, _)| i);
+    match slashes.nth(2) {
+        Some(end) => &key[..=end],
+        None => key,
+    }
 }
 
 /// One committed change to apply.
@@ -40,6 +52,7 @@ impl CurrentState {
             inner: RwLock::new(Snapshot {
                 objects: items.into_iter().collect(),
                 revision,
+                changed: Default::default(),
             }),
         }
     }
@@ -57,16 +70,23 @@ impl CurrentState {
             match change {
                 Change::Put(key, stored) => {
                     snapshot.revision = snapshot.revision.max(stored.revision);
+                    mark(&mut snapshot.changed, key, stored.revision);
                     snapshot
                         .objects
                         .insert((*key).to_owned(), (*stored).clone());
                 }
                 Change::Delete(key, revision) => {
                     snapshot.revision = snapshot.revision.max(*revision);
+                    mark(&mut snapshot.changed, key, *revision);
                     snapshot.objects.remove(*key);
                 }
             }
         }
+    }
+
+    /// The revision of the last change under a resource prefix.
+    pub(super) fn last_change(&self, prefix: &str) -> i64 {
+        self.read().changed.get(prefix).copied().unwrap_or(0)
     }
 
     /// The current object of `key`.
@@ -98,6 +118,17 @@ impl CurrentState {
             revision: snapshot.revision,
             continue_key,
             remaining,
+        }
+    }
+}
+
+/// Records a change of `key` at `revision`.
+fn mark(changed: &mut std::collections::HashMap<String, i64>, key: &str, revision: i64) {
+    let prefix = resource_prefix(key);
+    match changed.get_mut(prefix) {
+        Some(r) => *r = (*r).max(revision),
+        None => {
+            changed.insert(prefix.to_owned(), revision);
         }
     }
 }
@@ -152,5 +183,9 @@ mod tests {
         assert!(state.get("/a/x/2").is_none());
         assert_eq!(state.get("/a/x/0").map(|s| s.revision), Some(5));
         assert!(state.list("/b/", None, 0).items.is_empty());
+        assert_eq!(state.last_change("/a/x/"), 6);
+        assert_eq!(state.last_change("/a/y/"), 0);
+        assert_eq!(resource_prefix("/core/pods/ns/p"), "/core/pods/");
+        assert_eq!(resource_prefix("/core/nodes/n"), "/core/nodes/");
     }
 }

@@ -243,6 +243,31 @@ impl Store {
         }
     }
 
+    /// The current value of `key`, read without waiting (the in-memory
+    /// state every acknowledged write is already in).
+    pub fn current(&self, key: &str) -> Option<Stored> {
+        self.inner.current.get(key)
+    }
+
+    /// The current objects under `prefix`, read without waiting.
+    pub fn current_objects(&self, prefix: &str) -> Vec<Arc<Value>> {
+        self.inner
+            .current
+            .list(prefix, None, 0)
+            .items
+            .into_iter()
+            .map(|s| s.object)
+            .collect()
+    }
+
+    /// The revision of the newest change to a key under `prefix` (a
+    /// resource's prefix, `/<group>/<plural>/`), 0 if none since the store
+    /// opened; kept for every resource, so caches of one kind know when to
+    /// rebuild.
+    pub fn last_change(&self, prefix: &str) -> i64 {
+        self.inner.current.last_change(prefix)
+    }
+
     /// Reads the current value of `key`.
     pub async fn get(&self, key: &str) -> Result<Option<Stored>, StorageError> {
         Ok(self.inner.current.get(key))

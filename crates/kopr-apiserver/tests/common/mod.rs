@@ -40,28 +40,28 @@ pub async fn raw(
     content_type: Option<&str>,
     body: Vec<u8>,
 ) -> (u16, http::HeaderMap, String) {
-    use http_body_util::BodyExt;
     let mut req = http::Request::builder().method(method).uri(path);
     if let Some(ct) = content_type {
         req = req.header("content-type", ct);
     }
-    let req = req.body(kube::client::Body::from(body)).expect("request");
-    let resp = client.send(req).await.expect("response");
-    let status = resp.status().as_u16();
-    let headers = resp.headers().clone();
-    let bytes = resp.into_body().collect().await.expect("body").to_bytes();
-    (
-        status,
-        headers,
-        String::from_utf8_lossy(&bytes).into_owned(),
+    send(
+        client,
+        req.body(kube::client::Body::from(body)).expect("request"),
     )
+    .await
 }
 
 /// A client for the server that presents no token.
 pub async fn anonymous_client(server: &ApiServer) -> kube::Client {
-    let yaml = server
-        .kubeconfig_yaml()
-        .replace(&format!("token: {}", server.token()), "token: \"\"");
+    client_with_token(server, "").await
+}
+
+/// A client of `server` presenting `token` (none when empty).
+pub async fn client_with_token(server: &ApiServer, token: &str) -> kube::Client {
+    let yaml = server.kubeconfig_yaml().replace(
+        &format!("token: {}", server.token()),
+        &format!("token: {token:?}"),
+    );
     let kubeconfig = kube::config::Kubeconfig::from_yaml(&yaml).expect("kubeconfig parses");
     let config = kube::Config::from_custom_kubeconfig(
         kubeconfig,
@@ -78,4 +78,40 @@ pub fn status_of(e: kube::Error) -> kube::core::Status {
         kube::Error::Api(s) => *s,
         other => panic!("expected an API error, got {other:?}"),
     }
+}
+
+/// Sends a request with extra headers; returns status, headers and body text.
+pub async fn raw_with_headers(
+    client: &kube::Client,
+    method: &str,
+    path: &str,
+    headers: &[(&str, String)],
+    body: Vec<u8>,
+) -> (u16, http::HeaderMap, String) {
+    let mut req = http::Request::builder().method(method).uri(path);
+    for (name, value) in headers {
+        req = req.header(*name, value.as_str());
+    }
+    send(
+        client,
+        req.body(kube::client::Body::from(body)).expect("request"),
+    )
+    .await
+}
+
+/// Sends a request; returns status, headers and body text.
+async fn send(
+    client: &kube::Client,
+    req: http::Request<kube::client::Body>,
+) -> (u16, http::HeaderMap, String) {
+    use http_body_util::BodyExt;
+    let resp = client.send(req).await.expect("response");
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let bytes = resp.into_body().collect().await.expect("body").to_bytes();
+    (
+        status,
+        headers,
+        String::from_utf8_lossy(&bytes).into_owned(),
+    )
 }

@@ -1,5 +1,8 @@
-//! Objects every cluster starts with: the system namespaces and a `default`
-//! ServiceAccount in each namespace.
+//! Objects every cluster starts with: the system namespaces, a `default`
+//! ServiceAccount in each namespace, the `kubernetes` Service, and the
+//! bootstrap RBAC policy ([`rbac`]).
+
+pub mod rbac;
 
 use serde_json::json;
 
@@ -42,7 +45,8 @@ pub async fn ensure_system_objects(api: &Api) -> Result<(), ApiError> {
         }
         ensure_default_service_account(api, ns).await?;
     }
-    ensure_kubernetes_service(api).await
+    ensure_kubernetes_service(api).await?;
+    rbac::ensure_policy(api).await
 }
 
 /// The `kubernetes` Service in `default`, at the first address of the range.
