@@ -39,7 +39,7 @@ pub struct Args {
 /// (and the directory removed) on drop.
 pub(crate) struct Server {
     pub(crate) child: Child,
-    kubeconfig: PathBuf,
+    pub(crate) kubeconfig: PathBuf,
     _dir: TempDir,
 }
 
@@ -93,7 +93,8 @@ pub(crate) fn start_server(kopr: &Path, extra: &[&str]) -> anyhow::Result<(Serve
         std::process::id(),
         rand_suffix()
     ));
-    std::fs::create_dir_all(&dir)?;
+    std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
+        .create(&dir)?;
     let mut cmd = Command::new(kopr);
     cmd.args(["apiserver", "--listen", "127.0.0.1:0", "--data-dir"])
         .arg(&dir)
@@ -197,7 +198,7 @@ pub(crate) fn cpu_seconds(pid: u32) -> f64 {
 }
 
 /// Runs `total` operations over `clients` concurrent tasks; returns ops/s.
-async fn concurrent<F, Fut>(clients: usize, total: usize, op: F) -> anyhow::Result<f64>
+pub(crate) async fn concurrent<F, Fut>(clients: usize, total: usize, op: F) -> anyhow::Result<f64>
 where
     F: Fn(usize) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = anyhow::Result<()>> + Send,

@@ -4,9 +4,11 @@
 //! `kopr-bench compare-operators` runs one workload against kopr, Kopf and a
 //! kube-rs controller (see `bench/compare-operators`). `kopr-bench workloads`
 //! times Deployments on the simulated cluster and measures the server's idle
-//! CPU with many pods (see `bench/WORKLOADS.md`).
+//! CPU with many pods (see `bench/WORKLOADS.md`). `kopr-bench authz` measures
+//! what authentication and RBAC cost per request.
 
 mod apiserver;
+mod authz;
 mod compare;
 mod workloads;
 
@@ -23,6 +25,8 @@ struct Cli {
 enum Command {
     /// Benchmark the embedded API server.
     Apiserver(apiserver::Args),
+    /// Creates as a service account under RBAC against creates as the admin.
+    Authz(authz::Args),
     /// Compare kopr with Kopf and a kube-rs controller on one workload.
     CompareOperators(compare::Args),
     /// Time Deployments to availability and measure idle CPU with many pods.
@@ -37,6 +41,7 @@ fn main() -> anyhow::Result<()> {
     runtime.block_on(async {
         match cli.command {
             Command::Apiserver(args) => apiserver::run(args).await,
+            Command::Authz(args) => authz::run(args).await,
             Command::CompareOperators(args) => compare::run(args).await,
             Command::Workloads(args) => workloads::run(args).await,
         }

@@ -140,7 +140,11 @@ pub fn load_or_generate(dir: &Path, ips: &[IpAddr]) -> Result<Credentials, PkiEr
         });
     }
     std::fs::create_dir_all(&pki)?;
-    crate::datadir::private_dir(&pki)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&pki, std::fs::Permissions::from_mode(0o700))?;
+    }
     let creds = generate(ips)?;
     write_private(&sa_key, &creds.service_account_key_pem)?;
     write_private(&files[0], &creds.ca_pem)?;

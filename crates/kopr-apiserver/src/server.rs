@@ -166,18 +166,30 @@ impl ApiServer {
         let catalog = Catalog::default();
         crate::builtin::register_builtins(&catalog);
         let authz = Arc::new(crate::authz::Union::with_rbac(store.clone()));
-        let admission = crate::admission::Chain::builtin().with_rbac_escalation(
-            crate::admission::rbac_escalation::RbacEscalation::new(authz.clone(), store.clone()),
-        );
+        let admission = crate::admission::Chain::builtin()
+            .mutating(
+                crate::admission::service_account::ServiceAccountAdmission::new(store.clone()),
+            )
+            .with_rbac_escalation(crate::admission::rbac_escalation::RbacEscalation::new(
+                authz.clone(),
+                store.clone(),
+            ));
         let api = Api::new(store, catalog, Arc::new(admission));
         crate::bootstrap::ensure_system_objects(&api).await?;
-        // The aggregated roles (admin, edit, view) hold their rules from the
-        // first request on; the controller keeps them current.
+        // The aggregated roles (admin, edit, view) and the system namespaces'
+        // kube-root-ca.crt are there from the first request on; the
+        // controllers keep them current.
         crate::controllers::clusterrole_aggregation::sync_all(&api).await;
+        crate::controllers::root_ca::resync(&api, &Arc::from(credentials.ca_pem.as_str())).await;
 
         let shutdown = CancellationToken::new();
         if config.controllers {
-            crate::controllers::spawn_all(api.clone(), shutdown.clone(), config.nodes);
+            crate::controllers::spawn_all(
+                api.clone(),
+                shutdown.clone(),
+                config.nodes,
+                &credentials.ca_pem,
+            );
         }
         crate::storage::spawn_compactor(
             api.store.clone(),

@@ -190,10 +190,11 @@ async fn watch_from_a_compacted_version_gets_410_expired() {
 async fn streaming_list_ends_initial_events_with_a_bookmark() {
     let f = common::start().await;
     let cms: Api<ConfigMap> = Api::namespaced(f.client.clone(), "default");
-    cms.create(&PostParams::default(), &cm("a", json!({})))
+    cms.create(&PostParams::default(), &cm("a", json!({"streamed": "yes"})))
         .await
         .unwrap();
-    let wp = WatchParams::streaming_lists();
+    // Selected, so the namespace's kube-root-ca.crt is not among the initial events.
+    let wp = WatchParams::streaming_lists().labels("streamed=yes");
     let mut stream = cms.watch(&wp, "").await.unwrap().boxed();
     assert_eq!(
         describe(&next_event(&mut stream).await),
@@ -233,7 +234,7 @@ async fn watch_tolerates_empty_query_segments_and_times_out() {
     let (code, _, body) = common::raw(
         &f.client,
         "GET",
-        "/api/v1/namespaces/default/configmaps?&watch=true&timeoutSeconds=1&resourceVersion=1",
+        "/api/v1/namespaces/default/secrets?&watch=true&timeoutSeconds=1&resourceVersion=1",
         None,
         Vec::new(),
     )

@@ -304,7 +304,11 @@ fn kubectl_watch_wait_explain_logs_and_cascades() {
     server.ok(&["patch", "cm", "watched", "-p", r#"{"data":{"c":"d"}}"#]);
     let out = watcher.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    let table = rows(&text);
+    // Every namespace also holds the cluster's kube-root-ca.crt, as in kube.
+    let table: Vec<Vec<String>> = rows(&text)
+        .into_iter()
+        .filter(|row| row[0] != "kube-root-ca.crt")
+        .collect();
     assert_eq!(table[0], ["NAME", "DATA", "AGE"], "{text}");
     assert_eq!(&table[1][..2], ["watched", "1"], "{text}");
     assert_eq!(&table[2][..2], ["watched", "2"], "{text}");
@@ -378,8 +382,15 @@ fn kubectl_watch_wait_explain_logs_and_cascades() {
         described.contains("Node:             node-1/"),
         "{described}"
     );
+    // The service-account volume's lines widen kubectl's columns, as on a real cluster.
     assert!(
-        described.contains("QoS Class:        BestEffort"),
+        described
+            .lines()
+            .any(|l| l.split_whitespace().eq(["QoS", "Class:", "BestEffort"])),
+        "{described}"
+    );
+    assert!(
+        described.contains("/var/run/secrets/kubernetes.io/serviceaccount from kube-api-access-"),
         "{described}"
     );
     let logs = server.ok(&["logs", "p1"]);

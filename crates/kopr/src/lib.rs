@@ -44,7 +44,8 @@
 //!   finalizer ([`storage`]);
 //! - `runtime/`: [`discovery`], [`namespaces`], [`events`], [`logging`]; where leader
 //!   election and the health and metrics server go;
-//! - `kits/`: [`adopt`](mod@adopt), [`apply`], [`cli`], [`manifests`] and [`testing`].
+//! - `kits/`: [`adopt`](mod@adopt), [`apply`], [`cli`], [`manifests`], [`service_account`]
+//!   and [`testing`].
 
 #![warn(missing_docs)]
 
@@ -58,7 +59,7 @@ mod runtime;
 pub use handling::{context, diff, errors, filters, handlers, patch, resource};
 #[cfg(feature = "embedded")]
 pub use kits::testing;
-pub use kits::{adopt, apply, cli, manifests};
+pub use kits::{adopt, apply, cli, manifests, service_account};
 pub use persistence::{progress, storage};
 pub use runtime::{discovery, events, logging, namespaces};
 

@@ -33,7 +33,10 @@ async fn start() -> (TestCluster, RunningOperator) {
         .install_crds(&cluster.client())
         .await
         .expect("CRDs install");
-    let running = cluster.run(operator);
+    let running = cluster
+        .run_as_service_account(operator, &bitcoin_network::manifests())
+        .await
+        .expect("runs as its ServiceAccount");
     (cluster, running)
 }
 

@@ -35,7 +35,10 @@ async fn books_become_ready_and_follow_their_generation() {
     let client = cluster.client();
     let operator = book::operator();
     operator.install_crds(&client).await.expect("CRDs install");
-    let running = cluster.run(operator);
+    let running = cluster
+        .run_as_service_account(operator, &kopr::manifests::Manifests::new("book"))
+        .await
+        .expect("runs as its ServiceAccount");
 
     let applied = kopr::apply::apply_paths(&client, &[samples()])
         .await
@@ -238,7 +241,10 @@ async fn an_edited_sample_applied_again_with_kubectl_is_recatalogued() {
     let client = cluster.client();
     let operator = book::operator();
     operator.install_crds(&client).await.expect("CRDs install");
-    let running = cluster.run(operator);
+    let running = cluster
+        .run_as_service_account(operator, &kopr::manifests::Manifests::new("book"))
+        .await
+        .expect("runs as its ServiceAccount");
     let kubectl = cluster.kubectl().expect("kubectl");
     let books: Api<Book> = Api::namespaced(client.clone(), "default");
     let sample = samples().join("david-copperfield.yaml");

@@ -56,7 +56,13 @@ async fn start(
         rates_url,
         refresh_interval,
     };
-    let running = cluster.run(exchange_rate::operator(&config));
+    let running = cluster
+        .run_as_service_account(
+            exchange_rate::operator(&config),
+            &exchange_rate::manifests(),
+        )
+        .await
+        .expect("runs as its ServiceAccount");
     let crds: Api<CustomResourceDefinition> = Api::all(cluster.client());
     let established = kopr::kube::runtime::conditions::is_crd_established();
     wait_for(

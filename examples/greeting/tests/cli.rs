@@ -216,6 +216,14 @@ fn dev_serves_applies_samples_and_runs_the_operator() {
         ),
         "{all}"
     );
+    // The operator runs as its own ServiceAccount, under the ClusterRole `manifests` prints.
+    assert!(
+        wanted(
+            &seen,
+            &["the operator runs as system:serviceaccount:default:greeting"]
+        ),
+        "{all}"
+    );
 
     // The printed kubeconfig works from outside the process.
     let kubeconfig = data.join("kubeconfig");

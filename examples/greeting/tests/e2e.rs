@@ -23,7 +23,10 @@ async fn samples_are_greeted_updated_timed_and_deleted() {
     let client = cluster.client();
     let operator = greeting::operator(&Config { timer_interval: 1 });
     operator.install_crds(&client).await.expect("CRDs install");
-    let running = cluster.run(operator);
+    let running = cluster
+        .run_as_service_account(operator, &kopr::manifests::Manifests::new("greeting"))
+        .await
+        .expect("runs as its ServiceAccount");
 
     let applied = kopr::apply::apply_paths(&client, &[samples()])
         .await
@@ -133,7 +136,10 @@ async fn an_edited_sample_applied_again_with_kubectl_reaches_the_update_handler(
         timer_interval: 3600,
     });
     operator.install_crds(&client).await.expect("CRDs install");
-    let running = cluster.run(operator);
+    let running = cluster
+        .run_as_service_account(operator, &kopr::manifests::Manifests::new("greeting"))
+        .await
+        .expect("runs as its ServiceAccount");
     let kubectl = cluster.kubectl().expect("kubectl");
     let greetings: Api<Greeting> = Api::namespaced(client.clone(), "default");
     let sample = samples().join("hello-world.yaml");

@@ -94,7 +94,10 @@ async fn start(cluster: &TestCluster, config: Config) -> kopr::testing::RunningO
         .install_crds(&cluster.client())
         .await
         .expect("CRD installs");
-    cluster.run(operator)
+    cluster
+        .run_as_service_account(operator, &pod_alert::manifests())
+        .await
+        .expect("runs as its ServiceAccount")
 }
 
 /// The Orchestrs of `default` as written, unknown fields included.

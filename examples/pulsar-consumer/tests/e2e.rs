@@ -37,7 +37,10 @@ async fn start() -> (TestCluster, RunningOperator) {
         .install_crds(&cluster.client())
         .await
         .expect("CRD installs");
-    let running = cluster.run(operator);
+    let running = cluster
+        .run_as_service_account(operator, &pulsar_consumer::manifests())
+        .await
+        .expect("runs as its ServiceAccount");
     (cluster, running)
 }
 

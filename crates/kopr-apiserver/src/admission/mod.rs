@@ -3,7 +3,9 @@
 //! schema (unknown fields dropped, warned about or refused per
 //! `fieldValidation`), the mutating plugins, then the validating plugins.
 //!
-//! Built in are the kind's defaulting (mutating) and the kind's validation
+//! Built in are the kind's defaulting (mutating), kube's ServiceAccount
+//! plugin ([`service_account`]: a pod's service account and its token
+//! volume) and the kind's validation
 //! (validating), both from its strategy: built-in kinds follow kube's
 //! `SetDefaults_*` and `Validate*`, custom resources their CRD's structural
 //! schema, defaults and CEL rules. RBAC escalation prevention
@@ -13,6 +15,7 @@
 
 mod builtin;
 pub mod rbac_escalation;
+pub mod service_account;
 
 use serde_json::Value;
 

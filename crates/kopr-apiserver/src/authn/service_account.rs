@@ -80,6 +80,39 @@ pub struct ServiceAccountTokens {
     issuer: String,
     audiences: Vec<String>,
     store: Store,
+    verified: Arc<VerifiedTokens>,
+}
+
+/// Tokens whose signature was verified, with their claims: checking an
+/// ECDSA signature is most of a token's cost, and a client sends the same
+/// token with every request. Only the signature's verdict is kept; expiry
+/// and the service account (and bound object) are checked on every request,
+/// so a deleted account's token stops at once. Bounded: when full, it is
+/// emptied and refills.
+#[derive(Default)]
+struct VerifiedTokens {
+    claims: std::sync::RwLock<std::collections::HashMap<String, Arc<Value>>>,
+}
+
+/// How many verified tokens are kept.
+const VERIFIED_TOKENS: usize = 4096;
+
+impl VerifiedTokens {
+    fn get_or_verify(&self, token: &str, signer: &Signer) -> Option<Arc<Value>> {
+        if let Ok(map) = self.claims.read()
+            && let Some(claims) = map.get(token)
+        {
+            return Some(claims.clone());
+        }
+        let claims = Arc::new(signer.verify(token)?);
+        if let Ok(mut map) = self.claims.write() {
+            if map.len() >= VERIFIED_TOKENS {
+                map.clear();
+            }
+            map.insert(token.to_string(), claims.clone());
+        }
+        Some(claims)
+    }
 }
 
 impl std::fmt::Debug for ServiceAccountTokens {
@@ -99,6 +132,7 @@ impl ServiceAccountTokens {
             issuer: DEFAULT_ISSUER.to_string(),
             audiences: vec![DEFAULT_ISSUER.to_string()],
             store,
+            verified: Arc::default(),
         }
     }
 
@@ -152,8 +186,8 @@ impl ServiceAccountTokens {
         audiences: &[String],
     ) -> Result<(UserInfo, Vec<String>), String> {
         let claims = self
-            .signer
-            .verify(token)
+            .verified
+            .get_or_verify(token, &self.signer)
             .ok_or("invalid signature, no keys found")?;
         if claims["iss"].as_str() != Some(self.issuer.as_str()) {
             return Err("token issuer is not accepted".into());

@@ -12,7 +12,8 @@ use crate::status::ApiError;
 /// Field manager of objects the server creates itself.
 pub const SYSTEM_MANAGER: &str = "kopr-apiserver";
 
-fn system_options() -> WriteOptions {
+/// The options of writes the server makes itself.
+pub fn system_options() -> WriteOptions {
     WriteOptions {
         field_manager: SYSTEM_MANAGER.to_string(),
         ..WriteOptions::default()

@@ -1,6 +1,6 @@
 //! In-process controllers that a real cluster's kube-controller-manager
 //! runs: the garbage collector, namespace deletion, default service
-//! accounts, ClusterRole aggregation, the end of graceful pod deletion, and
+//! accounts, the root CA ConfigMap, ClusterRole aggregation, the end of graceful pod deletion, and
 //! the workload controllers
 //! (Deployment, ReplicaSet, StatefulSet, Job); plus a scheduler and a
 //! simulated kubelet for simulated nodes, kwok-style. They watch the store's
@@ -19,6 +19,7 @@ mod pod_termination;
 pub mod podutil;
 pub mod recorder;
 mod replicaset;
+pub mod root_ca;
 pub mod scheduler;
 mod service_account;
 pub mod simulation;
@@ -38,19 +39,25 @@ use crate::storage::WatchEvent;
 
 pub use garbage_collector::GarbageCollector;
 
-/// Starts every controller, with `nodes` simulated nodes; they stop when
-/// `stop` is cancelled.
-pub fn spawn_all(api: Api, stop: CancellationToken, nodes: usize) {
+/// Starts every controller, with `nodes` simulated nodes, publishing
+/// `ca_pem` as the cluster's CA; they stop when `stop` is cancelled.
+pub fn spawn_all(api: Api, stop: CancellationToken, nodes: usize, ca_pem: &str) {
     let events = api.store.subscribe();
     workloads::spawn(api.clone(), stop.clone(), nodes);
-    tokio::spawn(run(api, events, stop));
+    tokio::spawn(run(api, events, stop, Arc::from(ca_pem)));
 }
 
-async fn run(api: Api, mut events: broadcast::Receiver<Arc<WatchEvent>>, stop: CancellationToken) {
+async fn run(
+    api: Api,
+    mut events: broadcast::Receiver<Arc<WatchEvent>>,
+    stop: CancellationToken,
+    ca: Arc<str>,
+) {
     let mut gc = GarbageCollector::new(api.clone());
     crate::controllers::crd::resync(&api).await;
     gc.resync().await;
     namespace::resync(&api).await;
+    root_ca::resync(&api, &ca).await;
     loop {
         let received = tokio::select! {
             _ = stop.cancelled() => return,
@@ -62,6 +69,7 @@ async fn run(api: Api, mut events: broadcast::Receiver<Arc<WatchEvent>>, stop: C
                 gc.observe(&ev).await;
                 namespace::observe(&api, &ev);
                 service_account::observe(&api, &ev);
+                root_ca::observe(&api, &ev, &ca);
                 clusterrole_aggregation::observe(&api, &ev).await;
                 pod_termination::observe(&api, &ev);
             }
@@ -69,6 +77,7 @@ async fn run(api: Api, mut events: broadcast::Receiver<Arc<WatchEvent>>, stop: C
                 tracing::warn!(missed = n, "controllers fell behind; resyncing");
                 gc.resync().await;
                 namespace::resync(&api).await;
+                root_ca::resync(&api, &ca).await;
                 clusterrole_aggregation::sync_all(&api).await;
             }
             Err(broadcast::error::RecvError::Closed) => return,

@@ -70,11 +70,16 @@ impl HandlerError {
         HandlerError::Other(message.into().into())
     }
 
-    /// The human-readable message of the failure.
+    /// The human-readable message of the failure; a Kubernetes 403 gets a
+    /// hint naming the RBAC rule the operator lacks (see [`rbac_hint`]).
     pub fn to_message(&self) -> String {
-        match self {
+        let text = match self {
             HandlerError::Permanent(m) | HandlerError::Temporary(m, _) => m.clone(),
             HandlerError::Other(e) => e.to_string(),
+        };
+        match rbac_hint(&text) {
+            Some(hint) => format!("{text} ({hint})"),
+            None => text,
         }
     }
 }
@@ -97,6 +102,34 @@ impl<E: std::error::Error + Send + Sync + 'static> From<E> for HandlerError {
             Err(other) => HandlerError::Other(other),
         }
     }
+}
+
+/// A hint for an error text holding kube-apiserver's RBAC denial (`User
+/// "…" cannot list resource "secrets" in API group "" …`): the rule the
+/// operator's ClusterRole lacks, and where kopr's [`Manifests`] takes it.
+///
+/// ```
+/// let denied = r#"secrets is forbidden: User "system:serviceaccount:op:op" cannot list resource "secrets" in API group "" in the namespace "team""#;
+/// assert_eq!(
+///     kopr::errors::rbac_hint(denied).as_deref(),
+///     Some(r#"hint: the operator's RBAC lacks {apiGroups: [""], resources: ["secrets"], verbs: ["list"]}; declare the kind in its Manifests (reads::<K>() or child::<K>())"#)
+/// );
+/// assert_eq!(kopr::errors::rbac_hint("connection refused"), None);
+/// ```
+///
+/// [`Manifests`]: crate::manifests::Manifests
+pub fn rbac_hint(text: &str) -> Option<String> {
+    let rest = &text[text.find("\" cannot ")? + "\" cannot ".len()..];
+    let (verb, rest) = rest.split_once(" resource \"")?;
+    let (resource, rest) = rest.split_once('"')?;
+    let rest = rest.strip_prefix(" in API group \"")?;
+    let (group, _) = rest.split_once('"')?;
+    if verb.contains(' ') {
+        return None;
+    }
+    Some(format!(
+        "hint: the operator's RBAC lacks {{apiGroups: [{group:?}], resources: [{resource:?}], verbs: [{verb:?}]}}; declare the kind in its Manifests (reads::<K>() or child::<K>())"
+    ))
 }
 
 /// What handlers return: a value stored in `status.<handler-id>` (unless it serializes to

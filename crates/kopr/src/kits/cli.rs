@@ -194,6 +194,11 @@ struct DevArgs<A: Args> {
     /// Use this kubeconfig context instead of starting an embedded API server.
     #[arg(long, conflicts_with_all = ["in_memory", "data_dir", "listen"])]
     context: Option<String>,
+    /// Run the operator as the cluster admin. By default, on the embedded API server, it runs
+    /// as its own ServiceAccount under the ClusterRole `manifests` generates, as on a real
+    /// cluster.
+    #[arg(long)]
+    admin: bool,
     #[command(flatten, next_help_heading = "Operator options")]
     options: A,
 }
@@ -259,6 +264,14 @@ pub async fn client_from(
     kubeconfig: Option<&Path>,
     context: Option<String>,
 ) -> Result<kube::Client, Error> {
+    kube::Client::try_from(config_from(kubeconfig, context).await?).map_err(Error::from)
+}
+
+/// The client configuration [`client_from`] builds its client from.
+pub async fn config_from(
+    kubeconfig: Option<&Path>,
+    context: Option<String>,
+) -> Result<kube::Config, Error> {
     let options = KubeConfigOptions {
         context,
         ..KubeConfigOptions::default()
@@ -282,7 +295,7 @@ pub async fn client_from(
         config.read_timeout = Some(std::time::Duration::from_secs(295));
     }
     tracing::info!(server = %config.cluster_url, "using the API server");
-    kube::Client::try_from(config).map_err(Error::from)
+    Ok(config)
 }
 
 /// Completes on SIGINT or SIGTERM.
@@ -463,7 +476,10 @@ impl<A: Args + 'static, X: Subcommand + 'static> App<A, X> {
                 Ok(())
             }
             #[cfg(feature = "embedded")]
-            Command::Dev(args) => dev(name, args, self.build).await,
+            Command::Dev(args) => {
+                let manifests = self.manifests.unwrap_or_else(|| Manifests::new(name));
+                dev(name, args, self.build, manifests).await
+            }
             Command::Crd => {
                 let options = parse_options::<A>(name, &[])?;
                 let operator = (self.build)(&options);
@@ -549,7 +565,12 @@ fn first_resource_name(operator: &Operator) -> Option<String> {
 
 #[cfg(feature = "embedded")]
 fn check_data_dir(dir: &Path) -> Result<(), CliError> {
-    std::fs::create_dir_all(dir).map_err(|e| {
+    // Created private: it will hold credentials and every Secret.
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir).map_err(|e| {
         CliError::Message(format!(
             "cannot create the data directory {}: {e}",
             dir.display()
@@ -618,7 +639,12 @@ impl Say<'_> {
 }
 
 #[cfg(feature = "embedded")]
-async fn dev<A: Args>(name: &str, args: DevArgs<A>, build: BuildFn<A>) -> Result<(), CliError> {
+async fn dev<A: Args>(
+    name: &str,
+    args: DevArgs<A>,
+    build: BuildFn<A>,
+    manifests: Manifests,
+) -> Result<(), CliError> {
     args.common.init_logging();
     // Read every manifest first: a broken file stops here, before anything starts.
     let documents = crate::kits::apply::load(&args.apply)?;
@@ -670,10 +696,10 @@ async fn dev<A: Args>(name: &str, args: DevArgs<A>, build: BuildFn<A>) -> Result
             server.url()
         ));
         say.info(&format!("kubeconfig {}", absolute.display()));
-        let client = client_from(Some(&kubeconfig), None).await?;
+        let config = config_from(Some(&kubeconfig), None).await?;
         (
-            client,
-            Some(server),
+            kube::Client::try_from(config.clone()).map_err(Error::from)?,
+            Some((server, config)),
             format!("kubectl --kubeconfig {}", kubeconfig.display()),
         )
     };
@@ -699,12 +725,31 @@ async fn dev<A: Args>(name: &str, args: DevArgs<A>, build: BuildFn<A>) -> Result
         Some(resource) => say.info(&format!("try: {kubectl} get {resource}")),
         None => say.info(&format!("try: {kubectl} get all")),
     }
-    let result = operator.run_until(client, shutdown_signal()).await;
-    if let Some(server) = server {
+    let operator_client = match &server {
+        Some((_, config)) if !args.admin => {
+            let account =
+                crate::service_account::apply_rbac(&client, &manifests, &operator).await?;
+            let token = account.token(&client, DEV_TOKEN_SECONDS).await?;
+            say.info(&format!(
+                "the operator runs as {} with the ClusterRole `{name} manifests` prints (--admin: as admin)",
+                account.user_name()
+            ));
+            kube::Client::try_from(crate::service_account::with_token(config, &token))
+                .map_err(Error::from)?
+        }
+        _ => client,
+    };
+    let result = operator.run_until(operator_client, shutdown_signal()).await;
+    if let Some((server, _)) = server {
         server.shutdown().await;
     }
     result.map_err(CliError::from)
 }
+
+/// How long the token of a `dev` run's operator lasts: a year, as kube's
+/// extended service-account tokens, since a dev run does not renew it.
+#[cfg(feature = "embedded")]
+const DEV_TOKEN_SECONDS: i64 = 365 * 24 * 3600;
 
 #[cfg(test)]
 mod tests {

@@ -142,9 +142,42 @@ impl TestCluster {
     }
 
     /// Runs `operator` against this server on its own thread and runtime, as a separate process
-    /// would run it.
+    /// would run it, with the server's admin credentials.
     pub fn run(&self, operator: Operator) -> RunningOperator {
-        let kubeconfig = self.server.kubeconfig_yaml();
+        self.run_with_kubeconfig(operator, self.server.kubeconfig_yaml())
+    }
+
+    /// Runs `operator` as the ServiceAccount `manifests` gives it, under the ClusterRole they
+    /// generate (applied first), as it runs on a real cluster: a rule the manifests forgot is a
+    /// 403, reported by the operator with a hint.
+    ///
+    /// ```no_run
+    /// # async fn test(operator: kopr::Operator) -> Result<(), kopr::Error> {
+    /// let cluster = kopr::testing::TestCluster::start().await?;
+    /// let manifests = kopr::manifests::Manifests::new("greeting");
+    /// let running = cluster.run_as_service_account(operator, &manifests).await?;
+    /// running.stop().await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// When the RBAC objects cannot be applied or no token is issued.
+    pub async fn run_as_service_account(
+        &self,
+        operator: Operator,
+        manifests: &crate::manifests::Manifests,
+    ) -> Result<RunningOperator, Error> {
+        let account =
+            crate::service_account::apply_rbac(&self.client, manifests, &operator).await?;
+        let token = account.token(&self.client, 3600).await?;
+        let kubeconfig = self.server.kubeconfig_yaml().replace(
+            &format!("token: {}", self.server.token()),
+            &format!("token: {token}"),
+        );
+        Ok(self.run_with_kubeconfig(operator, kubeconfig))
+    }
+
+    fn run_with_kubeconfig(&self, operator: Operator, kubeconfig: String) -> RunningOperator {
         let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let (kill, kill_rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || -> Result<(), Error> {

@@ -121,9 +121,12 @@ async fn watch_stream(
                         runtime.enqueue_deleted(body);
                     }
                 }
-                Err(error) => {
-                    tracing::warn!(%kind, %error, "watch failed; retrying with backoff");
-                }
+                Err(error) => match crate::errors::rbac_hint(&error.to_string()) {
+                    Some(hint) => {
+                        tracing::warn!(%kind, %error, %hint, "watch failed; retrying with backoff")
+                    }
+                    None => tracing::warn!(%kind, %error, "watch failed; retrying with backoff"),
+                },
             }
         }
     }
