@@ -11,7 +11,7 @@ use http::HeaderMap;
 
 use crate::authn::service_account;
 use crate::authn::{ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, UserInfo};
-use crate::authz::{Attributes, Decision, ResourceAttributes, Union, forbidden};
+use crate::authz::{Attributes, Decision, Union, forbidden};
 use crate::status::ApiError;
 
 const USER: &str = "impersonate-user";
@@ -42,18 +42,18 @@ fn attributes(
     namespace: Option<&str>,
     name: &str,
 ) -> Attributes {
-    Attributes {
-        verb: "impersonate".into(),
-        resource: Some(ResourceAttributes {
-            group: group.into(),
-            version: String::new(),
-            resource: resource.into(),
-            subresource: subresource.map(str::to_string),
-            namespace: namespace.map(str::to_string),
-            name: Some(name.to_string()),
-        }),
-        path: String::new(),
+    let mut a = Attributes::for_resource(
+        "impersonate",
+        group,
+        resource,
+        subresource,
+        namespace,
+        Some(name),
+    );
+    if let Some(r) = a.resource.as_mut() {
+        r.version.clear();
     }
+    a
 }
 
 /// The user `requestor` acts as, after checking that it may impersonate

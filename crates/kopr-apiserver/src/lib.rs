@@ -9,6 +9,7 @@
 //!
 //! - [`http`]: routing, content negotiation, decoding every body (PATCH
 //!   included) and rendering responses, discovery documents among them;
+//!   [`audit`] records each request as it passes;
 //!   [`openapi`] builds the OpenAPI documents it serves;
 //! - [`authn`]: who the request comes from (admin token, token file,
 //!   service-account tokens, or anonymous);
@@ -40,6 +41,7 @@
 //! ```
 
 pub mod admission;
+pub mod audit;
 pub mod authn;
 pub mod authz;
 pub mod bootstrap;

@@ -45,6 +45,11 @@ pub struct Config {
     /// Whether requests without credentials are `system:anonymous` (as
     /// kube-apiserver's default) rather than refused with 401.
     pub anonymous_auth: bool,
+    /// Where audit events go (`-`: standard output); none: no audit log.
+    pub audit_log_path: Option<PathBuf>,
+    /// The audit policy; without one, every request is logged at
+    /// `Metadata`.
+    pub audit_policy_file: Option<PathBuf>,
 }
 
 impl Config {
@@ -60,6 +65,8 @@ impl Config {
             nodes: crate::controllers::workloads::DEFAULT_NODES,
             token_auth_file: None,
             anonymous_auth: true,
+            audit_log_path: None,
+            audit_policy_file: None,
         }
     }
 }
@@ -88,6 +95,9 @@ pub enum ServerError {
     /// The token file could not be read.
     #[error(transparent)]
     TokenFile(#[from] crate::authn::token_file::TokenFileError),
+    /// The audit policy or log could not be opened.
+    #[error(transparent)]
+    Audit(#[from] crate::audit::AuditError),
 }
 
 /// A running API server.
@@ -207,11 +217,24 @@ impl ApiServer {
         if let Some(path) = &config.token_auth_file {
             authn = authn.with_token_file(crate::authn::token_file::TokenFile::read(path)?);
         }
+        let audit = match &config.audit_log_path {
+            Some(path) => {
+                let policy = match &config.audit_policy_file {
+                    Some(file) => {
+                        crate::audit::Policy::read(file).map_err(crate::audit::AuditError::from)?
+                    }
+                    None => crate::audit::Policy::metadata_for_all(),
+                };
+                Some(Arc::new(crate::audit::Auditor::open(path, policy)?))
+            }
+            None => None,
+        };
         let state = AppState {
             api: api.clone(),
             authn: Arc::new(authn),
             authz,
             metrics: metrics.clone(),
+            audit,
         };
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls_config(&credentials)?));
         let kubeconfig = config
@@ -336,7 +359,13 @@ async fn serve(
                     return;
                 }
             };
-            let service = TowerToHyperService::new(app);
+            let service = TowerToHyperService::new(tower::ServiceExt::map_request(
+                app,
+                move |mut req: http::Request<hyper::body::Incoming>| {
+                    req.extensions_mut().insert(crate::http::Peer(peer));
+                    req
+                },
+            ));
             let builder = auto::Builder::new(TokioExecutor::new());
             let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), service);
             tokio::pin!(conn);

@@ -41,6 +41,13 @@ pub struct ApiserverArgs {
     /// default; RBAC lets it read only health and version endpoints).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     anonymous_auth: bool,
+    /// Write audit events (audit.k8s.io/v1, JSON lines) to this file (`-`: standard output).
+    #[arg(long)]
+    audit_log_path: Option<PathBuf>,
+    /// The audit policy (audit.k8s.io/v1 Policy); without one, every request is logged at
+    /// Metadata level.
+    #[arg(long, requires = "audit_log_path")]
+    audit_policy_file: Option<PathBuf>,
 }
 
 /// Runs the server until SIGINT or SIGTERM.
@@ -56,6 +63,8 @@ pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
         nodes: args.nodes,
         token_auth_file: args.token_auth_file.clone(),
         anonymous_auth: args.anonymous_auth,
+        audit_log_path: args.audit_log_path.clone(),
+        audit_policy_file: args.audit_policy_file.clone(),
     };
     let server = ApiServer::start(config).await.with_context(|| {
         format!(

@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::Validating;
 use crate::authn::{MASTERS_GROUP, UserInfo};
 use crate::authz::rbac::covers::{compact_lines, uncovered};
-use crate::authz::{Attributes, Decision, PolicyRule, ResourceAttributes, Union};
+use crate::authz::{Attributes, Decision, PolicyRule, Union};
 use crate::registry::AdmissionRequest;
 use crate::status::{ApiError, ResourceRef};
 use crate::storage::Store;
@@ -44,18 +44,8 @@ impl RbacEscalation {
         namespace: &str,
         name: &str,
     ) -> bool {
-        let attributes = Attributes {
-            verb: verb.into(),
-            resource: Some(ResourceAttributes {
-                group: GROUP.into(),
-                version: "*".into(),
-                resource: resource.into(),
-                subresource: None,
-                namespace: (!namespace.is_empty()).then(|| namespace.to_string()),
-                name: (!name.is_empty()).then(|| name.to_string()),
-            }),
-            path: String::new(),
-        };
+        let attributes =
+            Attributes::for_resource(verb, GROUP, resource, None, Some(namespace), Some(name));
         matches!(
             self.authorizer.decide(user, &attributes),
             Decision::Allow(_)

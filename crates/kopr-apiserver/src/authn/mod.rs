@@ -42,6 +42,24 @@ impl UserInfo {
         self.groups.iter().any(|g| g == group)
     }
 
+    /// The user as kube's APIs show it (`status.userInfo` of a
+    /// SelfSubjectReview, `user` of audit events): username, then uid,
+    /// groups and extra when present.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut out = serde_json::Map::new();
+        out.insert("username".into(), self.name.clone().into());
+        if !self.uid.is_empty() {
+            out.insert("uid".into(), self.uid.clone().into());
+        }
+        if !self.groups.is_empty() {
+            out.insert("groups".into(), serde_json::json!(self.groups));
+        }
+        if !self.extra.is_empty() {
+            out.insert("extra".into(), serde_json::json!(self.extra));
+        }
+        serde_json::Value::Object(out)
+    }
+
     /// The anonymous user.
     pub fn anonymous() -> UserInfo {
         UserInfo {

@@ -23,6 +23,32 @@ pub struct Attributes {
     pub path: String,
 }
 
+impl Attributes {
+    /// The attributes of a request for a resource (version `*`).
+    pub fn for_resource(
+        verb: &str,
+        group: &str,
+        resource: &str,
+        subresource: Option<&str>,
+        namespace: Option<&str>,
+        name: Option<&str>,
+    ) -> Attributes {
+        let text = |v: Option<&str>| v.filter(|v| !v.is_empty()).map(str::to_string);
+        Attributes {
+            verb: verb.into(),
+            resource: Some(ResourceAttributes {
+                group: group.into(),
+                version: "*".into(),
+                resource: resource.into(),
+                subresource: text(subresource),
+                namespace: text(namespace),
+                name: text(name),
+            }),
+            path: String::new(),
+        }
+    }
+}
+
 /// The resource a request addresses.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceAttributes {

@@ -41,7 +41,13 @@ pub struct AppState {
     pub authz: Arc<crate::authz::Union>,
     /// Requests served, per client, for `/metrics`.
     pub metrics: Arc<crate::metrics::RequestMetrics>,
+    /// The audit log, if one is kept.
+    pub audit: Option<Arc<crate::audit::Auditor>>,
 }
+
+/// The client's address, put on each request by the server's accept loop.
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub std::net::SocketAddr);
 
 /// Builds the router serving the whole API.
 pub fn router(state: AppState) -> Router {
@@ -78,35 +84,116 @@ fn attributes(req: &Request, path: &str, parsed: &ApiPath) -> crate::authz::Attr
 async fn handle(State(state): State<AppState>, req: Request) -> Response {
     let path = req.uri().path().to_string();
     let parsed = path::parse(&path);
-    // authn, impersonation, authz: the first stages of kube's chain.
-    let requestor = match state.authn.authenticate(req.headers()) {
-        Ok(user) => user,
-        Err(why) => {
-            tracing::debug!(%path, reason = %why, "unauthenticated request");
-            return response::error(&ApiError::unauthorized());
-        }
-    };
-    let uri = req.uri().to_string();
-    let user = match crate::impersonation::impersonate(requestor, req.headers(), &uri, &state.authz)
-    {
-        Ok(user) => user,
-        Err(e) => return response::error(&e),
-    };
-    if let Err(e) = state.authz.check(&user, &attributes(&req, &path, &parsed)) {
-        return response::error(&e);
-    }
+    let attributes = attributes(&req, &path, &parsed);
     let user_agent = req
         .headers()
         .get(header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string();
-    state.metrics.record(&user_agent);
+    let uri = req.uri().to_string();
+    // authn, then audit, impersonation and authz: kube's chain.
+    let requestor = state.authn.authenticate(req.headers());
+    let mut record = state.audit.as_ref().and_then(|a| {
+        a.begin(crate::audit::RequestInfo {
+            user: requestor.as_ref().ok(),
+            attributes: &attributes,
+            uri: &uri,
+            peer: req.extensions().get::<Peer>().map(|p| p.0),
+            user_agent: &user_agent,
+        })
+    });
+    let response = match requestor {
+        Ok(user) => {
+            authorize_and_serve(
+                &state,
+                req,
+                parsed,
+                &attributes,
+                user,
+                &mut record,
+                &user_agent,
+            )
+            .await
+        }
+        Err(why) => {
+            tracing::debug!(%path, reason = %why, "unauthenticated request");
+            response::error(&ApiError::unauthorized())
+        }
+    };
+    match record {
+        Some(record) => audited(record, response, attributes.verb == "watch").await,
+        None => response,
+    }
+}
+
+/// Completes a request's audit record with its response.
+async fn audited(record: crate::audit::Record, response: Response, watch: bool) -> Response {
+    let code = response.status().as_u16();
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/json") && !t.contains("stream"));
+    if watch || !json || (code < 400 && !record.wants_response_body()) {
+        record.complete(code, None, watch);
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    match body.collect().await {
+        Ok(collected) => {
+            let bytes = collected.to_bytes();
+            record.complete(code, Some(&bytes), false);
+            Response::from_parts(parts, Body::from(bytes))
+        }
+        Err(e) => {
+            record.complete(code, None, false);
+            response::error(&ApiError::internal(e))
+        }
+    }
+}
+
+/// Impersonation, authorization, then the request itself.
+async fn authorize_and_serve(
+    state: &AppState,
+    req: Request,
+    parsed: ApiPath,
+    attributes: &crate::authz::Attributes,
+    requestor: crate::authn::UserInfo,
+    record: &mut Option<crate::audit::Record>,
+    user_agent: &str,
+) -> Response {
+    use crate::authz::Decision;
+    let uri = req.uri().to_string();
+    let impersonating = crate::impersonation::requested(req.headers());
+    let user = match crate::impersonation::impersonate(requestor, req.headers(), &uri, &state.authz)
+    {
+        Ok(user) => user,
+        Err(e) => return response::error(&e),
+    };
+    if let Some(r) = record.as_mut().filter(|_| impersonating) {
+        r.impersonating(&user);
+    }
+    let decision = state.authz.decide(&user, attributes);
+    let (allowed, reason) = match &decision {
+        Decision::Allow(why) => (true, why.as_str()),
+        Decision::Deny(why) | Decision::NoOpinion(why) => (false, why.as_str()),
+    };
+    if let Some(r) = record.as_mut() {
+        r.authorized(allowed, reason);
+    }
+    if !allowed {
+        return response::error(&crate::authz::forbidden(&user, attributes, reason));
+    }
+    state.metrics.record(user_agent);
     let (parts, body) = req.into_parts();
     let body = match read_body(body).await {
         Ok(b) => b,
         Err(e) => return response::error(&e),
     };
+    if let Some(r) = record.as_mut() {
+        r.request_body(&body);
+    }
     let result = match parsed {
         ApiPath::Health => Ok(response::bytes_response(
             StatusCode::OK,
@@ -141,9 +228,7 @@ async fn handle(State(state): State<AppState>, req: Request) -> Response {
                 bytes,
             ))
         }
-        ApiPath::Resource(rp) => {
-            resource::handle(&state, &parts, rp, body, &user, &user_agent).await
-        }
+        ApiPath::Resource(rp) => resource::handle(state, &parts, rp, body, &user, user_agent).await,
         ApiPath::Unknown => Err(ApiError::path_not_found()),
     };
     result.unwrap_or_else(|e| response::error(&e))

@@ -1,31 +1,14 @@
 //! Who a credential belongs to: SelfSubjectReview (`kubectl auth whoami`)
 //! and TokenReview (`authentication.k8s.io/v1`).
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{Review, created};
-use crate::authn::UserInfo;
 use crate::status::ApiError;
-
-/// A user as `status.userInfo` / `status.user` shows it.
-fn user_info(user: &UserInfo) -> Value {
-    let mut out = Map::new();
-    out.insert("username".into(), json!(user.name));
-    if !user.uid.is_empty() {
-        out.insert("uid".into(), json!(user.uid));
-    }
-    if !user.groups.is_empty() {
-        out.insert("groups".into(), json!(user.groups));
-    }
-    if !user.extra.is_empty() {
-        out.insert("extra".into(), json!(user.extra));
-    }
-    Value::Object(out)
-}
 
 /// SelfSubjectReview: the requesting user.
 pub(super) fn self_subject(review: &Review<'_>, mut body: Value) -> Value {
-    body["status"] = json!({"userInfo": user_info(review.user)});
+    body["status"] = json!({"userInfo": review.user.to_json()});
     created(body)
 }
 
@@ -44,7 +27,7 @@ pub(super) fn token_review(review: &Review<'_>, mut body: Value) -> Result<Value
     body["status"] = match review.authentication.authenticate_token(&token, &audiences) {
         Ok((user, audiences)) => json!({
             "authenticated": true,
-            "user": user_info(&user),
+            "user": user.to_json(),
             "audiences": audiences,
         }),
         Err(why) => json!({"user": {}, "error": why.0}),

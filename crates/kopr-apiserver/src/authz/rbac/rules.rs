@@ -141,7 +141,6 @@ impl PolicyRule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::authz::ResourceAttributes;
 
     fn rule(verbs: &[&str], groups: &[&str], resources: &[&str], names: &[&str]) -> PolicyRule {
         let v = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
@@ -161,18 +160,7 @@ mod tests {
         sub: Option<&str>,
         name: &str,
     ) -> Attributes {
-        Attributes {
-            verb: verb.into(),
-            resource: Some(ResourceAttributes {
-                group: group.into(),
-                version: "v1".into(),
-                resource: resource.into(),
-                subresource: sub.map(str::to_string),
-                namespace: Some("team".into()),
-                name: (!name.is_empty()).then(|| name.to_string()),
-            }),
-            path: String::new(),
-        }
+        Attributes::for_resource(verb, group, resource, sub, Some("team"), Some(name))
     }
 
     #[test]
