@@ -13,6 +13,29 @@ use serde_json::{Map, Value, json};
 
 type Obj = Map<String, Value>;
 
+/// A Secret's `stringData` moved into `data` (base64), overriding keys it
+/// shares, as kube's conversion of v1 Secrets does: `stringData` is
+/// write-only and never stored; then `type` defaults to `Opaque`.
+fn default_secret(root: &mut Obj) {
+    use base64::Engine;
+    if let Some(Value::Object(strings)) = root.remove("stringData") {
+        let data = root
+            .entry("data")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !data.is_object() {
+            *data = Value::Object(Map::new());
+        }
+        if let Some(data) = data.as_object_mut() {
+            for (k, v) in strings {
+                let text = v.as_str().unwrap_or_default();
+                let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+                data.insert(k, Value::String(encoded));
+            }
+        }
+    }
+    set_str(root, "type", "Opaque");
+}
+
 /// Applies kube's defaults for `(group, resource)` to `obj` in place.
 /// Unknown kinds and non-object values are left unchanged. For Jobs, the
 /// generated selector and labels use `metadata.uid`, which the caller must
@@ -24,7 +47,7 @@ pub fn apply_defaults(group: &str, resource: &str, obj: &mut Value) {
     match (group, resource) {
         ("", "pods") => default_pod(root),
         ("", "services") => default_service(root),
-        ("", "secrets") => set_str(root, "type", "Opaque"),
+        ("", "secrets") => default_secret(root),
         ("", "namespaces") => default_namespace(root),
         ("", "nodes") => default_node(root),
         ("", "podtemplates") => {

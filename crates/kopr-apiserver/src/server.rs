@@ -50,6 +50,9 @@ pub struct Config {
     /// The audit policy; without one, every request is logged at
     /// `Metadata`.
     pub audit_policy_file: Option<PathBuf>,
+    /// Encryption at rest (kube's EncryptionConfiguration); none: values
+    /// are stored as they are.
+    pub encryption_provider_config: Option<PathBuf>,
 }
 
 impl Config {
@@ -67,6 +70,7 @@ impl Config {
             anonymous_auth: true,
             audit_log_path: None,
             audit_policy_file: None,
+            encryption_provider_config: None,
         }
     }
 }
@@ -98,6 +102,9 @@ pub enum ServerError {
     /// The audit policy or log could not be opened.
     #[error(transparent)]
     Audit(#[from] crate::audit::AuditError),
+    /// The encryption configuration could not be read.
+    #[error(transparent)]
+    Encryption(#[from] crate::storage::EncryptionConfigError),
 }
 
 /// A running API server.
@@ -156,7 +163,11 @@ impl ApiServer {
         if let Some(d) = &store_dir {
             datadir::private_file(&d.join(crate::storage::DATABASE_FILE))?;
         }
-        let store = Store::open(store_dir.as_deref())?;
+        let encryption = match &config.encryption_provider_config {
+            Some(path) => crate::storage::Encryption::read(path)?,
+            None => crate::storage::Encryption::default(),
+        };
+        let store = Store::open_encrypted(store_dir.as_deref(), encryption)?;
         let listener = TcpListener::bind(config.listen).await?;
         let addr = listener.local_addr()?;
         if let Some(d) = &mut data_dir {

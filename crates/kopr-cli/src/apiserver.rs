@@ -48,6 +48,10 @@ pub struct ApiserverArgs {
     /// Metadata level.
     #[arg(long, requires = "audit_log_path")]
     audit_policy_file: Option<PathBuf>,
+    /// Encrypt resources at rest as this EncryptionConfiguration (apiserver.config.k8s.io/v1)
+    /// says: aescbc, aesgcm or identity providers per resource.
+    #[arg(long)]
+    encryption_provider_config: Option<PathBuf>,
 }
 
 /// Runs the server until SIGINT or SIGTERM.
@@ -65,6 +69,7 @@ pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
         anonymous_auth: args.anonymous_auth,
         audit_log_path: args.audit_log_path.clone(),
         audit_policy_file: args.audit_policy_file.clone(),
+        encryption_provider_config: args.encryption_provider_config.clone(),
     };
     let server = ApiServer::start(config).await.with_context(|| {
         format!(

@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
-use super::{EventType, ListPage, StorageError, Stored, WatchEvent, set_resource_version};
+use super::{
+    Encryption, EventType, ListPage, StorageError, Stored, WatchEvent, set_resource_version,
+};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS kv_log (
@@ -159,8 +161,19 @@ pub(super) fn read_revisions(c: &Connection) -> Result<(i64, i64), StorageError>
     Ok((current.max(seq), compacted))
 }
 
-pub(super) fn decode(key: &str, bytes: &[u8], revision: i64) -> Result<Value, StorageError> {
-    let mut v: Value = serde_json::from_slice(bytes).map_err(|source| StorageError::Corrupt {
+pub(super) fn decode(
+    key: &str,
+    bytes: &[u8],
+    revision: i64,
+    encryption: &Encryption,
+) -> Result<Value, StorageError> {
+    let bytes = encryption
+        .decrypt(key, bytes)
+        .map_err(|why| StorageError::Encryption {
+            key: key.to_string(),
+            why,
+        })?;
+    let mut v: Value = serde_json::from_slice(&bytes).map_err(|source| StorageError::Corrupt {
         key: key.to_string(),
         source,
     })?;
@@ -181,7 +194,10 @@ fn prefix_end(prefix: &str) -> String {
 }
 
 /// Every key's current object, in key order, with the revision they are current at.
-pub(super) fn all_current(c: &Connection) -> Result<(Vec<(String, Stored)>, i64), StorageError> {
+pub(super) fn all_current(
+    c: &Connection,
+    encryption: &Encryption,
+) -> Result<(Vec<(String, Stored)>, i64), StorageError> {
     let tx = c.unchecked_transaction()?;
     let revision = current_revision_in_tx(&tx)?;
     let mut stmt = tx.prepare_cached(
@@ -198,7 +214,7 @@ pub(super) fn all_current(c: &Connection) -> Result<(Vec<(String, Stored)>, i64)
     let mut items = Vec::new();
     for row in rows {
         let (key, rev, create_rev, bytes) = row?;
-        let object = Arc::new(decode(&key, &bytes, rev)?);
+        let object = Arc::new(decode(&key, &bytes, rev, encryption)?);
         items.push((
             key,
             Stored {
@@ -224,6 +240,7 @@ fn finish_page(
     limit: usize,
     end: &str,
     count_after: impl Fn(&rusqlite::Transaction<'_>, &str, &str) -> Result<i64, rusqlite::Error>,
+    encryption: &Encryption,
 ) -> Result<ListPage, StorageError> {
     let mut continue_key = None;
     let mut remaining = None;
@@ -238,7 +255,7 @@ fn finish_page(
         .into_iter()
         .map(|(key, rev, create_rev, bytes)| {
             Ok(Stored {
-                object: Arc::new(decode(&key, &bytes, rev)?),
+                object: Arc::new(decode(&key, &bytes, rev, encryption)?),
                 revision: rev,
                 create_revision: create_rev,
             })
@@ -258,6 +275,7 @@ pub(super) fn list_at(
     at: i64,
     start_after: Option<&str>,
     limit: usize,
+    encryption: &Encryption,
 ) -> Result<ListPage, StorageError> {
     let tx = c.unchecked_transaction()?;
     let end = prefix_end(prefix);
@@ -284,21 +302,30 @@ pub(super) fn list_at(
         items.push(row?);
     }
     drop(stmt);
-    finish_page(&tx, items, at, limit, &end, |tx, after, end| {
-        tx.query_row(
-            "SELECT COUNT(*) FROM (SELECT key, MAX(revision) AS rev FROM kv_log
+    finish_page(
+        &tx,
+        items,
+        at,
+        limit,
+        &end,
+        |tx, after, end| {
+            tx.query_row(
+                "SELECT COUNT(*) FROM (SELECT key, MAX(revision) AS rev FROM kv_log
                WHERE key > ?1 AND key < ?2 AND revision <= ?3 GROUP BY key) m
              JOIN kv_log l ON l.revision = m.rev WHERE l.event != 2",
-            params![after, end, at],
-            |r| r.get(0),
-        )
-    })
+                params![after, end, at],
+                |r| r.get(0),
+            )
+        },
+        encryption,
+    )
 }
 
 pub(super) fn history(
     c: &Connection,
     prefix: &str,
     after: i64,
+    encryption: &Encryption,
 ) -> Result<Vec<Arc<WatchEvent>>, StorageError> {
     let end = prefix_end(prefix);
     let mut stmt = c.prepare_cached(
@@ -324,9 +351,9 @@ pub(super) fn history(
             EVENT_UPDATE => EventType::Modified,
             _ => EventType::Deleted,
         };
-        let object = Arc::new(decode(&key, &value, revision)?);
+        let object = Arc::new(decode(&key, &value, revision, encryption)?);
         let previous = match (prev_rev, prev_value) {
-            (Some(r), Some(v)) => Some(Arc::new(decode(&key, &v, r)?)),
+            (Some(r), Some(v)) => Some(Arc::new(decode(&key, &v, r, encryption)?)),
             _ => None,
         };
         out.push(Arc::new(WatchEvent::new(

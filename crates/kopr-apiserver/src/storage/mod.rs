@@ -12,6 +12,7 @@
 
 mod current;
 mod database;
+pub mod encryption;
 mod writer;
 
 use std::path::Path;
@@ -22,6 +23,7 @@ use serde_json::Value;
 use tokio::sync::{broadcast, oneshot};
 
 pub use database::Database;
+pub use encryption::{Encryption, EncryptionConfigError};
 use writer::{WriteJob, WriterHandle};
 
 /// The database file inside the data directory.
@@ -46,6 +48,14 @@ pub enum StorageError {
     /// Opening or preparing the data directory failed.
     #[error("storage: {0}")]
     Io(#[from] std::io::Error),
+    /// A value could not be encrypted or decrypted.
+    #[error("storage: encryption at rest failed for {key}: {why}")]
+    Encryption {
+        /// The key whose value failed.
+        key: String,
+        /// Why.
+        why: String,
+    },
 }
 
 /// A stored object with its revisions.
@@ -170,6 +180,7 @@ pub struct Store {
 
 struct StoreInner {
     db: Database,
+    encryption: Arc<Encryption>,
     current: Arc<current::CurrentState>,
     writer: WriterHandle,
     events: broadcast::Sender<Arc<WatchEvent>>,
@@ -184,12 +195,21 @@ const EVENT_CHANNEL_CAPACITY: usize = 16 * 1024;
 impl Store {
     /// Opens (or creates) the store in `dir`, or in memory when `dir` is None.
     pub fn open(dir: Option<&Path>) -> Result<Store, StorageError> {
+        Store::open_encrypted(dir, Encryption::default())
+    }
+
+    /// Opens the store, encrypting at rest what `encryption` lists.
+    pub fn open_encrypted(
+        dir: Option<&Path>,
+        encryption: Encryption,
+    ) -> Result<Store, StorageError> {
+        let encryption = Arc::new(encryption);
         let db = match dir {
             Some(d) => Database::open_file(&d.join(DATABASE_FILE))?,
             None => Database::open_memory()?,
         };
         let (revision, compacted) = db.with_reader(database::read_revisions)??;
-        let (objects, at) = db.with_reader(database::all_current)??;
+        let (objects, at) = db.with_reader(|c| database::all_current(c, &encryption))??;
         let current = Arc::new(current::CurrentState::new(objects, at));
         let (events, _) = broadcast::channel(EVENT_CHANNEL_CAPACITY);
         let revision = Arc::new(AtomicI64::new(revision));
@@ -202,6 +222,7 @@ impl Store {
         Ok(Store {
             inner: Arc::new(StoreInner {
                 db,
+                encryption,
                 current,
                 writer,
                 events,
@@ -300,8 +321,11 @@ impl Store {
             });
         }
         let (prefix, start) = (prefix.to_string(), start_after.map(str::to_string));
+        let encryption = self.inner.encryption.clone();
         Ok(self
-            .read(move |c| database::list_at(c, &prefix, revision, start.as_deref(), limit))
+            .read(move |c| {
+                database::list_at(c, &prefix, revision, start.as_deref(), limit, &encryption)
+            })
             .await?)
     }
 
@@ -319,8 +343,9 @@ impl Store {
             });
         }
         let prefix = prefix.to_string();
+        let encryption = self.inner.encryption.clone();
         Ok(self
-            .read(move |c| database::history(c, &prefix, after))
+            .read(move |c| database::history(c, &prefix, after, &encryption))
             .await?)
     }
 
@@ -336,7 +361,7 @@ impl Store {
     /// Creates `key` with `object`, failing if it exists.
     pub async fn create(&self, key: &str, object: Value) -> Result<WriteOutcome, StorageError> {
         let (tx, rx) = oneshot::channel();
-        let job = WriteJob::create(key, object, tx)?;
+        let job = WriteJob::create(key, object, tx, &self.inner.encryption)?;
         self.write(job, rx).await
     }
 
@@ -350,7 +375,7 @@ impl Store {
         previous: Arc<Value>,
     ) -> Result<WriteOutcome, StorageError> {
         let (tx, rx) = oneshot::channel();
-        let job = WriteJob::update(key, object, expected, previous, tx)?;
+        let job = WriteJob::update(key, object, expected, previous, tx, &self.inner.encryption)?;
         self.write(job, rx).await
     }
 
@@ -363,7 +388,7 @@ impl Store {
         expected: i64,
     ) -> Result<WriteOutcome, StorageError> {
         let (tx, rx) = oneshot::channel();
-        let job = WriteJob::delete(key, last, expected, tx);
+        let job = WriteJob::delete(key, last, expected, tx, &self.inner.encryption)?;
         self.write(job, rx).await
     }
 
@@ -426,14 +451,24 @@ pub(crate) fn set_resource_version(object: &mut Value, revision: i64) {
 
 /// Serializes an object for storage, removing its resourceVersion (the
 /// revision is assigned at commit and set again on read).
-pub(crate) fn encode_for_storage(key: &str, object: &mut Value) -> Result<Vec<u8>, StorageError> {
+pub(crate) fn encode_for_storage(
+    key: &str,
+    object: &mut Value,
+    encryption: &Encryption,
+) -> Result<Vec<u8>, StorageError> {
     if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("resourceVersion");
     }
-    serde_json::to_vec(object).map_err(|source| StorageError::Corrupt {
+    let plain = serde_json::to_vec(object).map_err(|source| StorageError::Corrupt {
         key: key.to_string(),
         source,
-    })
+    })?;
+    encryption
+        .encrypt(key, plain)
+        .map_err(|why| StorageError::Encryption {
+            key: key.to_string(),
+            why,
+        })
 }
 
 #[cfg(test)]

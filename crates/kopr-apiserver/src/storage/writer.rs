@@ -17,7 +17,7 @@ use tokio::sync::{broadcast, oneshot};
 use super::current::{Change, CurrentState};
 use super::database::{Database, EVENT_CREATE, EVENT_DELETE, EVENT_UPDATE};
 use super::{
-    EventType, StorageError, Stored, WatchEvent, WriteOutcome, encode_for_storage,
+    Encryption, EventType, StorageError, Stored, WatchEvent, WriteOutcome, encode_for_storage,
     set_resource_version,
 };
 
@@ -39,6 +39,7 @@ enum Op {
     },
     Delete {
         last: Arc<Value>,
+        bytes: Vec<u8>,
         expected: i64,
     },
 }
@@ -55,8 +56,9 @@ impl WriteJob {
         key: &str,
         mut object: Value,
         reply: Reply,
+        encryption: &Encryption,
     ) -> Result<WriteJob, StorageError> {
-        let bytes = encode_for_storage(key, &mut object)?;
+        let bytes = encode_for_storage(key, &mut object, encryption)?;
         Ok(WriteJob {
             key: key.to_string(),
             op: Op::Create { object, bytes },
@@ -70,8 +72,9 @@ impl WriteJob {
         expected: i64,
         previous: Arc<Value>,
         reply: Reply,
+        encryption: &Encryption,
     ) -> Result<WriteJob, StorageError> {
-        let bytes = encode_for_storage(key, &mut object)?;
+        let bytes = encode_for_storage(key, &mut object, encryption)?;
         Ok(WriteJob {
             key: key.to_string(),
             op: Op::Update {
@@ -84,12 +87,24 @@ impl WriteJob {
         })
     }
 
-    pub(super) fn delete(key: &str, last: Arc<Value>, expected: i64, reply: Reply) -> WriteJob {
-        WriteJob {
+    /// The value logged for a deletion is the object's last state.
+    pub(super) fn delete(
+        key: &str,
+        last: Arc<Value>,
+        expected: i64,
+        reply: Reply,
+        encryption: &Encryption,
+    ) -> Result<WriteJob, StorageError> {
+        let bytes = encode_for_storage(key, &mut (*last).clone(), encryption)?;
+        Ok(WriteJob {
             key: key.to_string(),
-            op: Op::Delete { last, expected },
+            op: Op::Delete {
+                last,
+                bytes,
+                expected,
+            },
             reply,
-        }
+        })
     }
 }
 
@@ -275,7 +290,11 @@ fn apply(tx: &Connection, job: &mut WriteJob) -> Result<Applied, StorageError> {
                 Some(previous.clone()),
             ))
         }
-        Op::Delete { last, expected } => {
+        Op::Delete {
+            last,
+            bytes,
+            expected,
+        } => {
             let Some((rev_now, create_rev)) = current_revision(tx, key)? else {
                 return Ok(Applied::Rejected(WriteOutcome::NotFound));
             };
@@ -283,8 +302,7 @@ fn apply(tx: &Connection, job: &mut WriteJob) -> Result<Applied, StorageError> {
                 return Ok(Applied::Rejected(WriteOutcome::Conflict));
             }
             let mut obj = (**last).clone();
-            let bytes = encode_for_storage(key, &mut obj)?;
-            let rev = append(tx, key, EVENT_DELETE, create_rev, rev_now, &bytes)?;
+            let rev = append(tx, key, EVENT_DELETE, create_rev, rev_now, bytes)?;
             tx.prepare_cached("DELETE FROM kv_current WHERE key = ?1")?
                 .execute(params![key])?;
             set_resource_version(&mut obj, rev);
