@@ -545,3 +545,70 @@ async fn roles_and_bindings_grant_only_what_their_writer_holds() {
         "binding admin to jane gave the robot nothing"
     );
 }
+
+#[tokio::test]
+async fn pods_get_their_service_account_token_volume_as_kube_admits_them() {
+    let f = common::start().await;
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(f.client.clone(), "default");
+    let pod = |name: &str, account: Option<&str>| -> k8s_openapi::api::core::v1::Pod {
+        let mut spec = json!({"containers": [{"name": "c", "image": "nginx"}]});
+        if let Some(a) = account {
+            spec["serviceAccountName"] = json!(a);
+        }
+        from(json!({"metadata": {"name": name}, "spec": spec}))
+    };
+    let created = pods
+        .create(&PostParams::default(), &pod("p", None))
+        .await
+        .expect("created");
+    let created = serde_json::to_value(created).expect("json");
+    assert_eq!(created["spec"]["serviceAccountName"], "default");
+    let volume = &created["spec"]["volumes"][0];
+    let name = volume["name"].as_str().unwrap_or_default();
+    assert!(
+        name.starts_with("kube-api-access-") && name.len() == "kube-api-access-".len() + 5,
+        "{name}"
+    );
+    assert_eq!(
+        volume["projected"]["sources"][1]["configMap"]["name"],
+        "kube-root-ca.crt"
+    );
+    assert_eq!(
+        created["spec"]["containers"][0]["volumeMounts"],
+        json!([{"name": name, "readOnly": true, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}])
+    );
+    let root_ca = Api::<ConfigMap>::namespaced(f.client.clone(), "default")
+        .get("kube-root-ca.crt")
+        .await
+        .expect("the CA is published");
+    assert_eq!(
+        root_ca
+            .data
+            .and_then(|d| d.get("ca.crt").cloned())
+            .as_deref(),
+        Some(f.server.ca_pem())
+    );
+    let refused = common::status_of(
+        pods.create(&PostParams::default(), &pod("q", Some("nobody")))
+            .await
+            .expect_err("no such account"),
+    );
+    assert_eq!(refused.code, 403);
+    assert_eq!(
+        refused.message,
+        "pods \"q\" is forbidden: error looking up service account default/nobody: serviceaccount \"nobody\" not found"
+    );
+    let opted_out: k8s_openapi::api::core::v1::Pod = from(json!({"metadata": {"name": "r"},
+        "spec": {"automountServiceAccountToken": false, "containers": [{"name": "c", "image": "nginx"}]}}));
+    let created = pods
+        .create(&PostParams::default(), &opted_out)
+        .await
+        .expect("created");
+    assert!(
+        created
+            .spec
+            .and_then(|s| s.volumes)
+            .unwrap_or_default()
+            .is_empty()
+    );
+}

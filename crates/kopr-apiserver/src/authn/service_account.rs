@@ -331,6 +331,83 @@ fn go_list(items: &[&str]) -> String {
 mod tests {
     use super::*;
 
+    fn tokens() -> (ServiceAccountTokens, Store) {
+        use rcgen::PublicKeyData;
+        let key = rcgen::KeyPair::generate().expect("key");
+        let signer = Signer::from_pkcs8(key.serialized_der(), &key.subject_public_key_info())
+            .expect("signer");
+        let store = Store::open(None).expect("store");
+        (ServiceAccountTokens::new(signer, store.clone()), store)
+    }
+
+    fn claims(tokens: &ServiceAccountTokens, exp: i64, aud: &str, uid: &str) -> Value {
+        let now = jiff::Timestamp::now().as_second();
+        json!({
+            "aud": [aud], "exp": now + exp, "iat": now - 700, "nbf": now - 700,
+            "iss": tokens.issuer, "jti": "j",
+            "kubernetes.io": {"namespace": "team", "serviceaccount": {"name": "robot", "uid": uid}},
+            "sub": "system:serviceaccount:team:robot",
+        })
+    }
+
+    #[tokio::test]
+    async fn expired_foreign_and_orphaned_tokens_are_refused_with_kubes_reasons() {
+        let (tokens, store) = tokens();
+        let sa = json!({"apiVersion": "v1", "kind": "ServiceAccount",
+                        "metadata": {"name": "robot", "namespace": "team", "uid": "u1"}});
+        store
+            .create("/core/serviceaccounts/team/robot", sa)
+            .await
+            .expect("stored");
+        let sign = |c: &Value| tokens.signer.sign(c).expect("signed");
+        let good = sign(&claims(&tokens, 600, DEFAULT_ISSUER, "u1"));
+        let (user, audiences) = tokens.authenticate(&good, &[]).expect("valid");
+        assert_eq!(user.name, "system:serviceaccount:team:robot");
+        assert_eq!(user.uid, "u1");
+        assert_eq!(audiences, [DEFAULT_ISSUER]);
+        assert_eq!(
+            user.extra.get("authentication.kubernetes.io/credential-id"),
+            Some(&vec!["JTI=j".to_string()])
+        );
+        let expired = sign(&claims(&tokens, -120, DEFAULT_ISSUER, "u1"));
+        assert_eq!(
+            tokens.authenticate(&expired, &[]).err().as_deref(),
+            Some("service account token has expired")
+        );
+        let elsewhere = sign(&claims(&tokens, 600, "vault", "u1"));
+        assert_eq!(
+            tokens.authenticate(&elsewhere, &[]).err().as_deref(),
+            Some(
+                "token audiences [\"vault\"] is invalid for the target audiences [\"https://kubernetes.default.svc.cluster.local\"]"
+            )
+        );
+        assert!(tokens.authenticate(&elsewhere, &["vault".into()]).is_ok());
+        let recreated = sign(&claims(&tokens, 600, DEFAULT_ISSUER, "u0"));
+        assert_eq!(
+            tokens.authenticate(&recreated, &[]).err().as_deref(),
+            Some("service account UID (u1) does not match claim (u0)")
+        );
+        let mut bound = claims(&tokens, 600, DEFAULT_ISSUER, "u1");
+        bound["kubernetes.io"]["pod"] = json!({"name": "p", "uid": "pu"});
+        assert_eq!(
+            tokens.authenticate(&sign(&bound), &[]).err().as_deref(),
+            Some("service account token has been invalidated")
+        );
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"name": "p", "namespace": "team", "uid": "pu"}});
+        store
+            .create("/core/pods/team/p", pod)
+            .await
+            .expect("stored");
+        let (user, _) = tokens
+            .authenticate(&sign(&bound), &[])
+            .expect("bound to a live pod");
+        assert_eq!(
+            user.extra.get("authentication.kubernetes.io/pod-name"),
+            Some(&vec!["p".to_string()])
+        );
+    }
+
     #[test]
     fn service_account_user_names_split_as_kube_makes_them() {
         assert_eq!(

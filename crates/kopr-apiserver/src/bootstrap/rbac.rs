@@ -153,3 +153,43 @@ pub fn reconcile(existing: &Value, expected: &Value) -> Option<Value> {
     }
     changed.then_some(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_policy_parses_and_reconciling_adds_without_removing() {
+        let objects = policy();
+        let names: Vec<&str> = objects
+            .iter()
+            .filter_map(|o| o["metadata"]["name"].as_str())
+            .collect();
+        for wanted in ["cluster-admin", "admin", "edit", "view", "system:discovery"] {
+            assert!(names.contains(&wanted), "{wanted} in {names:?}");
+        }
+        let expected = json!({
+            "kind": "ClusterRole",
+            "metadata": {"name": "r", "labels": {"a": "1"}, "annotations": {AUTOUPDATE: "true"}},
+            "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}],
+        });
+        let edited = json!({
+            "kind": "ClusterRole",
+            "metadata": {"name": "r", "labels": {"a": "changed", "mine": "x"}},
+            "rules": [{"verbs": ["list"], "apiGroups": [""], "resources": ["secrets"]}],
+        });
+        let fixed = reconcile(&edited, &expected).expect("changed");
+        assert_eq!(
+            fixed["metadata"]["labels"],
+            json!({"a": "changed", "mine": "x"})
+        );
+        assert_eq!(fixed["metadata"]["annotations"][AUTOUPDATE], "true");
+        assert_eq!(
+            fixed["rules"].as_array().map(Vec::len),
+            Some(2),
+            "the user's rule stays"
+        );
+        assert_eq!(reconcile(&fixed, &expected), None, "nothing more to do");
+    }
+}
