@@ -8,6 +8,8 @@
 pub mod adopt;
 pub mod apply;
 pub mod cli;
+#[cfg(feature = "embedded")]
+pub mod faults;
 pub mod manifests;
 pub mod service_account;
 #[cfg(feature = "embedded")]

@@ -1,6 +1,7 @@
 //! Testing operators without a cluster: an in-process kopr-apiserver on a random port, CRD
 //! installation, operators run in the background (stopped gracefully or killed like a crashed
-//! process), and helpers to await object conditions and log lines.
+//! process, as admin or as their own ServiceAccount, directly or through a fault-injecting
+//! [`FaultProxy`]), and helpers to await object conditions and log lines.
 //!
 //! ```no_run
 //! # async fn test() -> Result<(), kopr::Error> {
@@ -26,6 +27,7 @@ use kube::runtime::wait::Condition;
 use serde::de::DeserializeOwned;
 
 use crate::handling::errors::Error;
+pub use crate::kits::faults::{FaultCounts, FaultProxy, Faults};
 use crate::operator::Operator;
 
 /// A running in-process API server and a client for it.
@@ -175,6 +177,12 @@ impl TestCluster {
             &format!("token: {token}"),
         );
         Ok(self.run_with_kubeconfig(operator, kubeconfig))
+    }
+
+    /// Runs `operator` through a [`FaultProxy`] in front of this server (with the admin's
+    /// credentials), so that it meets the proxy's injected faults.
+    pub fn run_through(&self, operator: Operator, proxy: &FaultProxy) -> RunningOperator {
+        self.run_with_kubeconfig(operator, proxy.kubeconfig_yaml())
     }
 
     fn run_with_kubeconfig(&self, operator: Operator, kubeconfig: String) -> RunningOperator {
