@@ -140,3 +140,16 @@ pub fn spec_part(obj: &Value) -> Map<String, Value> {
     }
     out
 }
+
+/// The strings of a JSON list, skipping other items (none when it is not a
+/// list).
+pub fn string_list(list: &Value) -> Vec<String> {
+    list.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}

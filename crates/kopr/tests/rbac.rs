@@ -84,10 +84,7 @@ async fn the_operator_account_is_the_one_the_manifests_name() {
         .unwrap();
     assert_eq!(account.user_name(), "system:serviceaccount:ops:widgets");
     let token = account.token(&cluster.client(), 600).await.unwrap();
-    let kubeconfig = cluster.kubeconfig_yaml().replace(
-        &format!("token: {}", cluster.server().token()),
-        &format!("token: {token}"),
-    );
+    let kubeconfig = cluster.kubeconfig_yaml_with_token(&token);
     let client = kopr::testing::client_from_yaml(&kubeconfig).await.unwrap();
     let secrets: Api<Secret> = Api::namespaced(client, "ops");
     let denied = secrets

@@ -70,7 +70,11 @@ pub async fn ensure_policy(api: &Api) -> Result<(), ApiError> {
         };
         if reconciled["roleRef"] != existing["roleRef"] && kind == "ClusterRoleBinding" {
             // A binding's role cannot change: replace the binding.
-            api.delete(&target, &Default::default()).await.ok();
+            match api.delete(&target, &Default::default()).await {
+                Ok(_) => {}
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
             api.create(&rt, None, expected, &system_options()).await?;
             continue;
         }

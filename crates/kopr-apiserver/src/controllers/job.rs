@@ -45,13 +45,7 @@ fn has_finalizer(pod: &Value) -> bool {
 fn uid_list(status: &Value, which: &str) -> Vec<String> {
     status
         .pointer(&format!("/uncountedTerminatedPods/{which}"))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
+        .map(crate::object::string_list)
         .unwrap_or_default()
 }
 

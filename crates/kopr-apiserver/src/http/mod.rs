@@ -105,16 +105,14 @@ async fn handle(State(state): State<AppState>, req: Request) -> Response {
     });
     let response = match requestor {
         Ok(user) => {
-            authorize_and_serve(
-                &state,
+            let incoming = Incoming {
                 req,
                 parsed,
-                &attributes,
-                user,
-                &mut record,
-                &user_agent,
-            )
-            .await
+                attributes: &attributes,
+                uri: &uri,
+                user_agent: &user_agent,
+            };
+            authorize_and_serve(&state, incoming, user, &mut record).await
         }
         Err(why) => {
             tracing::debug!(%path, reason = %why, "unauthenticated request");
@@ -153,22 +151,35 @@ async fn audited(record: crate::audit::Record, response: Response, watch: bool) 
     }
 }
 
+/// An authenticated request, with what the chain has made of it.
+struct Incoming<'a> {
+    req: Request,
+    parsed: ApiPath,
+    attributes: &'a crate::authz::Attributes,
+    uri: &'a str,
+    user_agent: &'a str,
+}
+
 /// Impersonation, authorization, then the request itself.
 async fn authorize_and_serve(
     state: &AppState,
-    req: Request,
-    parsed: ApiPath,
-    attributes: &crate::authz::Attributes,
+    incoming: Incoming<'_>,
     requestor: crate::authn::UserInfo,
     record: &mut Option<crate::audit::Record>,
-    user_agent: &str,
 ) -> Response {
     use crate::authz::Decision;
-    let uri = req.uri().to_string();
+    let Incoming {
+        req,
+        parsed,
+        attributes,
+        uri,
+        user_agent,
+    } = incoming;
     let impersonating = crate::impersonation::requested(req.headers());
-    let user = match crate::impersonation::impersonate(requestor, req.headers(), &uri, &state.authz)
+    let user = match crate::impersonation::impersonate(requestor, req.headers(), uri, &state.authz)
     {
-        Ok(user) => user,
+        // Shared from here on: every write's admission request carries it.
+        Ok(user) => Arc::new(user),
         Err(e) => return response::error(&e),
     };
     if let Some(r) = record.as_mut().filter(|_| impersonating) {

@@ -33,14 +33,14 @@ struct Request<'a> {
     repr: Representation,
     content_type: Option<&'a str>,
     body: bytes::Bytes,
-    user: &'a crate::authn::UserInfo,
+    user: &'a Arc<crate::authn::UserInfo>,
     user_agent: &'a str,
 }
 
 impl Request<'_> {
     fn write_options(&self) -> WriteOptions {
         WriteOptions {
-            user: Some(Arc::new(self.user.clone())),
+            user: Some(self.user.clone()),
             ..self.query.write_options(self.user_agent)
         }
     }
@@ -61,7 +61,7 @@ pub async fn handle(
     parts: &Parts,
     rp: ResourcePath,
     body: bytes::Bytes,
-    user: &crate::authn::UserInfo,
+    user: &Arc<crate::authn::UserInfo>,
     user_agent: &str,
 ) -> Result<Response, ApiError> {
     let Some(rt) = state.api.catalog.get(&rp.group, &rp.version, &rp.plural) else {

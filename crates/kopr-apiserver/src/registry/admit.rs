@@ -58,6 +58,13 @@ pub trait Admission: Send + Sync {
 /// The 422 Invalid Status for `errors` in the object `name` of `rt`, in
 /// kube-apiserver's words.
 pub fn invalid_object(rt: &ResourceType, name: &str, errors: &[FieldError]) -> ApiError {
+    invalid_of(&rt.group, &rt.kind, name, errors)
+}
+
+/// The 422 Invalid Status for `errors` in the object `name` of `kind` in
+/// `group`. An empty kind gives the message kube gives for an internal
+/// object whose kind was never set: `.<group> "<name>" is invalid: …`.
+pub fn invalid_of(group: &str, kind: &str, name: &str, errors: &[FieldError]) -> ApiError {
     let causes = errors
         .iter()
         .map(|e| StatusCause {
@@ -66,14 +73,14 @@ pub fn invalid_object(rt: &ResourceType, name: &str, errors: &[FieldError]) -> A
             field: e.field.clone(),
         })
         .collect();
-    let kind_label = if rt.group.is_empty() {
-        rt.kind.clone()
+    let kind_label = if group.is_empty() {
+        kind.to_string()
     } else {
-        format!("{}.{}", rt.kind, rt.group)
+        format!("{kind}.{group}")
     };
     ApiError::invalid(
-        &rt.group,
-        &rt.kind,
+        group,
+        kind,
         name,
         crate::validation::invalid_message(&kind_label, name, errors),
         causes,

@@ -23,7 +23,7 @@ pub(super) fn token_review(review: &Review<'_>, mut body: Value) -> Result<Value
             "token is required for TokenReview in authentication",
         ));
     }
-    let audiences = super::strings(&body["spec"]["audiences"]);
+    let audiences = crate::object::string_list(&body["spec"]["audiences"]);
     body["status"] = match review.authentication.authenticate_token(&token, &audiences) {
         Ok((user, audiences)) => json!({
             "authenticated": true,

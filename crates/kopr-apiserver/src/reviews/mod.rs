@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::authn::{Authentication, UserInfo};
 use crate::authz::Union;
-use crate::registry::{Api, invalid_object};
+use crate::registry::{Api, invalid_of};
 use crate::resources::{Computed, ResourceType};
 use crate::status::ApiError;
 use crate::validation::FieldError;
@@ -42,23 +42,8 @@ impl Review<'_> {
     /// decoded internal object, whose kind is empty, so its message reads
     /// `.authorization.k8s.io "" is invalid: …`.
     fn invalid(&self, errors: Vec<FieldError>) -> ApiError {
-        let mut e = invalid_object(self.rt, "", &errors);
-        e.message = crate::validation::invalid_message(&format!(".{}", self.rt.group), "", &errors);
-        e.kind = None;
-        e
+        invalid_of(&self.rt.group, "", "", &errors)
     }
-}
-
-/// The strings of a JSON list (none when it is not a list).
-fn strings(list: &Value) -> Vec<String> {
-    list.as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The answer to a review: the request with its status, as created.

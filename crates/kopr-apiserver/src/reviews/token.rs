@@ -28,18 +28,8 @@ async fn lookup(api: &Api, plural: &str, namespace: &str, name: &str) -> Result<
     Ok((*api.get(&target).await?).clone())
 }
 
-fn invalid(errors: Vec<FieldError>) -> ApiError {
-    let message =
-        crate::validation::invalid_message("TokenRequest.authentication.k8s.io", "", &errors);
-    let causes = errors
-        .iter()
-        .map(|e| crate::status::StatusCause {
-            reason: e.kind.cause_type().to_string(),
-            message: e.body(),
-            field: e.field.clone(),
-        })
-        .collect();
-    ApiError::invalid("authentication.k8s.io", "TokenRequest", "", message, causes)
+fn invalid(name: &str, errors: Vec<FieldError>) -> ApiError {
+    crate::registry::invalid_of("authentication.k8s.io", "TokenRequest", name, &errors)
 }
 
 fn uid_of(obj: &Value) -> String {
@@ -71,6 +61,14 @@ async fn bound_object(
         }
     };
     let obj = lookup(api, plural, namespace, name).await?;
+    let runs_as = obj["spec"]["serviceAccountName"]
+        .as_str()
+        .unwrap_or("default");
+    if kind == "Pod" && runs_as != service_account {
+        return Err(ApiError::bad_request(format!(
+            "cannot bind token for serviceaccount {service_account:?} to pod running with different serviceaccount name."
+        )));
+    }
     let uid = uid_of(&obj);
     if let Some(wanted) = reference["uid"].as_str().filter(|u| !u.is_empty())
         && wanted != uid
@@ -111,12 +109,6 @@ async fn bound_object(
     Ok((Some(bound), node))
 }
 
-/// The pod a request binds its token to, if it names one.
-fn spec_pod_name(body: &Value) -> Option<String> {
-    let r = &body["spec"]["boundObjectRef"];
-    (r["kind"] == "Pod").then(|| r["name"].as_str().unwrap_or_default().to_string())
-}
-
 /// Issues a token for the service account `name` of `namespace` as the
 /// TokenRequest `body` asks, answering the request with its status.
 ///
@@ -137,29 +129,17 @@ pub async fn request_token(
         if let Some(given) = body["metadata"][field].as_str().filter(|g| !g.is_empty())
             && given != wanted
         {
-            let mut e = invalid(vec![FieldError::invalid(
-                format!("metadata.{field}"),
-                json!(given),
-                format!("must match the service account {what} if specified"),
-            )]);
-            e.message = e.message.replacen("\"\"", &format!("{name:?}"), 1);
-            e.name = Some(name.to_string());
-            return Err(e);
+            return Err(invalid(
+                name,
+                vec![FieldError::invalid(
+                    format!("metadata.{field}"),
+                    json!(given),
+                    format!("must match the service account {what} if specified"),
+                )],
+            ));
         }
     }
     let sa = lookup(api, "serviceaccounts", namespace, name).await?;
-    if let Some(pod) = spec_pod_name(&body)
-        && let Ok(p) = lookup(api, "pods", namespace, &pod).await
-    {
-        let runs_as = p["spec"]["serviceAccountName"]
-            .as_str()
-            .unwrap_or("default");
-        if runs_as != name {
-            return Err(ApiError::bad_request(format!(
-                "cannot bind token for serviceaccount {name:?} to pod running with different serviceaccount name."
-            )));
-        }
-    }
     let spec = &body["spec"];
     let expiration = spec["expirationSeconds"]
         .as_i64()
@@ -179,9 +159,9 @@ pub async fn request_token(
         ));
     }
     if !errors.is_empty() {
-        return Err(invalid(errors));
+        return Err(invalid("", errors));
     }
-    let audiences = super::strings(&spec["audiences"]);
+    let audiences = crate::object::string_list(&spec["audiences"]);
     let (bound, node) = bound_object(api, namespace, name, &spec["boundObjectRef"]).await?;
     let token_spec = TokenSpec {
         namespace: namespace.to_string(),

@@ -84,9 +84,14 @@ impl CurrentState {
         }
     }
 
-    /// The revision of the last change under a resource prefix.
-    pub(super) fn last_change(&self, prefix: &str) -> i64 {
-        self.read().changed.get(prefix).copied().unwrap_or(0)
+    /// The revision of the last change under any of these resource prefixes.
+    pub(super) fn last_change_of(&self, prefixes: &[&str]) -> i64 {
+        let snapshot = self.read();
+        prefixes
+            .iter()
+            .filter_map(|p| snapshot.changed.get(*p).copied())
+            .max()
+            .unwrap_or(0)
     }
 
     /// The current object of `key`.
@@ -183,8 +188,9 @@ mod tests {
         assert!(state.get("/a/x/2").is_none());
         assert_eq!(state.get("/a/x/0").map(|s| s.revision), Some(5));
         assert!(state.list("/b/", None, 0).items.is_empty());
-        assert_eq!(state.last_change("/a/x/"), 6);
-        assert_eq!(state.last_change("/a/y/"), 0);
+        assert_eq!(state.last_change_of(&["/a/x/"]), 6);
+        assert_eq!(state.last_change_of(&["/a/y/"]), 0);
+        assert_eq!(state.last_change_of(&["/a/y/", "/a/x/"]), 6);
         assert_eq!(resource_prefix("/core/pods/ns/p"), "/core/pods/");
         assert_eq!(resource_prefix("/core/nodes/n"), "/core/nodes/");
     }

@@ -286,7 +286,12 @@ impl Store {
     /// opened; kept for every resource, so caches of one kind know when to
     /// rebuild.
     pub fn last_change(&self, prefix: &str) -> i64 {
-        self.inner.current.last_change(prefix)
+        self.last_change_of(&[prefix])
+    }
+
+    /// The newest [`Store::last_change`] of several prefixes, read at once.
+    pub fn last_change_of(&self, prefixes: &[&str]) -> i64 {
+        self.inner.current.last_change_of(prefixes)
     }
 
     /// Reads the current value of `key`.

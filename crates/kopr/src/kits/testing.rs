@@ -143,6 +143,14 @@ impl TestCluster {
         Ok(())
     }
 
+    /// A kubeconfig for this server presenting `token` instead of the admin's.
+    pub fn kubeconfig_yaml_with_token(&self, token: &str) -> String {
+        self.server.kubeconfig_yaml().replace(
+            &format!("token: {}", self.server.token()),
+            &format!("token: {token}"),
+        )
+    }
+
     /// Runs `operator` against this server on its own thread and runtime, as a separate process
     /// would run it, with the server's admin credentials.
     pub fn run(&self, operator: Operator) -> RunningOperator {
@@ -172,11 +180,7 @@ impl TestCluster {
         let account =
             crate::service_account::apply_rbac(&self.client, manifests, &operator).await?;
         let token = account.token(&self.client, 3600).await?;
-        let kubeconfig = self.server.kubeconfig_yaml().replace(
-            &format!("token: {}", self.server.token()),
-            &format!("token: {token}"),
-        );
-        Ok(self.run_with_kubeconfig(operator, kubeconfig))
+        Ok(self.run_with_kubeconfig(operator, self.kubeconfig_yaml_with_token(&token)))
     }
 
     /// Runs `operator` through a [`FaultProxy`] in front of this server (with the admin's

@@ -20,11 +20,7 @@ const CLUSTER_BINDINGS: &str = "/rbac.authorization.k8s.io/clusterrolebindings/"
 
 /// The revision of the newest change to any role or binding.
 pub(super) fn stamp(store: &Store) -> i64 {
-    [ROLES, CLUSTER_ROLES, BINDINGS, CLUSTER_BINDINGS]
-        .iter()
-        .map(|p| store.last_change(p))
-        .max()
-        .unwrap_or(0)
+    store.last_change_of(&[ROLES, CLUSTER_ROLES, BINDINGS, CLUSTER_BINDINGS])
 }
 
 /// Who a binding names.

@@ -34,14 +34,7 @@ fn s(v: Option<&Value>) -> String {
 }
 
 fn list(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
+    v.map(crate::object::string_list).unwrap_or_default()
 }
 
 impl Names {
