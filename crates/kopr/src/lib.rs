@@ -61,7 +61,7 @@ pub use handling::{context, diff, errors, filters, handlers, patch, resource};
 pub use kits::testing;
 pub use kits::{adopt, apply, cli, manifests, service_account};
 pub use persistence::{progress, storage};
-pub use runtime::{discovery, events, logging, namespaces};
+pub use runtime::{client, discovery, events, logging, namespaces};
 
 pub use adopt::{AdoptOptions, Owner, adopt};
 pub use context::{Context, Memo, Reason};

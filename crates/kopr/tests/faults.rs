@@ -1,13 +1,14 @@
 //! The fault-injecting proxy of `kopr::testing`: each kind of fault as a client meets it (429
 //! with Retry-After, 500/503 Statuses, a connection dropped before or after the server did the
-//! work, a watch cut), and an operator run through it still handling every object.
+//! work, a watch cut), and an operator run through it handling every object exactly once per
+//! cause: outcomes whose write failed are kept and sent again, never re-judged.
 
 mod common;
 
 use common::*;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kopr::kube::api::{Api, PostParams, WatchParams};
+use kopr::kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchParams};
 use kopr::testing::{FaultProxy, Faults};
 use kopr::{Context, HandlerResult, Operator, Resource};
 
@@ -190,4 +191,237 @@ async fn an_operator_through_ten_percent_faults_handles_every_object() {
         "{injected:?}"
     );
     running.stop().await.unwrap();
+}
+
+/// A handler that records `"<cause> <name>"` per run and stores `"<cause> <message>"`.
+fn counting(calls: &Calls, cause: &'static str) -> kopr::Handler<Widget> {
+    let calls = calls.clone();
+    kopr::Handler::new(move |ctx: Context<Widget>| {
+        let calls = calls.clone();
+        async move {
+            calls.record(format!("{cause} {}", ctx.name()));
+            HandlerResult::Ok(format!("{cause} {}", ctx.object.spec.message))
+        }
+    })
+    .id(cause)
+    .backoff(std::time::Duration::from_millis(100))
+}
+
+/// An operator counting its create and update handlers' runs, and its delete handler's when
+/// `deletes`.
+fn counting_operator(calls: &Calls, deletes: bool) -> Operator {
+    let mut widgets = Resource::<Widget>::custom()
+        .on_create(counting(calls, "created"))
+        .on_update(counting(calls, "updated"));
+    if deletes {
+        widgets = widgets.on_delete(counting(calls, "deleted"));
+    }
+    Operator::new().resource(widgets)
+}
+
+async fn set_message(api: &Api<Widget>, name: &str, message: &str) {
+    let patch = serde_json::json!({"spec": {"message": message}});
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .expect("spec patched");
+}
+
+/// Waits until every listed widget satisfies `check` and there are `count` of them.
+async fn wait_all(api: &Api<Widget>, count: usize, check: impl Fn(&serde_json::Value) -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(240);
+    loop {
+        let list = api.list(&ListParams::default()).await.expect("list");
+        let values: Vec<serde_json::Value> = list
+            .items
+            .iter()
+            .map(|w| serde_json::to_value(w).expect("json"))
+            .collect();
+        let done = values.iter().filter(|v| check(v)).count();
+        if values.len() == count && done == count {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{done} of {} widgets ready, {count} expected",
+            values.len()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// Deletes the named widgets and waits until none is left.
+async fn delete_all(api: &Api<Widget>, names: &[String]) {
+    for name in names {
+        api.delete(name, &DeleteParams::default())
+            .await
+            .expect("deleted");
+    }
+    wait_all(api, 0, |_| true).await;
+}
+
+/// Every cause ran exactly once for each of `names`.
+fn assert_exactly_once(calls: &Calls, names: &[String], causes: &[&str]) {
+    let all = calls.all();
+    for name in names {
+        for cause in causes {
+            let entry = format!("{cause} {name}");
+            let runs = all.iter().filter(|e| **e == entry).count();
+            assert_eq!(runs, 1, "{entry} ran {runs} times");
+        }
+    }
+    assert_eq!(all.len(), names.len() * causes.len(), "no other runs");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_the_server_did_but_whose_answer_was_lost_does_not_rerun_the_handler() {
+    let cluster = cluster().await;
+    namespace(&cluster, "lost").await;
+    // The first PATCH (the create handler's outcome, `/status` first) lands, and its answer is
+    // lost.
+    let faults = Faults::rate(1.0)
+        .only(false, false, false, true)
+        .only_for(|method, _| method == http::Method::PATCH)
+        .limit(1)
+        .watch_cuts(0.0);
+    let proxy = FaultProxy::start(&cluster, faults).await.unwrap();
+    let calls = Calls::default();
+    let running = cluster.run_through(counting_operator(&calls, false), &proxy);
+    let api = widgets(&cluster, "lost");
+    create_widget(&api, "w", "one").await;
+    wait_widget(&api, "w", |w| {
+        w["status"]["created"] == "created one"
+            && annotations(w).contains_key(kopr::storage::LAST_HANDLED)
+    })
+    .await;
+    assert_eq!(proxy.injected().reset_after, 1, "{:?}", proxy.injected());
+    set_message(&api, "w", "two").await;
+    wait_widget(&api, "w", |w| w["status"]["updated"] == "updated two").await;
+    running.stop().await.unwrap();
+    assert_eq!(calls.all(), ["created w", "updated w"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outcome_that_landed_half_is_completed_not_judged_as_a_new_cause() {
+    let cluster = cluster().await;
+    namespace(&cluster, "half").await;
+    // The `/status` half of the create handler's outcome lands; the object's half (the diff
+    // base) fails until the test lets it through, after the spec changed.
+    let faults = Faults::rate(1.0)
+        .only(false, false, true, false)
+        .only_for(|method, path| method == http::Method::PATCH && !path.ends_with("/status"))
+        .watch_cuts(0.0);
+    let proxy = FaultProxy::start(&cluster, faults).await.unwrap();
+    let calls = Calls::default();
+    let running = cluster.run_through(counting_operator(&calls, false), &proxy);
+    let api = widgets(&cluster, "half");
+    create_widget(&api, "w", "one").await;
+    wait_widget(&api, "w", |w| w["status"]["created"] == "created one").await;
+    let stuck = wait_widget(&api, "w", |w| w["spec"]["message"] == "one").await;
+    assert!(
+        !annotations(&stuck).contains_key(kopr::storage::LAST_HANDLED),
+        "the object's half has not landed: {stuck}"
+    );
+    set_message(&api, "w", "two").await;
+    // The changed object is seen (its event arrives) while the old outcome still cannot land.
+    let before = proxy.injected().reset_before;
+    while proxy.injected().reset_before < before + 2 {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    proxy.set_enabled(false);
+    wait_widget(&api, "w", |w| w["status"]["updated"] == "updated two").await;
+    running.stop().await.unwrap();
+    assert_eq!(
+        calls.all(),
+        ["created w", "updated w"],
+        "the create handler ran once, with the old spec"
+    );
+}
+
+async fn through_faults(rate: f64, seed: u64, namespace_name: &str) {
+    const OBJECTS: usize = 300;
+    let cluster = cluster().await;
+    namespace(&cluster, namespace_name).await;
+    // Every watch is cut within half a second: the operator re-watches all the time.
+    let faults = Faults::rate(rate).seed(seed).watch_cuts(1.0);
+    let proxy = FaultProxy::start(&cluster, faults).await.unwrap();
+    let calls = Calls::default();
+    let running = cluster.run_through(counting_operator(&calls, true), &proxy);
+    let api = widgets(&cluster, namespace_name);
+    let names: Vec<String> = (0..OBJECTS).map(|i| format!("w{i}")).collect();
+    for name in &names {
+        create_widget(&api, name, &format!("{name} one")).await;
+    }
+    wait_all(&api, OBJECTS, |w| {
+        w["status"]["created"] == format!("created {}", w["spec"]["message"].as_str().unwrap_or(""))
+    })
+    .await;
+    for name in &names {
+        set_message(&api, name, &format!("{name} two")).await;
+    }
+    wait_all(&api, OBJECTS, |w| {
+        let name = w["metadata"]["name"].as_str().unwrap_or("");
+        w["status"]["updated"] == format!("updated {name} two")
+    })
+    .await;
+    delete_all(&api, &names).await;
+    let injected = proxy.injected();
+    running.stop().await.unwrap();
+    assert!(
+        injected.throttled > 0
+            && injected.server_errors > 0
+            && injected.reset_before > 0
+            && injected.reset_after > 0
+            && injected.watches_cut > 0,
+        "every kind of fault was met: {injected:?}"
+    );
+    assert_eq!(
+        injected.early_retries, 0,
+        "Retry-After respected: {injected:?}"
+    );
+    assert_exactly_once(&calls, &names, &["created", "updated", "deleted"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_hundred_objects_through_ten_percent_faults_are_handled_exactly_once() {
+    through_faults(0.1, 10, "ten").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_hundred_objects_through_thirty_percent_faults_are_handled_exactly_once() {
+    through_faults(0.3, 30, "thirty").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_throttling_storm_is_waited_out_as_retry_after_says() {
+    let cluster = cluster().await;
+    namespace(&cluster, "storm").await;
+    let faults = Faults::rate(0.5)
+        .only(true, false, false, false)
+        .seed(5)
+        .watch_cuts(0.0);
+    let proxy = FaultProxy::start(&cluster, faults).await.unwrap();
+    let calls = Calls::default();
+    let running = cluster.run_through(counting_operator(&calls, true), &proxy);
+    let api = widgets(&cluster, "storm");
+    let names: Vec<String> = (0..20).map(|i| format!("s{i}")).collect();
+    for name in &names {
+        create_widget(&api, name, "one").await;
+    }
+    wait_all(&api, names.len(), |w| {
+        w["status"]["created"] == "created one"
+    })
+    .await;
+    delete_all(&api, &names).await;
+    let injected = proxy.injected();
+    running.stop().await.unwrap();
+    assert!(injected.throttled >= 20, "{injected:?}");
+    assert_eq!(
+        injected.early_retries, 0,
+        "no throttled request came back before its Retry-After: {injected:?}"
+    );
+    assert!(
+        kopr::client::throttled_responses() >= injected.throttled,
+        "the client counts them"
+    );
+    assert_exactly_once(&calls, &names, &["created", "deleted"]);
 }

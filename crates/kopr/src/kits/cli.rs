@@ -264,7 +264,7 @@ pub async fn client_from(
     kubeconfig: Option<&Path>,
     context: Option<String>,
 ) -> Result<kube::Client, Error> {
-    kube::Client::try_from(config_from(kubeconfig, context).await?).map_err(Error::from)
+    crate::client::build(config_from(kubeconfig, context).await?)
 }
 
 /// The client configuration [`client_from`] builds its client from.
@@ -698,7 +698,7 @@ async fn dev<A: Args>(
         say.info(&format!("kubeconfig {}", absolute.display()));
         let config = config_from(Some(&kubeconfig), None).await?;
         (
-            kube::Client::try_from(config.clone()).map_err(Error::from)?,
+            crate::client::build(config.clone())?,
             Some((server, config)),
             format!("kubectl --kubeconfig {}", kubeconfig.display()),
         )
@@ -734,8 +734,7 @@ async fn dev<A: Args>(
                 "the operator runs as {} with the ClusterRole `{name} manifests` prints (--admin: as admin)",
                 account.user_name()
             ));
-            kube::Client::try_from(crate::service_account::with_token(config, &token))
-                .map_err(Error::from)?
+            crate::client::build(crate::service_account::with_token(config, &token))?
         }
         _ => client,
     };

@@ -19,6 +19,7 @@
 //!
 //! [`TestCluster`]: crate::testing::TestCluster
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -55,6 +56,10 @@ pub struct Faults {
     pub latency: Duration,
     /// The share of watch streams cut after a short while.
     pub watch_cut_rate: f64,
+    /// Only the requests this accepts get faults (all when `None`).
+    pub only_for: Option<RequestFilter>,
+    /// At most this many faults in all (watch cuts aside).
+    pub limit: Option<u64>,
 }
 
 impl Faults {
@@ -71,6 +76,8 @@ impl Faults {
             reset_after: true,
             latency: Duration::ZERO,
             watch_cut_rate: rate.clamp(0.0, 1.0),
+            only_for: None,
+            limit: None,
         }
     }
 
@@ -106,6 +113,35 @@ impl Faults {
         self.watch_cut_rate = rate.clamp(0.0, 1.0);
         self
     }
+
+    /// Only the requests `accept(method, path)` accepts get faults: say, the `PATCH`es that
+    /// record handler outcomes, or only those not to `/status`.
+    pub fn only_for(
+        mut self,
+        accept: impl Fn(&http::Method, &str) -> bool + Send + Sync + 'static,
+    ) -> Faults {
+        self.only_for = Some(RequestFilter(Arc::new(accept)));
+        self
+    }
+
+    /// At most `limit` faults in all (watch cuts aside): a deterministic "the first write fails".
+    pub fn limit(mut self, limit: u64) -> Faults {
+        self.limit = Some(limit);
+        self
+    }
+}
+
+/// Which requests may get faults: `(method, path) -> bool`.
+#[derive(Clone)]
+pub struct RequestFilter(Arc<Accept>);
+
+/// A request filter's function: `(method, path) -> bool`.
+type Accept = dyn Fn(&http::Method, &str) -> bool + Send + Sync;
+
+impl std::fmt::Debug for RequestFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RequestFilter(..)")
+    }
 }
 
 /// How many requests passed and how many faults of each kind were injected.
@@ -123,6 +159,9 @@ pub struct FaultCounts {
     pub reset_after: u64,
     /// Watch streams cut.
     pub watches_cut: u64,
+    /// Requests sent again sooner than the `Retry-After` their 429 asked for (the same method,
+    /// path and body arriving before the wait was over).
+    pub early_retries: u64,
 }
 
 #[derive(Default)]
@@ -133,6 +172,7 @@ struct Counters {
     reset_before: AtomicU64,
     reset_after: AtomicU64,
     watches_cut: AtomicU64,
+    early_retries: AtomicU64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -148,6 +188,12 @@ struct Shared {
     faults: Faults,
     rng: Mutex<rand::rngs::StdRng>,
     counters: Counters,
+    /// Throttled requests (method, URI, body) and when their `Retry-After` is over.
+    throttled: Mutex<HashMap<(String, String, bytes::Bytes), tokio::time::Instant>>,
+    /// Faults injected so far, for the limit.
+    injected: AtomicU64,
+    /// Faults are injected (watch cuts aside) while this is set.
+    enabled: std::sync::atomic::AtomicBool,
 }
 
 /// A running fault-injecting proxy in front of a [`TestCluster`](crate::testing::TestCluster).
@@ -183,11 +229,14 @@ fn reset() -> Response {
     Response::new(Body::from_stream(failing))
 }
 
-fn status(code: u16, reason: &str, message: &str) -> Response {
-    let body = serde_json::json!({
+fn status(code: u16, reason: &str, message: &str, retry_after: Option<u64>) -> Response {
+    let mut body = serde_json::json!({
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": message, "reason": reason, "code": code,
     });
+    if let Some(seconds) = retry_after {
+        body["details"] = serde_json::json!({ "retryAfterSeconds": seconds });
+    }
     let mut response = Response::new(Body::from(body.to_string()));
     *response.status_mut() =
         StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -205,13 +254,25 @@ fn is_watch(req: &Request) -> bool {
 }
 
 impl Shared {
-    fn pick(&self, watch: bool) -> (Option<Fault>, bool) {
+    fn pick(&self, watch: bool, method: &http::Method, path: &str) -> (Option<Fault>, bool) {
         let f = &self.faults;
         let Ok(mut rng) = self.rng.lock() else {
             return (None, false);
         };
         if watch {
             return (None, rng.random_bool(f.watch_cut_rate));
+        }
+        if !self.enabled.load(Ordering::Relaxed)
+            || f.only_for
+                .as_ref()
+                .is_some_and(|accept| !(accept.0)(method, path))
+        {
+            return (None, false);
+        }
+        if f.limit
+            .is_some_and(|limit| self.injected.load(Ordering::Relaxed) >= limit)
+        {
+            return (None, false);
         }
         let mut kinds = Vec::new();
         if f.throttle {
@@ -230,23 +291,41 @@ impl Shared {
         if kinds.is_empty() || !rng.random_bool(f.rate) {
             return (None, false);
         }
+        self.injected.fetch_add(1, Ordering::Relaxed);
         (Some(kinds[rng.random_range(0..kinds.len())]), false)
+    }
+
+    /// Notes a request that repeats a throttled one before its `Retry-After` was over.
+    fn check_retry(&self, key: &(String, String, bytes::Bytes)) {
+        let Ok(mut throttled) = self.throttled.lock() else {
+            return;
+        };
+        if let Some(until) = throttled.remove(key)
+            && tokio::time::Instant::now() < until
+        {
+            self.counters.early_retries.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn note_throttled(&self, key: (String, String, bytes::Bytes)) {
+        let until = tokio::time::Instant::now() + Duration::from_secs(self.faults.retry_after);
+        if let Ok(mut throttled) = self.throttled.lock() {
+            throttled.insert(key, until);
+        }
     }
 }
 
-async fn forward(shared: &Shared, req: Request) -> Result<Response, Response> {
-    let (parts, body) = req.into_parts();
-    let bytes = body
-        .collect()
-        .await
-        .map_err(|e| status(400, "BadRequest", &format!("proxy: reading the body: {e}")))?
-        .to_bytes();
+async fn forward(
+    shared: &Shared,
+    parts: http::request::Parts,
+    bytes: bytes::Bytes,
+) -> Result<Response, Response> {
     let upstream = http::Request::from_parts(parts, kube::client::Body::from(bytes.to_vec()));
     let response = shared
         .upstream
         .send(upstream)
         .await
-        .map_err(|e| status(502, "InternalError", &format!("proxy: {e}")))?;
+        .map_err(|e| status(502, "InternalError", &format!("proxy: {e}"), None))?;
     shared.counters.forwarded.fetch_add(1, Ordering::Relaxed);
     let (parts, body) = response.into_parts();
     Ok(Response::from_parts(parts, Body::new(body)))
@@ -257,17 +336,35 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         tokio::time::sleep(shared.faults.latency).await;
     }
     let watch = is_watch(&req);
-    let (fault, cut) = shared.pick(watch);
+    let (parts, body) = req.into_parts();
+    let bytes = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => {
+            let message = format!("proxy: reading the body: {e}");
+            return status(400, "BadRequest", &message, None);
+        }
+    };
+    let key = (
+        parts.method.to_string(),
+        parts.uri.to_string(),
+        bytes.clone(),
+    );
+    if !watch {
+        shared.check_retry(&key);
+    }
+    let (fault, cut) = shared.pick(watch, &parts.method, parts.uri.path());
     let count = |c: &AtomicU64| {
         c.fetch_add(1, Ordering::Relaxed);
     };
     match fault {
         Some(Fault::Throttle) => {
             count(&shared.counters.throttled);
-            let mut r = status(429, "TooManyRequests", "fault injected: too many requests");
-            if let Ok(v) = HeaderValue::from_str(&shared.faults.retry_after.to_string()) {
-                r.headers_mut().insert(http::header::RETRY_AFTER, v);
-            }
+            shared.note_throttled(key);
+            let seconds = shared.faults.retry_after;
+            let message = "fault injected: too many requests";
+            let mut r = status(429, "TooManyRequests", message, Some(seconds));
+            r.headers_mut()
+                .insert(http::header::RETRY_AFTER, HeaderValue::from(seconds));
             return r;
         }
         Some(Fault::ServerError(code)) => {
@@ -277,7 +374,7 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
             } else {
                 "InternalError"
             };
-            return status(code, reason, "fault injected: server error");
+            return status(code, reason, "fault injected: server error", None);
         }
         Some(Fault::ResetBefore) => {
             count(&shared.counters.reset_before);
@@ -285,7 +382,7 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         }
         Some(Fault::ResetAfter) | None => {}
     }
-    let response = match forward(&shared, req).await {
+    let response = match forward(&shared, parts, bytes).await {
         Ok(r) => r,
         Err(r) => return r,
     };
@@ -332,6 +429,7 @@ impl FaultProxy {
                 .await
                 .map_err(|e| invalid(&e))?;
         config.auth_info = kube::config::AuthInfo::default();
+        config.default_retry = false;
         let upstream = kube::Client::try_from(config)?;
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
         let url = format!("http://{}", listener.local_addr()?);
@@ -340,6 +438,9 @@ impl FaultProxy {
             rng: Mutex::new(rand::rngs::StdRng::seed_from_u64(faults.seed)),
             faults,
             counters: Counters::default(),
+            throttled: Mutex::new(HashMap::new()),
+            injected: AtomicU64::new(0),
+            enabled: std::sync::atomic::AtomicBool::new(true),
         });
         let app = axum::Router::new()
             .fallback(handle)
@@ -369,6 +470,12 @@ impl FaultProxy {
         self.kubeconfig.clone()
     }
 
+    /// Stops or resumes injecting faults (watch cuts aside), say to let a test change an
+    /// object while a write keeps failing, then let the write through.
+    pub fn set_enabled(&self, enabled: bool) {
+        self.shared.enabled.store(enabled, Ordering::Relaxed);
+    }
+
     /// What was forwarded and injected so far.
     pub fn injected(&self) -> FaultCounts {
         let c = &self.shared.counters;
@@ -380,6 +487,7 @@ impl FaultProxy {
             reset_before: get(&c.reset_before),
             reset_after: get(&c.reset_after),
             watches_cut: get(&c.watches_cut),
+            early_retries: get(&c.early_retries),
         }
     }
 }

@@ -27,7 +27,7 @@ use kube::runtime::wait::Condition;
 use serde::de::DeserializeOwned;
 
 use crate::handling::errors::Error;
-pub use crate::kits::faults::{FaultCounts, FaultProxy, Faults};
+pub use crate::kits::faults::{FaultCounts, FaultProxy, Faults, RequestFilter};
 use crate::operator::Operator;
 
 /// A running in-process API server and a client for it.
@@ -44,7 +44,7 @@ pub async fn client_from_yaml(kubeconfig: &str) -> Result<kube::Client, Error> {
         kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
             .await
             .map_err(|e| invalid(&e))?;
-    kube::Client::try_from(config).map_err(Error::from)
+    crate::client::build(config)
 }
 
 impl TestCluster {

@@ -1,9 +1,10 @@
 //! One cycle for one object: detect the cause, pick the next handler whose turn it is, run it,
 //! and persist its outcome together with its patch in one request (plus `/status`).
 //!
-//! One handler runs per cycle and its outcome is written before the next one starts, so a
-//! handler that succeeded never runs again for the same cause, even across a crash: only the
-//! attempt in flight at the crash can repeat.
+//! One handler runs per cycle and its outcome is written before the next one starts. A write
+//! that fails is kept and sent again by the next cycle ([`landing`](super::landing)), so a
+//! handler that succeeded never runs again for the same cause while the operator lives; across
+//! a crash, only the attempt in flight and an outcome not yet written can repeat.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +13,7 @@ use jiff::Timestamp;
 use serde_json::{Value, json};
 
 use super::invoke::{Call, Typed, invoke, invoke_with_limit};
+use super::landing::{self, Landing, Then};
 use super::{ObjectKey, ResourceRuntime, background, posting, progression};
 use crate::handling::context::Reason;
 use crate::handling::diff::{Diff, diff, resolve};
@@ -68,6 +70,46 @@ pub(crate) enum CycleError {
     },
 }
 
+impl CycleError {
+    fn source(&self) -> &kube::Error {
+        match self {
+            CycleError::Patch(error) | CycleError::Finalizer { source: error, .. } => error,
+        }
+    }
+
+    /// Whether the failure is one that passes by itself: the connection failed, the write
+    /// conflicted, the server was throttling (429) or failing (5xx).
+    ///
+    /// A finalizer's 422 is its resourceVersion test failing (the object changed meanwhile): it
+    /// passes with the next body too.
+    pub(crate) fn is_transient(&self) -> bool {
+        let guarded = matches!(self, CycleError::Finalizer { .. });
+        match self.source() {
+            kube::Error::Api(status) => {
+                matches!(status.code, 409 | 429 | 500 | 502 | 503 | 504)
+                    || (guarded && status.code == 422)
+            }
+            kube::Error::HyperError(_) | kube::Error::Service(_) | kube::Error::ReadEvents(_) => {
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The server's `retryAfterSeconds`, when its Status gave one.
+    pub(crate) fn retry_after(&self) -> Option<Duration> {
+        match self.source() {
+            kube::Error::Api(status) => status
+                .details
+                .as_ref()
+                .map(|d| d.retry_after_seconds)
+                .filter(|s| *s > 0)
+                .map(|s| Duration::from_secs(u64::from(s))),
+            _ => None,
+        }
+    }
+}
+
 /// One cycle's object: its key, its body and typed value, and what its slot remembers, read
 /// once when the cycle starts.
 struct Cycle<'a> {
@@ -110,10 +152,15 @@ pub(crate) async fn run(
     body: Arc<Value>,
     deleted: bool,
 ) -> Outcome {
+    let unlanded = landing::take(runtime, key, &body);
     if deleted {
         background::stop_all(runtime, key).await;
         run_optional_deletes(runtime, key, &body).await;
         return Outcome::Done;
+    }
+    if let Some(unlanded) = unlanded {
+        // The last cycle's outcome did not land whole: finish it before judging the object.
+        return unlanded.land(runtime, key, &body).await;
     }
     let typed = match (runtime.spec.parse)(&body) {
         Ok(typed) => typed,
@@ -200,7 +247,7 @@ async fn report_parse_error(
         .events
         .post(body, EventType::Warning, "InvalidObject", &text);
     let status = json!({"status": {"kopr": {"message": text}}});
-    send(runtime, key, status, false).await
+    send(runtime, key, body, status, false).await
 }
 
 impl Cycle<'_> {
@@ -278,7 +325,7 @@ impl Cycle<'_> {
             if let Some(slot) = runtime.slots().get_mut(key) {
                 slot.resume_due = false;
             }
-            return send(runtime, key, patch, false).await;
+            return send(runtime, key, body, patch, false).await;
         }
         let finish = Finish::DiffBase {
             write: cause.is_some() && tracks_changes,
@@ -293,7 +340,7 @@ impl Cycle<'_> {
         background::stop_all(runtime, key).await;
         if !has_finalizer(body) {
             run_optional_deletes(runtime, key, body).await;
-            return send(runtime, key, patch, false).await;
+            return send(runtime, key, body, patch, false).await;
         }
         let resume_due = self.resume_due;
         let empty = Diff::default();
@@ -413,7 +460,7 @@ impl Cycle<'_> {
                     progress::write_patch(storage, id, &records[index]),
                 );
             }
-            return send(runtime, key, patch, true).await;
+            return send(runtime, key, body, patch, true).await;
         }
         let ids = selected.iter().map(|s| s.handler.id.as_str());
         match finish {
@@ -423,30 +470,22 @@ impl Cycle<'_> {
                 if let Some(slot) = runtime.slots().get_mut(key) {
                     slot.resume_due = false;
                 }
-                let outcome = send(runtime, key, patch, true).await;
-                after_diff_base(stored.as_ref(), outcome)
+                let then = match stored {
+                    Some(stored) => Then::Handled(stored),
+                    None => Then::Again,
+                };
+                Landing::new(runtime, body, patch, then)
+                    .land(runtime, key, body)
+                    .await
             }
             Finish::RemoveFinalizer => {
                 // The object is going away: only the handlers' own changes are worth sending.
                 let mut own = patch;
                 let purge = progress::purge_patch(storage, body, ids);
                 strip(&mut own, &purge);
-                let mut current = (**body).clone();
-                if !own.is_null() && own.as_object().is_some_and(|m| !m.is_empty()) {
-                    match runtime.apply_merge(key, own).await {
-                        Ok(Some(new)) => current = new,
-                        Ok(None) => return Outcome::Done,
-                        Err(error) => return Outcome::Failed(CycleError::Patch(error)),
-                    }
-                }
-                let operations = storage::finalizer_patch(&current, false);
-                match runtime.apply_json(key, operations).await {
-                    Ok(_) => Outcome::Done,
-                    Err(source) => Outcome::Failed(CycleError::Finalizer {
-                        action: "removing",
-                        source,
-                    }),
-                }
+                Landing::new(runtime, body, own, Then::ReleaseFinalizer)
+                    .land(runtime, key, body)
+                    .await
             }
         }
     }
@@ -501,7 +540,7 @@ impl Cycle<'_> {
 /// nobody changed the object since this cycle's body, the next cycle would find nothing to do,
 /// so it is skipped; any other change (say, a spec edit whose watch event is older than kopr's
 /// own write, and so dropped as stale) gets its cycle.
-fn after_diff_base(stored: Option<&Value>, outcome: Outcome) -> Outcome {
+pub(crate) fn after_diff_base(stored: Option<&Value>, outcome: Outcome) -> Outcome {
     match outcome {
         Outcome::Continue(new) if stored == Some(&essence(&new)) => Outcome::Handled(new),
         outcome => outcome,
@@ -573,15 +612,17 @@ fn store_diff_base(
 
 /// Sends the cycle's merge patch. With `again`, the next cycle runs on the patched body right
 /// away (more handlers may be due); otherwise the object waits for its next event.
-async fn send(runtime: &ResourceRuntime, key: &ObjectKey, patch: Value, again: bool) -> Outcome {
-    if patch.is_null() {
-        return Outcome::Done;
-    }
-    match runtime.apply_merge(key, patch).await {
-        Ok(Some(new)) if again => Outcome::Continue(new),
-        Ok(_) => Outcome::Done,
-        Err(error) => Outcome::Failed(CycleError::Patch(error)),
-    }
+async fn send(
+    runtime: &ResourceRuntime,
+    key: &ObjectKey,
+    body: &Value,
+    patch: Value,
+    again: bool,
+) -> Outcome {
+    let then = if again { Then::Again } else { Then::Rest };
+    Landing::new(runtime, body, patch, then)
+        .land(runtime, key, body)
+        .await
 }
 
 #[cfg(test)]

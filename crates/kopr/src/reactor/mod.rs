@@ -8,6 +8,7 @@
 mod background;
 mod cycle;
 mod invoke;
+mod landing;
 mod latest;
 mod patching;
 mod posting;
@@ -48,8 +49,12 @@ pub struct Settings {
     pub watch_timeout: Duration,
     /// How long running handlers may take to finish when the operator stops.
     pub shutdown_timeout: Duration,
-    /// The longest per-object backoff after framework errors (API failures, conflicts).
+    /// The longest per-object backoff after API errors that are not transient (403, 422, …):
+    /// 0.5 s doubling up to this.
     pub max_error_backoff: Duration,
+    /// The longest per-object backoff after transient API errors (connection failures, 409,
+    /// 429, 5xx): 0.1 s doubling up to this, or the server's `Retry-After` when longer.
+    pub max_transient_backoff: Duration,
     /// Post a Normal event when a handler succeeds (off by default: one more request per
     /// handled object; failures are always posted as Warning events).
     pub success_events: bool,
@@ -66,6 +71,7 @@ impl Default for Settings {
             watch_timeout: Duration::from_secs(60),
             shutdown_timeout: Duration::from_secs(30),
             max_error_backoff: Duration::from_secs(60),
+            max_transient_backoff: Duration::from_secs(5),
             success_events: false,
             store_results: true,
         }
@@ -133,6 +139,8 @@ pub(crate) struct Slot {
     pub(crate) reported_parse_error: Option<String>,
     /// The diff base kept in memory when it does not fit in an annotation.
     pub(crate) memory_diff_base: Option<Value>,
+    /// A cycle's outcome that has not landed yet, sent again before the object is judged anew.
+    pub(crate) landing: Option<landing::Landing>,
     /// Optional delete handlers already run for this deletion.
     pub(crate) optional_deletes_done: bool,
     /// Running timers and daemons by id.
@@ -222,6 +230,7 @@ impl ResourceRuntime {
                 slot.memory_diff_base = None;
                 slot.reported_parse_error = None;
                 slot.optional_deletes_done = false;
+                slot.landing = None;
             }
         }
         slot.latest = Some(match &slot.body_channel {
@@ -398,7 +407,13 @@ impl ResourceRuntime {
                     slot.failures = slot.failures.saturating_add(1);
                     slot.failures
                 };
-                let delay = error_backoff(failures, self.shared.settings.max_error_backoff);
+                let settings = &self.shared.settings;
+                let delay = if error.is_transient() {
+                    transient_backoff(failures, settings.max_transient_backoff)
+                        .max(error.retry_after().unwrap_or_default())
+                } else {
+                    error_backoff(failures, settings.max_error_backoff)
+                };
                 tracing::warn!(object = %key, %error, retry_in = ?delay, "cycle failed; will retry");
                 self.wake_after(key, delay);
             }
@@ -459,8 +474,8 @@ impl ResourceRuntime {
     }
 }
 
-/// Exponential per-object backoff for framework errors: 0.5 s doubling up to `max`, with
-/// ±20 % jitter so that many objects failing together do not retry in lockstep.
+/// Exponential per-object backoff for API errors that are not transient: 0.5 s doubling up to
+/// `max`, with ±20 % jitter so that many objects failing together do not retry in lockstep.
 fn error_backoff(failures: u32, max: Duration) -> Duration {
     let base =
         Duration::from_millis(500).saturating_mul(1u32 << failures.saturating_sub(1).min(16));
@@ -469,9 +484,26 @@ fn error_backoff(failures: u32, max: Duration) -> Duration {
     capped.mul_f64(jitter)
 }
 
+/// Exponential per-object backoff for transient API errors: 0.1 s doubling up to `max`, with
+/// jitter between half and the whole of it, so a burst of failures spreads out.
+fn transient_backoff(failures: u32, max: Duration) -> Duration {
+    let base =
+        Duration::from_millis(100).saturating_mul(1u32 << failures.saturating_sub(1).min(16));
+    base.min(max).mul_f64(rand::random_range(0.5..=1.0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transient_backoff_is_short_and_capped() {
+        let max = Duration::from_secs(5);
+        assert!(transient_backoff(1, max) <= Duration::from_millis(100));
+        assert!(transient_backoff(1, max) >= Duration::from_millis(50));
+        assert!(transient_backoff(30, max) <= max);
+        assert!(transient_backoff(30, max) >= max / 2);
+    }
 
     #[test]
     fn error_backoff_grows_and_caps() {

@@ -10,6 +10,17 @@ use crate::handling::patch::split_status;
 /// The field manager kopr's patches are recorded under.
 pub(crate) const FIELD_MANAGER: &str = "kopr";
 
+/// What sending a pair of merge patches gave.
+#[derive(Debug)]
+pub(crate) enum Sent {
+    /// Both parts were empty: no request was made.
+    Nothing,
+    /// The object is gone (404).
+    Gone,
+    /// The newest body, from the last response.
+    Body(Value),
+}
+
 /// A patch response as the reactor keeps it: JSON without `metadata.managedFields`, like the
 /// bodies from watch events.
 fn without_managed_fields(mut object: kube::api::DynamicObject) -> Value {
@@ -17,7 +28,7 @@ fn without_managed_fields(mut object: kube::api::DynamicObject) -> Value {
     serde_json::to_value(object).unwrap_or(Value::Null)
 }
 
-fn is_empty(patch: &Value) -> bool {
+pub(crate) fn is_empty(patch: &Value) -> bool {
     match patch {
         Value::Null => true,
         Value::Object(map) => map.is_empty(),
@@ -29,49 +40,74 @@ fn is_not_found(error: &kube::Error) -> bool {
     matches!(error, kube::Error::Api(status) if status.code == 404)
 }
 
+fn params() -> PatchParams {
+    PatchParams {
+        field_manager: Some(FIELD_MANAGER.into()),
+        ..PatchParams::default()
+    }
+}
+
 impl ResourceRuntime {
-    /// Applies a merge patch, sending `status` to the subresource when the resource has one.
-    /// Returns the newest body, or `None` when nothing was sent or the object is gone.
-    pub(crate) async fn apply_merge(
-        &self,
-        key: &ObjectKey,
-        patch: Value,
-    ) -> Result<Option<Value>, kube::Error> {
+    /// Splits a merge patch into its `/status` part (when the resource has the subresource) and
+    /// the object's part; empty parts are `None`.
+    pub(crate) fn split_merge(&self, patch: Value) -> (Option<Value>, Option<Value>) {
         let (main, status) = if self.resolved.status_subresource {
             split_status(patch)
         } else {
             (patch, None)
         };
+        let status = status
+            .filter(|s| !is_empty(s))
+            .map(|status| serde_json::json!({ "status": status }));
+        (status, Some(main).filter(|m| !is_empty(m)))
+    }
+
+    /// Sends what is left of a pair of merge patches, `/status` first: the object's own patch
+    /// carries the "handled" marker (the diff base), so it lands last. Each part is taken out of
+    /// its option once it landed, so after an error the options hold exactly what is left.
+    pub(crate) async fn send_parts(
+        &self,
+        key: &ObjectKey,
+        status: &mut Option<Value>,
+        main: &mut Option<Value>,
+    ) -> Result<Sent, kube::Error> {
         let api = self.api(key.namespace.as_deref());
-        let params = PatchParams {
-            field_manager: Some(FIELD_MANAGER.into()),
-            ..PatchParams::default()
-        };
-        // Status first: the object's own patch carries the "handled" marker (diff base), so it
-        // must land last.
-        let mut latest = None;
-        if let Some(status) = status.filter(|s| !is_empty(s)) {
-            let body = serde_json::json!({ "status": status });
+        let mut sent = Sent::Nothing;
+        if let Some(body) = status.as_ref() {
             match api
-                .patch_status(&key.name, &params, &Patch::Merge(&body))
+                .patch_status(&key.name, &params(), &Patch::Merge(body))
                 .await
             {
-                Ok(object) => latest = Some(without_managed_fields(object)),
-                Err(error) if is_not_found(&error) => return Ok(None),
+                Ok(object) => sent = Sent::Body(without_managed_fields(object)),
+                Err(error) if is_not_found(&error) => return Ok(Sent::Gone),
                 Err(error) => return Err(error),
             }
+            *status = None;
         }
-        if !is_empty(&main) {
-            match api.patch(&key.name, &params, &Patch::Merge(&main)).await {
-                Ok(object) => latest = Some(without_managed_fields(object)),
-                Err(error) if is_not_found(&error) => return Ok(None),
+        if let Some(body) = main.as_ref() {
+            match api.patch(&key.name, &params(), &Patch::Merge(body)).await {
+                Ok(object) => sent = Sent::Body(without_managed_fields(object)),
+                Err(error) if is_not_found(&error) => return Ok(Sent::Gone),
                 Err(error) => return Err(error),
             }
+            *main = None;
         }
-        Ok(latest.filter(|v| !v.is_null()))
+        Ok(sent)
+    }
+
+    /// Applies a merge patch once, sending `status` to the subresource when the resource has
+    /// one (timers' and daemons' patches, which are not kept for retries).
+    pub(crate) async fn apply_merge(
+        &self,
+        key: &ObjectKey,
+        patch: Value,
+    ) -> Result<(), kube::Error> {
+        let (mut status, mut main) = self.split_merge(patch);
+        self.send_parts(key, &mut status, &mut main).await.map(drop)
     }
 
     /// Applies a JSON patch (used for the finalizer, guarded by a resourceVersion test).
+    /// Returns the newest body, or `None` when the object is gone.
     pub(crate) async fn apply_json(
         &self,
         key: &ObjectKey,
@@ -80,14 +116,20 @@ impl ResourceRuntime {
         let operations: json_patch::Patch =
             serde_json::from_value(patch).map_err(kube::Error::SerdeError)?;
         let api = self.api(key.namespace.as_deref());
-        let params = PatchParams {
-            field_manager: Some(FIELD_MANAGER.into()),
-            ..PatchParams::default()
-        };
         match api
-            .patch(&key.name, &params, &Patch::<()>::Json(operations))
+            .patch(&key.name, &params(), &Patch::<()>::Json(operations))
             .await
         {
+            Ok(object) => Ok(Some(without_managed_fields(object))),
+            Err(error) if is_not_found(&error) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Reads the object afresh (to rebase a guarded patch whose test failed). `None` when gone.
+    pub(crate) async fn read_fresh(&self, key: &ObjectKey) -> Result<Option<Value>, kube::Error> {
+        let api = self.api(key.namespace.as_deref());
+        match api.get(&key.name).await {
             Ok(object) => Ok(Some(without_managed_fields(object))),
             Err(error) if is_not_found(&error) => Ok(None),
             Err(error) => Err(error),

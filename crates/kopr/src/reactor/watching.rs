@@ -67,7 +67,10 @@ async fn watch_stream(
     let kind = runtime.api_resource().kind.clone();
     'restart: loop {
         let config = watcher::Config::default().timeout(timeout_secs);
-        let stream = watcher::watcher(api.clone(), config).default_backoff();
+        let stream = watcher::watcher(api.clone(), config).backoff(WatchBackoff {
+            failures: 0,
+            max: settings.max_transient_backoff,
+        });
         futures::pin_mut!(stream);
         let mut listing: Option<HashSet<ObjectKey>> = None;
         loop {
@@ -129,6 +132,28 @@ async fn watch_stream(
                 },
             }
         }
+    }
+}
+
+/// The watch's backoff after a failed list or watch request: the reactor's short transient
+/// backoff (0.1 s doubling up to `max_transient_backoff`, jittered), reset by any event.
+struct WatchBackoff {
+    failures: u32,
+    max: std::time::Duration,
+}
+
+impl Iterator for WatchBackoff {
+    type Item = std::time::Duration;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.failures = self.failures.saturating_add(1);
+        Some(super::transient_backoff(self.failures, self.max))
+    }
+}
+
+impl kube::runtime::utils::Backoff for WatchBackoff {
+    fn reset(&mut self) {
+        self.failures = 0;
     }
 }
 

@@ -1,0 +1,176 @@
+//! A cycle's outcome on its way to the server: the writes that record what a handler did (its
+//! patch, result, progress, the diff base, the release of kopr's finalizer). When a write fails,
+//! what is left of it stays in the object's slot and the next cycle sends it again instead of
+//! judging the object afresh, so a handler that succeeded is not run again because its outcome
+//! was lost on the way, and an outcome that landed half (the `/status` part but not the
+//! object's) is completed, never mistaken for a new cause.
+//!
+//! # Guarantees
+//! - While the operator process lives, a handler that returned runs again for the same cause
+//!   only if its own result asks for it (an error to retry): failed outcome writes are retried
+//!   with the per-object backoff until they land or the object is gone.
+//! - The merge patches are absolute (values, not edits), so sending them again on a newer body
+//!   is their rebase; the finalizer's JSON patch is guarded by a resourceVersion test and is
+//!   rebuilt on the newest body when that test fails.
+//! - A restart loses what was not written: the attempt in flight and an outcome not yet landed
+//!   may run again after a crash (at-least-once).
+
+use serde_json::Value;
+
+use super::cycle::{CycleError, Outcome, after_diff_base};
+use super::patching::Sent;
+use super::{ObjectKey, ResourceRuntime, latest};
+use crate::persistence::storage::{self, has_finalizer};
+
+/// What the cycle does once its writes landed.
+#[derive(Debug, Clone)]
+pub(crate) enum Then {
+    /// Another cycle runs on the patched body right away (more handlers may be due).
+    Again,
+    /// The object waits for its next event.
+    Rest,
+    /// The cause is fully handled and this essence was stored as its diff base.
+    Handled(Value),
+    /// The deletion is handled: release kopr's finalizer.
+    ReleaseFinalizer,
+}
+
+/// The writes of one cycle that have not landed yet.
+#[derive(Debug)]
+pub(crate) struct Landing {
+    /// The object these writes belong to (a new object under the same name drops them).
+    uid: Option<String>,
+    /// The `/status` merge patch (`{"status": …}`), until it lands.
+    status: Option<Value>,
+    /// The object's merge patch, until it lands.
+    main: Option<Value>,
+    then: Then,
+}
+
+impl Landing {
+    /// The writes of a cycle on `body`: `patch` (split for `/status`) and what follows.
+    pub(crate) fn new(runtime: &ResourceRuntime, body: &Value, patch: Value, then: Then) -> Self {
+        let (status, main) = runtime.split_merge(patch);
+        Landing {
+            uid: latest::uid(body).map(str::to_owned),
+            status,
+            main,
+            then,
+        }
+    }
+
+    /// Whether these writes belong to the object `body` is (same uid).
+    pub(crate) fn belongs_to(&self, body: &Value) -> bool {
+        self.uid.as_deref() == latest::uid(body)
+    }
+
+    /// Sends what is left, then does what follows. On an API error, what is still left is kept
+    /// in the object's slot for the next cycle.
+    pub(crate) async fn land(
+        mut self,
+        runtime: &ResourceRuntime,
+        key: &ObjectKey,
+        body: &Value,
+    ) -> Outcome {
+        let sent = match runtime
+            .send_parts(key, &mut self.status, &mut self.main)
+            .await
+        {
+            Ok(sent) => sent,
+            Err(error) => {
+                self.keep(runtime, key);
+                return Outcome::Failed(CycleError::Patch(error));
+            }
+        };
+        match (&self.then, sent) {
+            (_, Sent::Gone) | (Then::Rest | Then::Again | Then::Handled(_), Sent::Nothing) => {
+                Outcome::Done
+            }
+            // Kept, so that the watch events of this cycle's own writes are known as stale.
+            (Then::Rest, Sent::Body(new)) => Outcome::Handled(new),
+            (Then::Again, Sent::Body(new)) => Outcome::Continue(new),
+            (Then::Handled(stored), Sent::Body(new)) => {
+                after_diff_base(Some(stored), Outcome::Continue(new))
+            }
+            (Then::ReleaseFinalizer, Sent::Body(new)) => self.release(runtime, key, &new).await,
+            (Then::ReleaseFinalizer, Sent::Nothing) => self.release(runtime, key, body).await,
+        }
+    }
+
+    /// Removes kopr's finalizer from the object as `current` shows it; when the resourceVersion
+    /// test fails (the object changed since), rebuilds the patch on a fresh read once.
+    async fn release(self, runtime: &ResourceRuntime, key: &ObjectKey, current: &Value) -> Outcome {
+        let mut current = current.clone();
+        for attempt in 0..2 {
+            if !has_finalizer(&current) {
+                return Outcome::Done;
+            }
+            let operations = storage::finalizer_patch(&current, false);
+            let error = match runtime.apply_json(key, operations).await {
+                // The released (or last) body is kept: a late watch event of this cycle's own
+                // writes, still showing the finalizer, is then stale and cannot start the
+                // deletion again.
+                Ok(Some(released)) => return Outcome::Handled(released),
+                Ok(None) => return Outcome::Done,
+                Err(error) => error,
+            };
+            let stale = matches!(&error, kube::Error::Api(s) if s.code == 409 || s.code == 422);
+            if attempt == 0 && stale {
+                match runtime.read_fresh(key).await {
+                    Ok(Some(fresh)) if self.belongs_to(&fresh) => {
+                        current = fresh;
+                        continue;
+                    }
+                    Ok(_) => return Outcome::Done,
+                    Err(error) => return self.failed_release(runtime, key, error),
+                }
+            }
+            return self.failed_release(runtime, key, error);
+        }
+        Outcome::Done
+    }
+
+    fn failed_release(
+        self,
+        runtime: &ResourceRuntime,
+        key: &ObjectKey,
+        source: kube::Error,
+    ) -> Outcome {
+        self.keep(runtime, key);
+        Outcome::Failed(CycleError::Finalizer {
+            action: "removing",
+            source,
+        })
+    }
+
+    /// Puts what is left into the object's slot.
+    fn keep(self, runtime: &ResourceRuntime, key: &ObjectKey) {
+        if let Some(slot) = runtime.slots().get_mut(key) {
+            slot.landing = Some(self);
+        }
+    }
+}
+
+/// Takes the writes a failed cycle left for the object, if they belong to `body`'s object.
+pub(crate) fn take(runtime: &ResourceRuntime, key: &ObjectKey, body: &Value) -> Option<Landing> {
+    let landing = runtime.slots().get_mut(key)?.landing.take()?;
+    landing.belongs_to(body).then_some(landing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn writes_belong_to_one_object() {
+        let landing = Landing {
+            uid: Some("u1".into()),
+            status: None,
+            main: Some(json!({"metadata": {"annotations": {"a": "b"}}})),
+            then: Then::Rest,
+        };
+        assert!(landing.belongs_to(&json!({"metadata": {"uid": "u1"}})));
+        assert!(!landing.belongs_to(&json!({"metadata": {"uid": "u2"}})));
+    }
+}
