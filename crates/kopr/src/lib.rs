@@ -39,10 +39,12 @@
 //!   [`patch`] (how they change their object);
 //! - [`operator`]: the operator built from resources, and its lifecycle;
 //! - `reactor/`: watching, per-object slots and workers, cause detection, one handler per
-//!   cycle (invoke, outcome, progress, posting), timers and daemons, patching;
+//!   cycle (invoke, outcome, progress, posting), outcomes kept until they land, timers and
+//!   daemons, patching;
 //! - `persistence/`: what is kept on objects: [`progress`] records, the diff base and the
 //!   finalizer ([`storage`]);
-//! - `runtime/`: [`discovery`], [`namespaces`], [`events`], [`logging`]; where leader
+//! - `runtime/`: [`client`] (the API client), [`discovery`], [`namespaces`], [`events`],
+//!   [`logging`]; where leader
 //!   election and the health and metrics server go;
 //! - `kits/`: [`adopt`](mod@adopt), [`apply`], [`cli`], [`manifests`], [`service_account`]
 //!   and [`testing`].

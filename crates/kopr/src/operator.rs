@@ -58,6 +58,25 @@ type LifecycleFn =
 ///     .await
 /// # }
 /// ```
+///
+/// # Guarantees
+/// - **One handler at a time per object**, each handler's outcome (its patch, result, progress
+///   record, and, when the cause is done, the diff base or the release of kopr's finalizer)
+///   written before the next handler of that object starts.
+/// - **No re-run while the operator lives.** When writing an outcome fails (connection reset,
+///   5xx, 429 past the client's retries, the answer lost after the server applied it), the
+///   outcome is kept and sent again (what is left of it, on the newest body; the finalizer's
+///   guarded patch rebuilt on a fresh read) before the object is judged anew. So a handler that
+///   succeeded is not run again for its cause, and an outcome half written (its `/status` part
+///   but not the object's) is completed, never taken for a new cause. A handler runs again only
+///   when its own result asks for it (an error to retry).
+/// - **At least once across a crash.** A process killed mid-way loses what it had not written:
+///   the attempts in flight (at most [`workers`](Operator::workers), 64 by default, one per
+///   object) and outcomes not yet landed run again after the restart. Fewer workers shrink
+///   that window; delete handlers are no exception, so they should tolerate a second run.
+/// - **Nothing lost.** Events arriving while an object is handled are coalesced into its newest
+///   body and handled after; API failures are retried with a per-object backoff (see
+///   [`Settings`](crate::Settings)) until the write lands or the object is gone.
 pub struct Operator {
     pub(crate) resources: Vec<ResourceSpec>,
     startup: Vec<(String, LifecycleFn)>,

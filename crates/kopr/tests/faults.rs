@@ -228,7 +228,7 @@ async fn set_message(api: &Api<Widget>, name: &str, message: &str) {
 
 /// Waits until every listed widget satisfies `check` and there are `count` of them.
 async fn wait_all(api: &Api<Widget>, count: usize, check: impl Fn(&serde_json::Value) -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(240);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     loop {
         let list = api.list(&ListParams::default()).await.expect("list");
         let values: Vec<serde_json::Value> = list
@@ -240,10 +240,15 @@ async fn wait_all(api: &Api<Widget>, count: usize, check: impl Fn(&serde_json::V
         if values.len() == count && done == count {
             return;
         }
+        let waiting = values
+            .iter()
+            .find(|v| !check(v))
+            .or(values.first().filter(|_| values.len() != count));
         assert!(
             std::time::Instant::now() < deadline,
-            "{done} of {} widgets ready, {count} expected",
-            values.len()
+            "{done} of {} widgets ready, {count} expected; one waiting: {}",
+            values.len(),
+            serde_json::to_string_pretty(&waiting).unwrap_or_default()
         );
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
@@ -280,7 +285,7 @@ async fn a_write_the_server_did_but_whose_answer_was_lost_does_not_rerun_the_han
     // lost.
     let faults = Faults::rate(1.0)
         .only(false, false, false, true)
-        .only_for(|method, _| method == http::Method::PATCH)
+        .only_for(|request| request.method == http::Method::PATCH)
         .limit(1)
         .watch_cuts(0.0);
     let proxy = FaultProxy::start(&cluster, faults).await.unwrap();
@@ -306,11 +311,7 @@ async fn an_outcome_that_landed_half_is_completed_not_judged_as_a_new_cause() {
     namespace(&cluster, "half").await;
     // The `/status` half of the create handler's outcome lands; the object's half (the diff
     // base) fails until the test lets it through, after the spec changed.
-    let faults = Faults::rate(1.0)
-        .only(false, false, true, false)
-        .only_for(|method, path| method == http::Method::PATCH && !path.ends_with("/status"))
-        .watch_cuts(0.0);
-    let proxy = FaultProxy::start(&cluster, faults).await.unwrap();
+    let proxy = blocking_object_half(&cluster).await;
     let calls = Calls::default();
     let running = cluster.run_through(counting_operator(&calls, false), &proxy);
     let api = widgets(&cluster, "half");
@@ -323,11 +324,7 @@ async fn an_outcome_that_landed_half_is_completed_not_judged_as_a_new_cause() {
     );
     set_message(&api, "w", "two").await;
     // The changed object is seen (its event arrives) while the old outcome still cannot land.
-    let before = proxy.injected().reset_before;
-    while proxy.injected().reset_before < before + 2 {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    proxy.set_enabled(false);
+    unblock_after_two_more(&proxy).await;
     wait_widget(&api, "w", |w| w["status"]["updated"] == "updated two").await;
     running.stop().await.unwrap();
     assert_eq!(
@@ -335,6 +332,54 @@ async fn an_outcome_that_landed_half_is_completed_not_judged_as_a_new_cause() {
         ["created w", "updated w"],
         "the create handler ran once, with the old spec"
     );
+}
+
+/// Merge patches of the object itself, not of its `/status`: the half of a cycle's outcome that
+/// carries the diff base.
+fn object_merge_patches(request: &http::request::Parts) -> bool {
+    let merge = request
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|t| t.as_bytes().starts_with(b"application/merge-patch+json"));
+    request.method == http::Method::PATCH && merge && !request.uri.path().ends_with("/status")
+}
+
+/// A proxy dropping every merge patch of the object itself before it reaches the server.
+async fn blocking_object_half(cluster: &kopr::testing::TestCluster) -> FaultProxy {
+    let faults = Faults::rate(1.0)
+        .only(false, false, true, false)
+        .only_for(object_merge_patches)
+        .watch_cuts(0.0);
+    FaultProxy::start(cluster, faults).await.unwrap()
+}
+
+/// Lets the blocked writes through once two more of them failed (so the operator has tried
+/// again since the test's last change).
+async fn unblock_after_two_more(proxy: &FaultProxy) {
+    let before = proxy.injected().reset_before;
+    while proxy.injected().reset_before < before + 2 {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    proxy.set_enabled(false);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deletion_while_an_outcome_waits_to_land_is_handled() {
+    let cluster = cluster().await;
+    namespace(&cluster, "waiting").await;
+    let proxy = blocking_object_half(&cluster).await;
+    let calls = Calls::default();
+    let running = cluster.run_through(counting_operator(&calls, true), &proxy);
+    let api = widgets(&cluster, "waiting");
+    create_widget(&api, "w", "one").await;
+    wait_widget(&api, "w", |w| w["status"]["created"] == "created one").await;
+    api.delete("w", &DeleteParams::default())
+        .await
+        .expect("deleted");
+    unblock_after_two_more(&proxy).await;
+    wait_gone(&api, "w").await;
+    running.stop().await.unwrap();
+    assert_eq!(calls.all(), ["created w", "deleted w"]);
 }
 
 async fn through_faults(rate: f64, seed: u64, namespace_name: &str) {
@@ -424,4 +469,56 @@ async fn a_throttling_storm_is_waited_out_as_retry_after_says() {
         "the client counts them"
     );
     assert_exactly_once(&calls, &names, &["created", "deleted"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_crash_only_objects_whose_outcome_had_not_landed_run_again() {
+    const OBJECTS: usize = 200;
+    let cluster = cluster().await;
+    namespace(&cluster, "crash").await;
+    let faults = Faults::rate(0.3).seed(7).watch_cuts(1.0);
+    let proxy = FaultProxy::start(&cluster, faults).await.unwrap();
+    let calls = Calls::default();
+    let running = cluster.run_through(counting_operator(&calls, true), &proxy);
+    let api = widgets(&cluster, "crash");
+    let names: Vec<String> = (0..OBJECTS).map(|i| format!("c{i}")).collect();
+    for name in &names {
+        create_widget(&api, name, "one").await;
+    }
+    while calls.all().len() < OBJECTS / 2 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    running.kill().await;
+    // What had fully landed when the process died: those objects must not run again.
+    let landed: Vec<String> = api
+        .list(&ListParams::default())
+        .await
+        .expect("list")
+        .items
+        .iter()
+        .map(|w| serde_json::to_value(w).expect("json"))
+        .filter(|w| annotations(w).contains_key(kopr::storage::LAST_HANDLED))
+        .filter_map(|w| w["metadata"]["name"].as_str().map(str::to_owned))
+        .collect();
+    let running = cluster.run_through(counting_operator(&calls, true), &proxy);
+    wait_all(&api, OBJECTS, |w| w["status"]["created"] == "created one").await;
+    delete_all(&api, &names).await;
+    running.stop().await.unwrap();
+    let all = calls.all();
+    let runs = |entry: &str| all.iter().filter(|e| *e == entry).count();
+    for name in &names {
+        let created = runs(&format!("created {name}"));
+        assert!(
+            (1..=2).contains(&created),
+            "created {name} ran {created} times"
+        );
+        if landed.contains(name) {
+            assert_eq!(created, 1, "{name}'s outcome had landed before the crash");
+        }
+        assert_eq!(runs(&format!("deleted {name}")), 1, "deleted {name}");
+    }
+    assert!(
+        !landed.is_empty(),
+        "some outcomes had landed before the crash"
+    );
 }

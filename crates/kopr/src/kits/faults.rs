@@ -114,11 +114,11 @@ impl Faults {
         self
     }
 
-    /// Only the requests `accept(method, path)` accepts get faults: say, the `PATCH`es that
-    /// record handler outcomes, or only those not to `/status`.
+    /// Only the requests `accept` accepts (by method, URI and headers) get faults: say, the
+    /// merge `PATCH`es that record handler outcomes, or only those not to `/status`.
     pub fn only_for(
         mut self,
-        accept: impl Fn(&http::Method, &str) -> bool + Send + Sync + 'static,
+        accept: impl Fn(&http::request::Parts) -> bool + Send + Sync + 'static,
     ) -> Faults {
         self.only_for = Some(RequestFilter(Arc::new(accept)));
         self
@@ -131,12 +131,12 @@ impl Faults {
     }
 }
 
-/// Which requests may get faults: `(method, path) -> bool`.
+/// Which requests may get faults, judged on the request's head.
 #[derive(Clone)]
 pub struct RequestFilter(Arc<Accept>);
 
-/// A request filter's function: `(method, path) -> bool`.
-type Accept = dyn Fn(&http::Method, &str) -> bool + Send + Sync;
+/// A request filter's function.
+type Accept = dyn Fn(&http::request::Parts) -> bool + Send + Sync;
 
 impl std::fmt::Debug for RequestFilter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -254,7 +254,7 @@ fn is_watch(req: &Request) -> bool {
 }
 
 impl Shared {
-    fn pick(&self, watch: bool, method: &http::Method, path: &str) -> (Option<Fault>, bool) {
+    fn pick(&self, watch: bool, request: &http::request::Parts) -> (Option<Fault>, bool) {
         let f = &self.faults;
         let Ok(mut rng) = self.rng.lock() else {
             return (None, false);
@@ -265,7 +265,7 @@ impl Shared {
         if !self.enabled.load(Ordering::Relaxed)
             || f.only_for
                 .as_ref()
-                .is_some_and(|accept| !(accept.0)(method, path))
+                .is_some_and(|accept| !(accept.0)(request))
         {
             return (None, false);
         }
@@ -352,7 +352,7 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     if !watch {
         shared.check_retry(&key);
     }
-    let (fault, cut) = shared.pick(watch, &parts.method, parts.uri.path());
+    let (fault, cut) = shared.pick(watch, &parts);
     let count = |c: &AtomicU64| {
         c.fetch_add(1, Ordering::Relaxed);
     };

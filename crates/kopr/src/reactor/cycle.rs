@@ -542,7 +542,11 @@ impl Cycle<'_> {
 /// own write, and so dropped as stale) gets its cycle.
 pub(crate) fn after_diff_base(stored: Option<&Value>, outcome: Outcome) -> Outcome {
     match outcome {
-        Outcome::Continue(new) if stored == Some(&essence(&new)) => Outcome::Handled(new),
+        // A deletion started meanwhile is not in the essence, and its own watch event is older
+        // than this response (so dropped as stale): it needs its cycle.
+        Outcome::Continue(new) if stored == Some(&essence(&new)) && !is_deleting(&new) => {
+            Outcome::Handled(new)
+        }
         outcome => outcome,
     }
 }
@@ -655,5 +659,14 @@ mod tests {
             after_diff_base(Some(&stored), Outcome::Done),
             Outcome::Done
         ));
+        let mut deleting = response("a");
+        deleting["metadata"]["deletionTimestamp"] = json!("2026-11-25T07:16:21Z");
+        assert!(
+            matches!(
+                after_diff_base(Some(&stored), Outcome::Continue(deleting)),
+                Outcome::Continue(_)
+            ),
+            "a deletion that started meanwhile gets its cycle"
+        );
     }
 }

@@ -83,11 +83,11 @@ impl Landing {
             }
         };
         match (&self.then, sent) {
-            (_, Sent::Gone) | (Then::Rest | Then::Again | Then::Handled(_), Sent::Nothing) => {
+            // At rest: the response is not kept, so that a change made by someone else before
+            // this write (its watch event older than the response) still gets its cycle.
+            (_, Sent::Gone) | (Then::Rest, _) | (Then::Again | Then::Handled(_), Sent::Nothing) => {
                 Outcome::Done
             }
-            // Kept, so that the watch events of this cycle's own writes are known as stale.
-            (Then::Rest, Sent::Body(new)) => Outcome::Handled(new),
             (Then::Again, Sent::Body(new)) => Outcome::Continue(new),
             (Then::Handled(stored), Sent::Body(new)) => {
                 after_diff_base(Some(stored), Outcome::Continue(new))
