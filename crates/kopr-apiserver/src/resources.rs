@@ -106,6 +106,13 @@ pub trait Strategy: std::fmt::Debug + Send + Sync {
         false
     }
 
+    /// Whether the objects are namespaces themselves: admission sees a
+    /// namespace's own name as the request's namespace, and its own labels
+    /// for namespace selectors (Namespaces).
+    fn is_namespace(&self) -> bool {
+        false
+    }
+
     /// The kind's own marks on an object whose deletion starts, after
     /// `deletionTimestamp` is set (a Namespace turns Terminating).
     fn mark_deleting(&self, _obj: &mut serde_json::Value) {}

@@ -194,7 +194,8 @@ impl ApiServer {
             .with_rbac_escalation(crate::admission::rbac_escalation::RbacEscalation::new(
                 authz.clone(),
                 store.clone(),
-            ));
+            ))
+            .with_webhooks(crate::admission::webhook::Webhooks::new(store.clone()));
         let api = Api::new(store, catalog, Arc::new(admission));
         crate::bootstrap::ensure_system_objects(&api).await?;
         // The aggregated roles (admin, edit, view) and the system namespaces'

@@ -38,8 +38,8 @@ impl std::ops::DerefMut for ApiError {
 pub struct StatusFields {
     /// HTTP status code.
     pub code: u16,
-    /// `reason`, e.g. `NotFound`.
-    pub reason: &'static str,
+    /// `reason`, e.g. `NotFound` (any text, when relayed from a webhook).
+    pub reason: std::borrow::Cow<'static, str>,
     /// `message`.
     pub message: String,
     /// `details.name`.
@@ -86,7 +86,7 @@ impl ApiError {
     pub fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
         ApiError(Box::new(StatusFields {
             code,
-            reason,
+            reason: reason.into(),
             message: message.into(),
             name: None,
             group: None,
@@ -247,24 +247,28 @@ impl ApiError {
         e
     }
 
+    /// The error with `warnings` for the client, unless it carries its own.
+    pub fn or_warnings(mut self, warnings: &[String]) -> Self {
+        if self.warnings.is_empty() {
+            self.warnings = warnings.to_vec();
+        }
+        self
+    }
+
     /// Rebuilds an error from a `metav1.Status` body produced elsewhere.
     pub fn from_status(status: &Value) -> Self {
         let code = status.get("code").and_then(Value::as_u64).unwrap_or(500) as u16;
-        let reason = match status.get("reason").and_then(Value::as_str).unwrap_or("") {
-            "BadRequest" => "BadRequest",
-            "Invalid" => "Invalid",
-            "Conflict" => "Conflict",
-            "NotFound" => "NotFound",
-            "AlreadyExists" => "AlreadyExists",
-            "Forbidden" => "Forbidden",
-            "InternalError" => "InternalError",
-            _ => "",
-        };
+        let reason = status
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let mut e = Self::new(
             code,
-            reason,
+            "",
             status.get("message").and_then(Value::as_str).unwrap_or(""),
         );
+        e.reason = reason.into();
         let details = status.get("details");
         let text = |k: &str| {
             details

@@ -10,16 +10,21 @@
 //! `SetDefaults_*` and `Validate*`, custom resources their CRD's structural
 //! schema, defaults and CEL rules. RBAC escalation prevention
 //! ([`rbac_escalation`]) validates first, as kube's RBAC storage refuses
-//! before admission. Admission webhooks and admission policies plug in as
-//! further plugins.
+//! before admission. Admission webhooks ([`webhook`]) run after the
+//! mutating plugins (the kind's defaulting and pruning run again on what
+//! they changed) and after the validating ones; deletions pass the webhooks
+//! too.
 
 mod builtin;
 pub mod rbac_escalation;
 pub mod service_account;
+pub mod webhook;
 
 use serde_json::Value;
 
-use crate::registry::{Admission, AdmissionRequest, FieldValidation};
+use std::sync::Arc;
+
+use crate::registry::{Admission, AdmissionRequest, BoxFuture, FieldValidation};
 use crate::resources::ResourceType;
 use crate::status::ApiError;
 pub use builtin::{Defaulting, StrategyValidation};
@@ -42,10 +47,12 @@ pub trait Validating: Send + Sync {
     fn validate(&self, request: &AdmissionRequest<'_>, obj: &Value) -> Result<(), ApiError>;
 }
 
-/// The admission chain: mutating plugins in order, then validating ones.
+/// The admission chain: mutating plugins in order, the mutating webhooks,
+/// then the validating plugins and the validating webhooks.
 pub struct Chain {
     mutating: Vec<Box<dyn Mutating>>,
     validating: Vec<Box<dyn Validating>>,
+    webhooks: Option<Arc<webhook::Webhooks>>,
 }
 
 impl Chain {
@@ -55,7 +62,14 @@ impl Chain {
         Chain {
             mutating: vec![Box::new(Defaulting)],
             validating: vec![Box::new(StrategyValidation)],
+            webhooks: None,
         }
+    }
+
+    /// Calls admission webhooks after the plugins of each kind.
+    pub fn with_webhooks(mut self, webhooks: webhook::Webhooks) -> Chain {
+        self.webhooks = Some(Arc::new(webhooks));
+        self
     }
 
     /// Adds a mutating plugin after the present ones.
@@ -78,27 +92,68 @@ impl Chain {
 }
 
 impl Admission for Chain {
-    fn admit(
-        &self,
-        request: &AdmissionRequest<'_>,
-        obj: &mut Value,
-    ) -> Result<Vec<String>, ApiError> {
-        let rt = request.rt;
-        let unknown = rt.strategy.normalize(rt, obj)?;
-        let warnings = unknown_field_warnings(rt, &unknown, request.field_validation)?;
-        let with_warnings = |mut e: ApiError| {
-            if e.warnings.is_empty() {
-                e.warnings = warnings.clone();
+    fn admit<'a>(
+        &'a self,
+        request: &'a AdmissionRequest<'a>,
+        obj: &'a mut Value,
+    ) -> BoxFuture<'a, Result<Vec<String>, ApiError>> {
+        Box::pin(async move {
+            let rt = request.rt;
+            let unknown = rt.strategy.normalize(rt, obj)?;
+            let mut warnings = unknown_field_warnings(rt, &unknown, request.field_validation)?;
+            for plugin in &self.mutating {
+                plugin
+                    .admit(request, obj)
+                    .map_err(|e| e.or_warnings(&warnings))?;
             }
-            e
-        };
-        for plugin in &self.mutating {
-            plugin.admit(request, obj).map_err(with_warnings)?;
-        }
-        for plugin in &self.validating {
-            plugin.validate(request, obj).map_err(with_warnings)?;
-        }
-        Ok(warnings)
+            if let Some(webhooks) = &self.webhooks {
+                let mutated = webhooks
+                    .mutate(request, obj)
+                    .await
+                    .map_err(|e| e.or_warnings(&warnings))?;
+                warnings.extend(mutated.warnings);
+                if mutated.changed {
+                    // What a webhook added outside the schema is pruned, and
+                    // defaults apply to what it left unset.
+                    rt.strategy.normalize(rt, obj)?;
+                    Defaulting
+                        .admit(request, obj)
+                        .map_err(|e| e.or_warnings(&warnings))?;
+                }
+            }
+            for plugin in &self.validating {
+                plugin
+                    .validate(request, obj)
+                    .map_err(|e| e.or_warnings(&warnings))?;
+            }
+            if let Some(webhooks) = &self.webhooks {
+                let more = webhooks
+                    .validate(request, Some(obj))
+                    .await
+                    .map_err(|e| e.or_warnings(&warnings))?;
+                warnings.extend(more);
+            }
+            Ok(warnings)
+        })
+    }
+
+    fn admit_delete<'a>(
+        &'a self,
+        request: &'a AdmissionRequest<'a>,
+    ) -> BoxFuture<'a, Result<Vec<String>, ApiError>> {
+        Box::pin(async move {
+            let Some(webhooks) = &self.webhooks else {
+                return Ok(Vec::new());
+            };
+            let mut nothing = Value::Null;
+            let mut warnings = webhooks.mutate(request, &mut nothing).await?.warnings;
+            let more = webhooks
+                .validate(request, None)
+                .await
+                .map_err(|e| e.or_warnings(&warnings))?;
+            warnings.extend(more);
+            Ok(warnings)
+        })
     }
 }
 

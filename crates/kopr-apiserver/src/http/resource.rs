@@ -310,7 +310,8 @@ async fn patch(req: &Request<'_>) -> Result<Response, ApiError> {
 }
 
 async fn delete(req: &Request<'_>) -> Result<Response, ApiError> {
-    let opts = delete_options(&req.query, req.content_type, &req.body)?;
+    let mut opts = delete_options(&req.query, req.content_type, &req.body)?;
+    opts.user = Some(req.user.clone());
     let outcome = req.state.api.delete(&req.target, &opts).await?;
     let code = match &outcome {
         crate::registry::DeleteOutcome::Pending(_) if opts.orphan_dependents == Some(false) => {
@@ -322,7 +323,8 @@ async fn delete(req: &Request<'_>) -> Result<Response, ApiError> {
 }
 
 async fn delete_collection(req: &Request<'_>) -> Result<Response, ApiError> {
-    let opts = delete_options(&req.query, req.content_type, &req.body)?;
+    let mut opts = delete_options(&req.query, req.content_type, &req.body)?;
+    opts.user = Some(req.user.clone());
     let list = list_options(&req.rt, &req.query)?;
     let result = req
         .state

@@ -106,7 +106,7 @@ pub fn apply_to(
             strategic::strategic_merge_patch(cur, p, &strategic_schema).map_err(|e| {
                 let mut err = ApiError::new(e.status_code(), e.reason(), e.status_message());
                 if e.status_code() == 500 {
-                    err.reason = "";
+                    err.reason = "".into();
                 }
                 err
             })

@@ -18,6 +18,19 @@ pub enum Operation {
     Create,
     /// PUT or PATCH of an existing object, or a write of a subresource.
     Update,
+    /// DELETE of an object (its stored state is `old`; there is no new one).
+    Delete,
+}
+
+impl Operation {
+    /// The name admission configurations use (`CREATE`, `UPDATE`, `DELETE`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Create => "CREATE",
+            Operation::Update => "UPDATE",
+            Operation::Delete => "DELETE",
+        }
+    }
 }
 
 /// One object state to admit.
@@ -37,23 +50,41 @@ pub struct AdmissionRequest<'a> {
     pub dry_run: bool,
     /// The user writing (`None`: the server itself).
     pub user: Option<&'a crate::authn::UserInfo>,
+    /// The object's name (empty when the server generates it).
+    pub name: &'a str,
+    /// The object's namespace (for a Namespace itself, its own name).
+    pub namespace: &'a str,
 }
 
 /// The admission stage: decodes, mutates and validates each new object
-/// state a write produces, before it is stored.
+/// state a write produces, before it is stored, and admits deletions.
 pub trait Admission: Send + Sync {
     /// Admits `obj`, changing it as mutating admission does; returns the
     /// warnings for the client.
     ///
     /// # Errors
     /// The Status that refuses the write (400 for undecodable or strictly
-    /// checked bodies, 422 for invalid objects, 403 for denials).
-    fn admit(
-        &self,
-        request: &AdmissionRequest<'_>,
-        obj: &mut Value,
-    ) -> Result<Vec<String>, ApiError>;
+    /// checked bodies, 422 for invalid objects, 403 for denials, a
+    /// webhook's own code for its denial).
+    fn admit<'a>(
+        &'a self,
+        request: &'a AdmissionRequest<'a>,
+        obj: &'a mut Value,
+    ) -> BoxFuture<'a, Result<Vec<String>, ApiError>>;
+
+    /// Admits the deletion of `request.old`; returns the warnings for the
+    /// client.
+    ///
+    /// # Errors
+    /// The Status that refuses the deletion.
+    fn admit_delete<'a>(
+        &'a self,
+        request: &'a AdmissionRequest<'a>,
+    ) -> BoxFuture<'a, Result<Vec<String>, ApiError>>;
 }
+
+/// A boxed future of the admission stage.
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
 /// The 422 Invalid Status for `errors` in the object `name` of `rt`, in
 /// kube-apiserver's words.

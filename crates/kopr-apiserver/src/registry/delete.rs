@@ -36,6 +36,8 @@ pub struct DeleteOptions {
     pub dry_run: bool,
     /// The deprecated `orphanDependents`.
     pub orphan_dependents: Option<bool>,
+    /// The user deleting, for admission (`None`: the server itself).
+    pub user: Option<Arc<crate::authn::UserInfo>>,
 }
 
 fn invalid_delete_options(field: &str, reason: &str, detail: String) -> ApiError {
@@ -208,6 +210,9 @@ impl Api {
             };
             let view = convert::to_view(rt, &current.object);
             self.check_delete_preconditions(t, &view, opts)?;
+            if !object::is_deleting(&view) {
+                self.admit_delete(rt, &view, opts).await?;
+            }
             let mut finalizers = object::finalizers(&view);
             let deleting = object::is_deleting(&view);
             if !deleting {
@@ -304,6 +309,29 @@ impl Api {
                 _ => continue,
             }
         }
+    }
+
+    /// Hands a deletion to the admission stage (once, when it starts: a
+    /// deletion that only waits for finalizers is not admitted again).
+    async fn admit_delete(
+        &self,
+        rt: &crate::resources::ResourceType,
+        old: &Value,
+        opts: &DeleteOptions,
+    ) -> Result<Vec<String>, ApiError> {
+        let namespace = super::write::admission_namespace(rt, old);
+        let request = super::AdmissionRequest {
+            rt,
+            operation: super::Operation::Delete,
+            subresource: None,
+            old: Some(old),
+            field_validation: super::FieldValidation::Ignore,
+            dry_run: opts.dry_run,
+            user: opts.user.as_deref(),
+            name: object::name(old),
+            namespace: &namespace,
+        };
+        self.admission.admit_delete(&request).await
     }
 
     fn grace_period(

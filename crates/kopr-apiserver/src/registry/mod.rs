@@ -16,7 +16,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use admit::{Admission, AdmissionRequest, Operation, invalid_object, invalid_of};
+pub use admit::{Admission, AdmissionRequest, BoxFuture, Operation, invalid_object, invalid_of};
 pub use delete::{DeleteOptions, DeleteOutcome, Propagation};
 pub use read::{ListOptions, ListParams, ListResult, RvMatch, invalid_list_options};
 pub use watch::{WatchItem, WatchOptions, WatchStream, bookmark_object};

@@ -31,7 +31,7 @@ pub fn invalid_list_options(detail: &str) -> ApiError {
         Vec::new(),
     );
     e.code = 400;
-    e.reason = "BadRequest";
+    e.reason = "BadRequest".into();
     e
 }
 

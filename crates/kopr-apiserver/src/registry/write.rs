@@ -160,10 +160,21 @@ fn reconcile_type(rt: &ResourceType, obj: &mut Value) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// What `fieldValidation` makes of unknown fields: warnings, or a 400.
+/// The namespace admission sees for `obj`: its own, or for a Namespace its
+/// name (as kube's handlers set it).
+pub(super) fn admission_namespace(rt: &ResourceType, obj: &Value) -> String {
+    if rt.namespaced {
+        object::namespace(obj).to_string()
+    } else if rt.strategy.is_namespace() {
+        object::name(obj).to_string()
+    } else {
+        String::new()
+    }
+}
+
 impl Api {
     /// Hands a new object state to the admission stage.
-    fn admit(
+    async fn admit(
         &self,
         rt: &ResourceType,
         obj: &mut Value,
@@ -171,7 +182,11 @@ impl Api {
         subresource: Option<&str>,
         opts: &WriteOptions,
     ) -> Result<Vec<String>, ApiError> {
+        let name = object::name(obj).to_string();
+        let namespace = admission_namespace(rt, obj);
         let request = super::AdmissionRequest {
+            name: &name,
+            namespace: &namespace,
             rt,
             operation: if old.is_some() {
                 super::Operation::Update
@@ -184,7 +199,7 @@ impl Api {
             dry_run: opts.dry_run,
             user: opts.user.as_deref(),
         };
-        self.admission.admit(&request, obj)
+        self.admission.admit(&request, obj).await
     }
 
     async fn check_namespace_for_create(
@@ -264,7 +279,7 @@ impl Api {
         if generate && let Some(m) = object::meta_mut(&mut obj) {
             m.insert("name".into(), json!(generate_name(&base)));
         }
-        let mut warnings = self.admit_for_create(rt, &mut obj, opts, applied)?;
+        let mut warnings = self.admit_for_create(rt, &mut obj, opts, applied).await?;
         self.check_namespace_for_create(rt, &obj).await?;
         if rt.strategy.allocates_service_addresses() {
             self.allocate_service_addresses(&mut obj).await?;
@@ -325,7 +340,7 @@ impl Api {
         Err(e)
     }
 
-    fn admit_for_create(
+    async fn admit_for_create(
         &self,
         rt: &ResourceType,
         obj: &mut Value,
@@ -355,7 +370,7 @@ impl Api {
             meta.insert("creationTimestamp".into(), json!(object::now_rfc3339()));
         }
         strategy::prepare_for_create(rt, obj);
-        let warnings = self.admit(rt, obj, None, None, opts)?;
+        let warnings = self.admit(rt, obj, None, None, opts).await?;
         if !applied {
             crate::patch::record_update(rt, None, obj, &opts.field_manager, None);
         }
@@ -590,7 +605,9 @@ impl Api {
             }
             no_finalizers_added_while_deleting(rt, t.name(), &new, &current_view)?;
             strategy::prepare_for_update(rt, &mut new, &current_view, subresource);
-            let warnings = self.admit(rt, &mut new, Some(&current_view), subresource, opts)?;
+            let warnings = self
+                .admit(rt, &mut new, Some(&current_view), subresource, opts)
+                .await?;
             if !is_apply {
                 crate::patch::record_update(
                     rt,

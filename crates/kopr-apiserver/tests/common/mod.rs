@@ -115,3 +115,4 @@ async fn send(
         String::from_utf8_lossy(&bytes).into_owned(),
     )
 }
+pub mod webhook;

@@ -92,6 +92,10 @@ impl Strategy for NamespaceStrategy {
         true
     }
 
+    fn is_namespace(&self) -> bool {
+        true
+    }
+
     fn mark_deleting(&self, obj: &mut Value) {
         obj["status"]["phase"] = json!("Terminating");
         if let Some(m) = crate::object::meta_mut(obj) {

@@ -1,0 +1,347 @@
+//! Calling a webhook: POST of the AdmissionReview over HTTPS to its URL, or
+//! to the address its Service's Endpoints give; the server certificate
+//! verified against `caBundle` (else the system's roots); the whole call
+//! bounded by `timeoutSeconds`. Failures are described in the words of Go's
+//! HTTP client, as kube's messages quote them.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use rustls::pki_types::{CertificateDer, ServerName, pem::PemObject};
+use serde_json::Value;
+
+use super::config::{Hook, Target};
+use crate::storage::Store;
+
+/// The largest response body read.
+const MAX_RESPONSE: usize = 16 << 20;
+
+/// Where one call goes.
+struct Endpoint {
+    /// The URL as kube prints it (`https://name.namespace.svc:443/path`).
+    url: String,
+    /// The host the certificate must name.
+    server_name: String,
+    /// The address dialled.
+    dial: (String, u16),
+    /// Path and query sent.
+    path_and_query: String,
+}
+
+/// Calls webhooks; keeps one TLS configuration per CA bundle.
+pub(crate) struct Caller {
+    store: Store,
+    tls: Mutex<HashMap<Option<Vec<u8>>, Arc<rustls::ClientConfig>>>,
+}
+
+fn split_host_port(authority: &str) -> (String, Option<u16>) {
+    if let Some(rest) = authority.strip_prefix('[') {
+        let (host, after) = rest.split_once(']').unwrap_or((rest, ""));
+        let port = after.strip_prefix(':').and_then(|p| p.parse().ok());
+        return (host.to_string(), port);
+    }
+    match authority.rsplit_once(':') {
+        Some((host, port)) => (host.to_string(), port.parse().ok()),
+        None => (authority.to_string(), None),
+    }
+}
+
+fn with_timeout(path: &str, timeout: Duration) -> String {
+    let path = if path.is_empty() { "/" } else { path };
+    format!("{path}?timeout={}s", timeout.as_secs().max(1))
+}
+
+impl Caller {
+    pub fn new(store: Store) -> Caller {
+        Caller {
+            store,
+            tls: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn tls(&self, ca_bundle: Option<&[u8]>) -> Result<Arc<rustls::ClientConfig>, String> {
+        let key = ca_bundle.map(<[u8]>::to_vec);
+        if let Ok(cache) = self.tls.lock()
+            && let Some(config) = cache.get(&key)
+        {
+            return Ok(config.clone());
+        }
+        let mut roots = rustls::RootCertStore::empty();
+        match ca_bundle {
+            Some(pem) => {
+                for cert in CertificateDer::pem_slice_iter(pem) {
+                    let cert =
+                        cert.map_err(|e| format!("unable to load root certificates: {e}"))?;
+                    roots
+                        .add(cert)
+                        .map_err(|e| format!("unable to load root certificates: {e}"))?;
+                }
+            }
+            None => {
+                for cert in rustls_native_certs::load_native_certs().certs {
+                    let _ = roots.add(cert);
+                }
+            }
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| e.to_string())?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let config = Arc::new(config);
+        if let Ok(mut cache) = self.tls.lock() {
+            cache.insert(key, config.clone());
+        }
+        Ok(config)
+    }
+
+    /// The address of a Service's webhook: an ExternalName's host, or the
+    /// first address of its Endpoints.
+    fn resolve(&self, namespace: &str, name: &str, port: u16) -> Result<(String, u16), String> {
+        let service = self
+            .store
+            .current(&format!("/core/services/{namespace}/{name}"))
+            .ok_or_else(|| format!("service \"{name}\" not found"))?;
+        let spec = &service.object["spec"];
+        if spec["type"].as_str() == Some("ExternalName") {
+            let host = spec["externalName"].as_str().unwrap_or_default();
+            return Ok((host.to_string(), port));
+        }
+        let service_port = spec["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|p| p["port"].as_u64() == Some(u64::from(port)))
+            .ok_or_else(|| format!("no service port {port} found for service \"{name}\""))?;
+        let port_name = service_port["name"].as_str().unwrap_or("");
+        let target_port = match &service_port["targetPort"] {
+            Value::Number(n) => n.as_u64().and_then(|n| u16::try_from(n).ok()),
+            Value::Null => Some(port),
+            _ => None,
+        };
+        let none = || format!("no endpoints available for service \"{name}\"");
+        let endpoints = self
+            .store
+            .current(&format!("/core/endpoints/{namespace}/{name}"))
+            .ok_or_else(none)?;
+        for subset in endpoints.object["subsets"].as_array().into_iter().flatten() {
+            let Some(address) = subset["addresses"]
+                .as_array()
+                .and_then(|a| a.first())
+                .and_then(|a| a["ip"].as_str())
+            else {
+                continue;
+            };
+            let ports = subset["ports"].as_array().cloned().unwrap_or_default();
+            let port = ports
+                .iter()
+                .find(|p| p["name"].as_str().unwrap_or("") == port_name)
+                .and_then(|p| p["port"].as_u64())
+                .and_then(|p| u16::try_from(p).ok())
+                .or(target_port);
+            if let Some(port) = port {
+                return Ok((address.to_string(), port));
+            }
+        }
+        Err(none())
+    }
+
+    fn endpoint(&self, hook: &Hook) -> Result<Endpoint, String> {
+        match &hook.target {
+            Target::Url(url) => {
+                let uri: http::Uri = url.parse().map_err(|e| format!("parse {url:?}: {e}"))?;
+                let authority = uri.authority().map(|a| a.as_str()).unwrap_or("");
+                let (host, port) = split_host_port(authority);
+                Ok(Endpoint {
+                    url: format!("{url}?timeout={}s", hook.timeout.as_secs()),
+                    server_name: host.clone(),
+                    dial: (host, port.unwrap_or(443)),
+                    path_and_query: with_timeout(uri.path(), hook.timeout),
+                })
+            }
+            Target::Service {
+                namespace,
+                name,
+                path,
+                port,
+            } => {
+                let host = format!("{name}.{namespace}.svc");
+                let url = format!(
+                    "https://{host}:{port}{path}?timeout={}s",
+                    hook.timeout.as_secs()
+                );
+                let dial = self
+                    .resolve(namespace, name, *port)
+                    .map_err(|e| format!("Post \"{url}\": {e}"))?;
+                Ok(Endpoint {
+                    url,
+                    server_name: host,
+                    dial,
+                    path_and_query: with_timeout(path, hook.timeout),
+                })
+            }
+        }
+    }
+
+    /// POSTs `body` to the webhook; returns the response body of a 200.
+    ///
+    /// # Errors
+    /// The reason after `failed calling webhook "<name>": `.
+    pub async fn post(&self, hook: &Hook, body: Vec<u8>) -> Result<Bytes, String> {
+        let endpoint = self
+            .endpoint(hook)
+            .map_err(|e| format!("failed to call webhook: {e}"))?;
+        let tls = self
+            .tls(hook.ca_bundle.as_deref())
+            .map_err(|e| format!("failed to call webhook: {e}"))?;
+        let url = endpoint.url.clone();
+        let exchange = exchange(endpoint, tls, body);
+        match tokio::time::timeout(hook.timeout, exchange).await {
+            Ok(Ok(bytes)) => Ok(bytes),
+            Ok(Err(e)) => Err(format!("failed to call webhook: Post \"{url}\": {e}")),
+            Err(_) => Err(format!(
+                "failed to call webhook: Post \"{url}\": context deadline exceeded"
+            )),
+        }
+    }
+}
+
+/// Go's words for a TLS failure.
+fn tls_error(e: &std::io::Error, host: &str) -> String {
+    let inner = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>());
+    match inner {
+        Some(rustls::Error::InvalidCertificate(
+            rustls::CertificateError::UnknownIssuer | rustls::CertificateError::BadSignature,
+        )) => "tls: failed to verify certificate: x509: certificate signed by unknown authority"
+            .into(),
+        Some(rustls::Error::InvalidCertificate(
+            rustls::CertificateError::NotValidForName
+            | rustls::CertificateError::NotValidForNameContext { .. },
+        )) => {
+            format!("tls: failed to verify certificate: x509: certificate is not valid for {host}")
+        }
+        Some(rustls::Error::InvalidCertificate(
+            rustls::CertificateError::Expired | rustls::CertificateError::ExpiredContext { .. },
+        )) => {
+            "tls: failed to verify certificate: x509: certificate has expired or is not yet valid"
+                .into()
+        }
+        Some(other) => format!("tls: {other}"),
+        None => format!("remote error: {e}"),
+    }
+}
+
+/// client-go's error for a response that is not a 2xx.
+fn http_error(code: u16, body: &[u8]) -> String {
+    if let Ok(status) = serde_json::from_slice::<Value>(body)
+        && status["kind"] == "Status"
+        && let Some(message) = status["message"].as_str()
+    {
+        return message.to_string();
+    }
+    let text = String::from_utf8_lossy(body).trim().to_string();
+    match code {
+        400 => "the server rejected our request for an unknown reason".into(),
+        401 => "the server has asked for the client to provide credentials".into(),
+        403 => "the server does not allow access to the requested resource".into(),
+        404 => "the server could not find the requested resource".into(),
+        500 if !text.is_empty() => {
+            format!("an error on the server ({text:?}) has prevented the request from succeeding")
+        }
+        _ => format!(
+            "the server responded with the status code {code} but did not return more information"
+        ),
+    }
+}
+
+async fn exchange(
+    endpoint: Endpoint,
+    tls: Arc<rustls::ClientConfig>,
+    body: Vec<u8>,
+) -> Result<Bytes, String> {
+    let (host, port) = &endpoint.dial;
+    let tcp = tokio::net::TcpStream::connect((host.as_str(), *port))
+        .await
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::ConnectionRefused => {
+                format!("dial tcp {host}:{port}: connect: connection refused")
+            }
+            _ => format!("dial tcp {host}:{port}: {e}"),
+        })?;
+    let name =
+        ServerName::try_from(endpoint.server_name.clone()).map_err(|e| format!("tls: {e}"))?;
+    let stream = tokio_rustls::TlsConnector::from(tls)
+        .connect(name, tcp)
+        .await
+        .map_err(|e| tls_error(&e, &endpoint.server_name))?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    let authority = if *port == 443 {
+        endpoint.server_name.clone()
+    } else {
+        format!("{}:{port}", endpoint.server_name)
+    };
+    let request = http::Request::post(endpoint.path_and_query.as_str())
+        .header(http::header::HOST, authority)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .header(http::header::ACCEPT, "application/json, */*")
+        .body(Full::new(Bytes::from(body)))
+        .map_err(|e| e.to_string())?;
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| e.to_string())?;
+    let code = response.status().as_u16();
+    let limited = http_body_util::Limited::new(response.into_body(), MAX_RESPONSE);
+    let bytes = limited
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?
+        .to_bytes();
+    if !(200..300).contains(&code) {
+        return Err(http_error(code, &bytes));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_and_ports_split_as_urls_write_them() {
+        assert_eq!(split_host_port("example.com"), ("example.com".into(), None));
+        assert_eq!(
+            split_host_port("127.0.0.1:8443"),
+            ("127.0.0.1".into(), Some(8443))
+        );
+        assert_eq!(split_host_port("[::1]:9443"), ("::1".into(), Some(9443)));
+        assert_eq!(with_timeout("", Duration::from_secs(10)), "/?timeout=10s");
+        assert_eq!(with_timeout("/v", Duration::from_secs(3)), "/v?timeout=3s");
+    }
+
+    #[test]
+    fn non_2xx_answers_read_as_client_go_reports_them() {
+        assert_eq!(
+            http_error(404, b""),
+            "the server could not find the requested resource"
+        );
+        assert_eq!(
+            http_error(500, b"boom"),
+            "an error on the server (\"boom\") has prevented the request from succeeding"
+        );
+        assert_eq!(
+            http_error(500, br#"{"kind":"Status","message":"no"}"#),
+            "no"
+        );
+    }
+}

@@ -1,0 +1,445 @@
+//! Admission webhooks, as kube-apiserver 1.32 calls them: the stored
+//! MutatingWebhookConfigurations and ValidatingWebhookConfigurations
+//! (admissionregistration.k8s.io/v1) are matched against every write and
+//! deletion ([`matching`], [`conditions`]) and the matching webhooks are
+//! called with an AdmissionReview ([`review`], [`call`]).
+//!
+//! Mutating webhooks run in order (by configuration name, then as
+//! declared), each on the object the previous one left; their JSON patches
+//! are applied, and `reinvocationPolicy: IfNeeded` webhooks run once more
+//! when a later webhook changed the object. Validating webhooks run
+//! concurrently after schema validation; any denial refuses the request.
+//! A webhook that cannot be called refuses the request under
+//! `failurePolicy: Fail` and is skipped under `Ignore`. Warnings go back to
+//! the client.
+
+mod call;
+mod conditions;
+mod config;
+mod matching;
+mod review;
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::registry::AdmissionRequest;
+use crate::status::ApiError;
+use crate::storage::Store;
+use config::{Hook, Index};
+use matching::{Attributes, NamespaceLabels};
+
+/// The admission configuration kinds webhooks never see (kube exempts them
+/// so a broken webhook cannot lock its own configuration).
+const EXEMPT_KINDS: [&str; 6] = [
+    "ValidatingWebhookConfiguration",
+    "MutatingWebhookConfiguration",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "MutatingAdmissionPolicy",
+    "MutatingAdmissionPolicyBinding",
+];
+
+/// The webhook stage of the admission chain.
+pub struct Webhooks {
+    store: Store,
+    index: Mutex<Arc<Index>>,
+    caller: call::Caller,
+}
+
+/// What the mutating webhooks did: whether the object changed, so that the
+/// kind's defaulting and pruning run again.
+#[derive(Debug, Default)]
+pub struct Mutated {
+    /// The object was changed by a patch.
+    pub changed: bool,
+    /// Warnings for the client.
+    pub warnings: Vec<String>,
+}
+
+/// Why a call did not give an answer: the reason after `failed calling
+/// webhook "<name>": `.
+struct CallFailed(String);
+
+impl Webhooks {
+    /// The stage over `store`, reading configurations as they change.
+    pub fn new(store: Store) -> Webhooks {
+        Webhooks {
+            caller: call::Caller::new(store.clone()),
+            index: Mutex::new(Arc::new(Index::default())),
+            store,
+        }
+    }
+
+    fn index(&self) -> Arc<Index> {
+        let stamp = Index::stamp_of(&self.store);
+        let Ok(mut current) = self.index.lock() else {
+            return Arc::new(Index::build(&self.store));
+        };
+        if current.stamp != stamp || stamp == 0 && current.mutating.is_empty() {
+            *current = Arc::new(Index::build(&self.store));
+        }
+        current.clone()
+    }
+
+    fn attributes<'a>(
+        request: &'a AdmissionRequest<'a>,
+        object: Option<&'a Value>,
+    ) -> Attributes<'a> {
+        let rt = request.rt;
+        Attributes {
+            group: &rt.group,
+            version: &rt.version,
+            kind: &rt.kind,
+            resource: &rt.plural,
+            subresource: request.subresource.unwrap_or(""),
+            operation: request.operation.as_str(),
+            name: request.name,
+            namespace: request.namespace,
+            is_namespace: rt.strategy.is_namespace(),
+            object,
+            old: request.old,
+        }
+    }
+
+    fn exempt(request: &AdmissionRequest<'_>) -> bool {
+        request.rt.group == "admissionregistration.k8s.io"
+            && EXEMPT_KINDS.contains(&request.rt.kind.as_str())
+    }
+
+    /// Whether `hook` is to be called for the request (kube's
+    /// `ShouldCallHook`).
+    fn should_call(
+        &self,
+        hook: &Hook,
+        attrs: &Attributes<'_>,
+        request: &AdmissionRequest<'_>,
+    ) -> Result<bool, ApiError> {
+        let selected = self.namespace_selected(hook, attrs)?
+            && matching::object_selector_matches(hook, attrs).map_err(ApiError::internal)?;
+        if !selected || !matching::rules_match(hook, attrs) {
+            return Ok(false);
+        }
+        if hook.conditions.is_empty() {
+            return Ok(true);
+        }
+        let fields = review::request_fields("", attrs, request.user, request.dry_run);
+        let request_value = Value::Object(fields);
+        let variables = conditions::Variables {
+            object: attrs.object.unwrap_or(&Value::Null),
+            old_object: attrs.old.unwrap_or(&Value::Null),
+            request: &request_value,
+        };
+        let mut errors = Vec::new();
+        for condition in &hook.conditions {
+            match condition.holds(&variables) {
+                Ok(false) => return Ok(false),
+                Ok(true) => {}
+                Err(e) => errors.push(e),
+            }
+        }
+        match errors.len() {
+            0 => Ok(true),
+            _ if !hook.fail_closed => Ok(false),
+            1 => Err(self.forbidden(request, &errors[0])),
+            _ => Err(self.forbidden(request, &format!("[{}]", errors.join(", ")))),
+        }
+    }
+
+    fn forbidden(&self, request: &AdmissionRequest<'_>, why: &str) -> ApiError {
+        ApiError::forbidden(request.rt.reference(), request.name, why)
+    }
+
+    fn namespace_selected(&self, hook: &Hook, attrs: &Attributes<'_>) -> Result<bool, ApiError> {
+        let selector = hook
+            .namespace_selector
+            .as_ref()
+            .map_err(ApiError::internal)?;
+        if selector.is_everything() {
+            return Ok(true);
+        }
+        match matching::namespace_labels(attrs) {
+            NamespaceLabels::Any => Ok(true),
+            NamespaceLabels::Own(labels) => Ok(selector.matches(labels)),
+            NamespaceLabels::Stored(name) => {
+                let stored = self
+                    .store
+                    .current(&format!("/core/namespaces/{name}"))
+                    .ok_or_else(|| {
+                        ApiError::not_found(
+                            crate::status::ResourceRef {
+                                group: "",
+                                resource: "namespaces",
+                            },
+                            name,
+                        )
+                    })?;
+                let labels = stored
+                    .object
+                    .pointer("/metadata/labels")
+                    .and_then(Value::as_object);
+                Ok(selector.matches(labels))
+            }
+        }
+    }
+
+    /// Calls `hook`; a failure to get an answer is handled by its failure
+    /// policy (`None`: skipped under Ignore).
+    async fn call(
+        &self,
+        hook: &Hook,
+        attrs: &Attributes<'_>,
+        request: &AdmissionRequest<'_>,
+        mutating: bool,
+    ) -> Result<Option<review::Answer>, ApiError> {
+        if request.dry_run && !hook.dry_run_safe {
+            return Err(ApiError::bad_request(format!(
+                "admission webhook \"{}\" does not support dry run",
+                hook.name
+            )));
+        }
+        match self.exchange(hook, attrs, request, mutating).await {
+            Ok(answer) => Ok(Some(answer)),
+            Err(CallFailed(reason)) => {
+                let text = format!("failed calling webhook \"{}\": {reason}", hook.name);
+                if hook.fail_closed {
+                    tracing::warn!(webhook = %hook.name, configuration = %hook.configuration, "{text}; refusing the request (failurePolicy: Fail)");
+                    Err(ApiError::internal(text))
+                } else {
+                    tracing::warn!(webhook = %hook.name, configuration = %hook.configuration, "{text}; ignored (failurePolicy: Ignore)");
+                    Ok(None)
+                }
+            }
+        }
+    }
+
+    async fn exchange(
+        &self,
+        hook: &Hook,
+        attrs: &Attributes<'_>,
+        request: &AdmissionRequest<'_>,
+        mutating: bool,
+    ) -> Result<review::Answer, CallFailed> {
+        if !hook.review_versions.iter().any(|v| v == "v1") {
+            return Err(CallFailed(
+                "could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)".into(),
+            ));
+        }
+        let uid = crate::object::new_uid();
+        let fields = review::request_fields(&uid, attrs, request.user, request.dry_run);
+        let body = review::review(fields, attrs).to_string().into_bytes();
+        let bytes = self.caller.post(hook, body).await.map_err(CallFailed)?;
+        review::answer(&bytes, &uid, mutating)
+            .map_err(|e| CallFailed(format!("received invalid webhook response: {e}")))
+    }
+
+    /// Runs the mutating webhooks on `obj` (with one reinvocation round for
+    /// `IfNeeded` webhooks when a later one changed the object).
+    ///
+    /// # Errors
+    /// A denial, a failure under `Fail`, or a patch that cannot be applied.
+    pub async fn mutate(
+        &self,
+        request: &AdmissionRequest<'_>,
+        obj: &mut Value,
+    ) -> Result<Mutated, ApiError> {
+        let mut mutated = Mutated::default();
+        if Self::exempt(request) {
+            return Ok(mutated);
+        }
+        let index = self.index();
+        let mut invoked: Vec<usize> = Vec::new();
+        let mut again = vec![false; index.mutating.len()];
+        for (i, hook) in index.mutating.iter().enumerate() {
+            let Some(changed) = self.mutate_one(hook, request, obj, &mut mutated).await? else {
+                continue;
+            };
+            if changed {
+                for &j in &invoked {
+                    again[j] = true;
+                }
+            }
+            if hook.reinvoke {
+                invoked.push(i);
+            }
+        }
+        for (i, hook) in index.mutating.iter().enumerate() {
+            if again[i] {
+                self.mutate_one(hook, request, obj, &mut mutated).await?;
+            }
+        }
+        Ok(mutated)
+    }
+
+    /// Calls one mutating webhook if it matches; returns whether it changed
+    /// the object (`None`: not called).
+    async fn mutate_one(
+        &self,
+        hook: &Hook,
+        request: &AdmissionRequest<'_>,
+        obj: &mut Value,
+        mutated: &mut Mutated,
+    ) -> Result<Option<bool>, ApiError> {
+        let object = (request.operation != crate::registry::Operation::Delete).then_some(&*obj);
+        let attrs = Self::attributes(request, object);
+        if !self.should_call(hook, &attrs, request)? {
+            return Ok(None);
+        }
+        let Some(answer) = self.call(hook, &attrs, request, true).await? else {
+            return Ok(Some(false));
+        };
+        mutated.warnings.extend(usable_warnings(&answer.warnings));
+        if !answer.allowed {
+            return Err(denial(
+                &hook.name,
+                answer.status.as_ref(),
+                &mutated.warnings,
+            ));
+        }
+        let Some(patch) = answer.patch else {
+            return Ok(Some(false));
+        };
+        let operations: json_patch::Patch = serde_json::from_slice(&patch).map_err(|e| {
+            ApiError::internal(format!(
+                "received undecodable patch in webhook response: {e}"
+            ))
+        })?;
+        if operations.0.is_empty() {
+            return Ok(Some(false));
+        }
+        if request.operation == crate::registry::Operation::Delete {
+            return Err(ApiError::internal(format!(
+                "admission webhook \"{}\" attempted to modify the object, which is not supported for this operation",
+                hook.name
+            )));
+        }
+        let before = obj.clone();
+        json_patch::patch(obj, &operations).map_err(ApiError::internal)?;
+        let changed = *obj != before;
+        mutated.changed |= changed;
+        Ok(Some(changed))
+    }
+
+    /// Runs the validating webhooks on `obj` (`None` for a deletion),
+    /// concurrently.
+    ///
+    /// # Errors
+    /// The first denial or failure under `Fail`.
+    pub async fn validate(
+        &self,
+        request: &AdmissionRequest<'_>,
+        obj: Option<&Value>,
+    ) -> Result<Vec<String>, ApiError> {
+        if Self::exempt(request) {
+            return Ok(Vec::new());
+        }
+        let index = self.index();
+        let attrs = Self::attributes(request, obj);
+        let mut due = Vec::new();
+        for hook in &index.validating {
+            if self.should_call(hook, &attrs, request)? {
+                due.push(hook);
+            }
+        }
+        let answers = futures::future::join_all(
+            due.iter()
+                .map(|hook| self.call(hook, &attrs, request, false)),
+        )
+        .await;
+        let mut warnings = Vec::new();
+        let mut refusal = None;
+        for (hook, answer) in due.iter().zip(answers) {
+            match answer {
+                Ok(Some(answer)) => {
+                    warnings.extend(usable_warnings(&answer.warnings));
+                    if !answer.allowed && refusal.is_none() {
+                        refusal = Some((hook.name.as_str(), answer.status));
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => return Err(e.or_warnings(&warnings)),
+            }
+        }
+        match refusal {
+            Some((name, status)) => Err(denial(name, status.as_ref(), &warnings)),
+            None => Ok(warnings),
+        }
+    }
+}
+
+/// Warnings a webhook may pass on: not empty, no control characters.
+fn usable_warnings(warnings: &[String]) -> Vec<String> {
+    warnings
+        .iter()
+        .filter(|w| !w.is_empty() && !w.chars().any(char::is_control))
+        .cloned()
+        .collect()
+}
+
+/// The Status of a webhook's denial, as kube 1.32 builds it: the webhook's
+/// code (400 when it gave none below 400), its reason, and
+/// `admission webhook "<name>" denied the request: <message>`.
+fn denial(name: &str, status: Option<&Value>, warnings: &[String]) -> ApiError {
+    let empty = Value::Null;
+    let status = status.unwrap_or(&empty);
+    let code = status["code"]
+        .as_u64()
+        .and_then(|c| u16::try_from(c).ok())
+        .filter(|c| *c >= 400)
+        .unwrap_or(400);
+    let reason = status["reason"].as_str().unwrap_or("");
+    let message = match status["message"].as_str().filter(|m| !m.is_empty()) {
+        Some(m) => format!("admission webhook \"{name}\" denied the request: {m}"),
+        None if !reason.is_empty() => {
+            format!("admission webhook \"{name}\" denied the request: {reason}")
+        }
+        None => format!("admission webhook \"{name}\" denied the request without explanation"),
+    };
+    let mut e = ApiError::from_status(status);
+    e.code = code;
+    e.message = message;
+    e.reason = reason.to_string().into();
+    e.or_warnings(warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn denials_read_as_kube_writes_them() {
+        let e = denial(
+            "v.example.com",
+            Some(&json!({"message": "no", "code": 422, "reason": "Invalid"})),
+            &[],
+        );
+        assert_eq!((e.code, e.reason.as_ref()), (422, "Invalid"));
+        assert_eq!(
+            e.message,
+            "admission webhook \"v.example.com\" denied the request: no"
+        );
+        let e = denial("v.example.com", None, &[]);
+        assert_eq!((e.code, e.reason.as_ref()), (400, ""));
+        assert_eq!(
+            e.message,
+            "admission webhook \"v.example.com\" denied the request without explanation"
+        );
+        let e = denial(
+            "v.example.com",
+            Some(&json!({"code": 200, "reason": "Nope"})),
+            &[],
+        );
+        assert_eq!(e.code, 400);
+        assert_eq!(
+            e.message,
+            "admission webhook \"v.example.com\" denied the request: Nope"
+        );
+    }
+
+    #[test]
+    fn only_clean_warnings_pass() {
+        let w = vec!["ok".to_string(), String::new(), "two\nlines".to_string()];
+        assert_eq!(usable_warnings(&w), ["ok"]);
+    }
+}

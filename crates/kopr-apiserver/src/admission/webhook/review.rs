@@ -1,0 +1,193 @@
+//! The AdmissionReview exchanged with a webhook (admission.k8s.io/v1):
+//! the request as kube builds it, and the checks kube makes of the
+//! response before it is used.
+
+use serde_json::{Map, Value, json};
+
+use super::matching::Attributes;
+use crate::authn::UserInfo;
+
+/// The `userInfo` of a request (the server itself, when no user).
+pub(crate) fn user_info(user: Option<&UserInfo>) -> Value {
+    let Some(user) = user else {
+        return json!({"username": "system:apiserver", "groups": ["system:masters"]});
+    };
+    let mut info = Map::new();
+    info.insert("username".into(), json!(user.name));
+    if !user.uid.is_empty() {
+        info.insert("uid".into(), json!(user.uid));
+    }
+    if !user.groups.is_empty() {
+        info.insert("groups".into(), json!(user.groups));
+    }
+    if !user.extra.is_empty() {
+        info.insert("extra".into(), json!(user.extra));
+    }
+    Value::Object(info)
+}
+
+/// The `options` kube sends with each operation.
+fn options(operation: &str) -> Value {
+    let kind = match operation {
+        "CREATE" => "CreateOptions",
+        "UPDATE" => "UpdateOptions",
+        _ => "DeleteOptions",
+    };
+    json!({"kind": kind, "apiVersion": "meta.k8s.io/v1"})
+}
+
+/// The `request` of an AdmissionReview without its objects (what
+/// `matchConditions` see as `request`).
+pub(crate) fn request_fields(
+    uid: &str,
+    attrs: &Attributes<'_>,
+    user: Option<&UserInfo>,
+    dry_run: bool,
+) -> Map<String, Value> {
+    let mut request = Map::new();
+    let kind = json!({"group": attrs.group, "version": attrs.version, "kind": attrs.kind});
+    let resource =
+        json!({"group": attrs.group, "version": attrs.version, "resource": attrs.resource});
+    request.insert("uid".into(), json!(uid));
+    request.insert("kind".into(), kind.clone());
+    request.insert("resource".into(), resource.clone());
+    if !attrs.subresource.is_empty() {
+        request.insert("subResource".into(), json!(attrs.subresource));
+    }
+    request.insert("requestKind".into(), kind);
+    request.insert("requestResource".into(), resource);
+    if !attrs.subresource.is_empty() {
+        request.insert("requestSubResource".into(), json!(attrs.subresource));
+    }
+    if !attrs.name.is_empty() {
+        request.insert("name".into(), json!(attrs.name));
+    }
+    if !attrs.namespace.is_empty() {
+        request.insert("namespace".into(), json!(attrs.namespace));
+    }
+    request.insert("operation".into(), json!(attrs.operation));
+    request.insert("userInfo".into(), user_info(user));
+    request.insert("dryRun".into(), json!(dry_run));
+    request.insert("options".into(), options(attrs.operation));
+    request
+}
+
+/// The whole AdmissionReview sent.
+pub(crate) fn review(mut request: Map<String, Value>, attrs: &Attributes<'_>) -> Value {
+    request.insert(
+        "object".into(),
+        attrs.object.cloned().unwrap_or(Value::Null),
+    );
+    request.insert(
+        "oldObject".into(),
+        attrs.old.cloned().unwrap_or(Value::Null),
+    );
+    json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+}
+
+/// A webhook's checked answer.
+#[derive(Debug, Default)]
+pub(crate) struct Answer {
+    pub allowed: bool,
+    /// `status`, used on a denial.
+    pub status: Option<Value>,
+    /// The decoded JSON patch (mutating webhooks).
+    pub patch: Option<Vec<u8>>,
+    pub warnings: Vec<String>,
+}
+
+/// Checks a response body as kube does. The error text follows
+/// `received invalid webhook response: ` in kube's message.
+pub(crate) fn answer(body: &[u8], uid: &str, mutating: bool) -> Result<Answer, String> {
+    use base64::Engine as _;
+    let review: Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    let api_version = review["apiVersion"].as_str().unwrap_or("");
+    let kind = review["kind"].as_str().unwrap_or("");
+    let response = match review.get("response") {
+        Some(r) if r.is_object() => r,
+        _ => return Err("webhook response was absent".into()),
+    };
+    let got = response["uid"].as_str().unwrap_or("");
+    if got != uid {
+        return Err(format!("expected response.uid={uid:?}, got {got:?}"));
+    }
+    if api_version != "admission.k8s.io/v1" || kind != "AdmissionReview" {
+        return Err(format!(
+            "expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got {api_version}, Kind={kind}"
+        ));
+    }
+    let patch = response["patch"].as_str().filter(|p| !p.is_empty());
+    let patch_type = response["patchType"].as_str();
+    let patch = match (mutating, patch, patch_type) {
+        (false, Some(_), _) => {
+            return Err("validating webhook may not return response.patch".into());
+        }
+        (false, None, Some(_)) => {
+            return Err("validating webhook may not return response.patchType".into());
+        }
+        (true, Some(_), None) => {
+            return Err("webhook returned response.patch but not response.patchType".into());
+        }
+        (true, None, Some(_)) => {
+            return Err("webhook returned response.patchType but not response.patch".into());
+        }
+        (true, Some(patch), Some("JSONPatch")) => Some(
+            base64::engine::general_purpose::STANDARD
+                .decode(patch)
+                .map_err(|e| format!("received undecodable patch in webhook response: {e}"))?,
+        ),
+        (true, Some(_), Some(other)) => return Err(format!("unsupported patch type {other:?}")),
+        _ => None,
+    };
+    Ok(Answer {
+        allowed: response["allowed"].as_bool().unwrap_or(false),
+        status: response.get("status").filter(|s| s.is_object()).cloned(),
+        patch,
+        warnings: crate::object::string_list(&response["warnings"]),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(response: Value) -> Vec<u8> {
+        json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response})
+            .to_string()
+            .into_bytes()
+    }
+
+    #[test]
+    fn responses_are_checked_as_kube_checks_them() {
+        let ok = answer(&body(json!({"uid": "u", "allowed": true})), "u", false).unwrap();
+        assert!(ok.allowed);
+        assert_eq!(
+            answer(&body(json!({"uid": "x", "allowed": true})), "u", false).unwrap_err(),
+            "expected response.uid=\"u\", got \"x\""
+        );
+        assert_eq!(
+            answer(br#"{"response": {"uid": "u"}}"#, "u", false).unwrap_err(),
+            "expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got , Kind="
+        );
+        assert_eq!(
+            answer(br#"{}"#, "u", false).unwrap_err(),
+            "webhook response was absent"
+        );
+        let patched = answer(
+            &body(json!({"uid": "u", "allowed": true, "patchType": "JSONPatch", "patch": "W10="})),
+            "u",
+            true,
+        )
+        .unwrap();
+        assert_eq!(patched.patch.as_deref(), Some(&b"[]"[..]));
+        assert_eq!(
+            answer(
+                &body(json!({"uid": "u", "allowed": true, "patch": "W10="})),
+                "u",
+                false
+            )
+            .unwrap_err(),
+            "validating webhook may not return response.patch"
+        );
+    }
+}
