@@ -28,6 +28,11 @@ fn core() -> Vec<ResourceType> {
             .short(&["cm"])
             .strategy(Builtin::PLAIN),
         core("secrets", "secret", "Secret", true).strategy(Builtin::PLAIN),
+        // Written by hand to point a Service (say, an admission webhook's)
+        // at an address: there is no endpoints controller.
+        core("endpoints", "endpoints", "Endpoints", true)
+            .short(&["ep"])
+            .strategy(Builtin::PLAIN),
         core("services", "service", "Service", true)
             .short(&["svc"])
             .categories(all)

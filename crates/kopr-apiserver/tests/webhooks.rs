@@ -555,3 +555,78 @@ async fn a_dry_run_refuses_webhooks_with_side_effects_and_a_condition_error_is_f
     );
     assert!(server.requests("/broken").is_empty(), "not called");
 }
+
+#[tokio::test]
+async fn a_service_webhook_is_reached_through_its_endpoints() {
+    let fx = start().await;
+    let server =
+        serve(|_, _| json!({"allowed": false, "status": {"message": "via the service"}})).await;
+    let port: u16 = server.url.rsplit(':').next().unwrap().parse().unwrap();
+    let mut via_service = hook("svc.example.com", &server, "/", &["configmaps"]);
+    via_service["clientConfig"] = json!({
+        "service": {"namespace": "default", "name": "hook", "path": "/admit", "port": 8443},
+        "caBundle": server.ca_bundle(),
+    });
+    register(&fx.client, false, "service", vec![via_service]).await;
+    let api: Api<ConfigMap> = Api::namespaced(fx.client.clone(), "default");
+
+    // No Service yet: kube's words, under Fail.
+    let e = api
+        .create(&PostParams::default(), &config_map("a", json!({})))
+        .await
+        .map_err(status_of)
+        .expect_err("no service");
+    assert_eq!(
+        e.message,
+        "Internal error occurred: failed calling webhook \"svc.example.com\": failed to call webhook: Post \"https://hook.default.svc:8443/admit?timeout=10s\": service \"hook\" not found"
+    );
+    // A Service without endpoints.
+    let services: Api<DynamicObject> = Api::namespaced_with(
+        fx.client.clone(),
+        "default",
+        &ApiResource::erase::<k8s_openapi::api::core::v1::Service>(&()),
+    );
+    services
+        .create(
+            &PostParams::default(),
+            &from(json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "hook"},
+            "spec": {"ports": [{"name": "https", "port": 8443, "targetPort": 9443}]}})),
+        )
+        .await
+        .unwrap();
+    let e = api
+        .create(&PostParams::default(), &config_map("b", json!({})))
+        .await
+        .map_err(status_of)
+        .expect_err("no endpoints");
+    assert!(
+        e.message
+            .ends_with("no endpoints available for service \"hook\""),
+        "{}",
+        e.message
+    );
+    // Endpoints at the webhook's address: called, with the Service's name in TLS.
+    let endpoints: Api<DynamicObject> = Api::namespaced_with(
+        fx.client.clone(),
+        "default",
+        &ApiResource::erase::<k8s_openapi::api::core::v1::Endpoints>(&()),
+    );
+    endpoints
+        .create(&PostParams::default(), &from(json!({"apiVersion": "v1", "kind": "Endpoints",
+            "metadata": {"name": "hook"},
+            "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": port}]}]})))
+        .await
+        .unwrap();
+    let e = api
+        .create(&PostParams::default(), &config_map("c", json!({})))
+        .await
+        .map_err(status_of)
+        .expect_err("denied by the webhook");
+    assert_eq!(e.code, 400, "no code from the webhook: 400");
+    assert_eq!(
+        e.message,
+        "admission webhook \"svc.example.com\" denied the request: via the service"
+    );
+    assert_eq!(server.requests("/admit").len(), 1);
+}

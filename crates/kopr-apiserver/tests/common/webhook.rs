@@ -104,7 +104,9 @@ pub async fn serve(
     ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
     let ca_cert = ca_params.self_signed(&ca_key).unwrap();
     let issuer = rcgen::Issuer::new(ca_params, ca_key);
-    let mut params = rcgen::CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+    // Also the name a Service `hook` in `default` is called by.
+    let names = vec!["localhost".to_string(), "hook.default.svc".to_string()];
+    let mut params = rcgen::CertificateParams::new(names).unwrap();
     params
         .subject_alt_names
         .push(rcgen::SanType::IpAddress("127.0.0.1".parse().unwrap()));
