@@ -58,13 +58,14 @@ mod persistence;
 mod reactor;
 mod runtime;
 
-pub use handling::{context, diff, errors, filters, handlers, patch, resource};
+pub use handling::{admission, context, diff, errors, filters, handlers, patch, resource};
 #[cfg(feature = "embedded")]
 pub use kits::testing;
 pub use kits::{adopt, apply, cli, manifests, service_account};
 pub use persistence::{progress, storage};
-pub use runtime::{client, discovery, events, logging, namespaces};
+pub use runtime::{client, discovery, events, logging, namespaces, webhooks};
 
+pub use admission::{AdmissionResult, Denial, Review};
 pub use adopt::{AdoptOptions, Owner, adopt};
 pub use context::{Context, Memo, Reason};
 pub use diff::{Diff, DiffItem, DiffOp};

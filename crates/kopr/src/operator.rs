@@ -83,6 +83,7 @@ pub struct Operator {
     cleanup: Vec<(String, LifecycleFn)>,
     memo: Memo,
     pub(crate) settings: Settings,
+    pub(crate) webhooks: Option<crate::webhooks::Webhooks>,
 }
 
 impl Default for Operator {
@@ -101,7 +102,23 @@ impl Operator {
             cleanup: Vec::new(),
             memo: Memo::default(),
             settings: Settings::default(),
+            webhooks: None,
         }
+    }
+
+    /// Serves the resources' admission handlers (`on_validate`, `on_mutate`) with these
+    /// settings, and registers them with the API server unless told not to. Without this,
+    /// admission handlers are served only by `dev`, which sets [`Webhooks::local`].
+    ///
+    /// [`Webhooks::local`]: crate::webhooks::Webhooks::local
+    pub fn webhooks(mut self, webhooks: crate::webhooks::Webhooks) -> Self {
+        self.webhooks = Some(webhooks);
+        self
+    }
+
+    /// Whether any resource has admission handlers.
+    pub fn has_admission_handlers(&self) -> bool {
+        self.resources.iter().any(|r| !r.admission.is_empty())
     }
 
     /// Serves a resource with its handlers.
@@ -260,6 +277,15 @@ impl Operator {
             result = startup => result?,
             () = &mut shutdown => return Ok(()),
         }
+        // After startup, which may install the CRDs the handlers are registered for.
+        if let Some(settings) = &self.webhooks
+            && self.has_admission_handlers()
+        {
+            let server = start_webhooks(&client, &self.resources, settings, token.clone()).await?;
+            if settings.registers() {
+                server.register(&client, settings).await?;
+            }
+        }
         for spec in self.resources {
             let shared = shared.clone();
             tasks.spawn(serve(shared, spec));
@@ -286,6 +312,30 @@ impl Operator {
         tracing::info!("operator stopped");
         Ok(())
     }
+}
+
+/// Starts the webhook server for every resource's admission handlers.
+async fn start_webhooks(
+    client: &kube::Client,
+    resources: &[ResourceSpec],
+    settings: &crate::webhooks::Webhooks,
+    shutdown: CancellationToken,
+) -> Result<crate::webhooks::WebhookServer, Error> {
+    let mut served = Vec::new();
+    for resource in resources.iter().filter(|r| !r.admission.is_empty()) {
+        let Some(resolved) = crate::runtime::discovery::resolve(client, &resource.target).await?
+        else {
+            tracing::warn!(resource = %resource.target, "not served by the API server; its admission handlers are not registered");
+            continue;
+        };
+        for spec in &resource.admission {
+            served.push(crate::webhooks::Served {
+                spec: spec.clone(),
+                resource: resolved.api_resource.clone(),
+            });
+        }
+    }
+    crate::webhooks::WebhookServer::start(settings, served, shutdown).await
 }
 
 async fn run_startup(

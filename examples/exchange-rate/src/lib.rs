@@ -6,11 +6,14 @@
 //! it in a ConfigMap (`data.rate`) adopted by the ExchangeRate, so that deleting the
 //! ExchangeRate garbage-collects the ConfigMap. The ConfigMap's name is the create handler's
 //! result, in `status.configmap`. A changed currency updates the same ConfigMap, and a timer
-//! refreshes the rate every `--refresh-interval` seconds. An unknown currency fails the handler
-//! for good (a Warning event and `status.message` say why); an unreachable API is retried.
+//! refreshes the rate every `--refresh-interval` seconds. A currency that is not an ISO 4217
+//! code is refused when it is written (a validating admission handler, [`check_currency`]); one
+//! the rates API does not quote fails the handler for good (a Warning event and
+//! `status.message` say why); an unreachable API is retried.
 
 #![warn(missing_docs)]
 
+pub mod currencies;
 pub mod rates;
 pub mod server;
 
@@ -22,7 +25,8 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kopr::manifests::Manifests;
 use kopr::{
-    Context, Handler, HandlerError, HandlerResult, Lifecycle, Operator, Reason, Resource, Timer,
+    Context, Denial, Handler, HandlerError, HandlerResult, Lifecycle, Operator, Reason, Resource,
+    Review, Timer,
 };
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{CustomResource, CustomResourceExt};
@@ -273,6 +277,20 @@ async fn refresh(rates: Arc<RatesClient>, ctx: Context<ExchangeRate>) -> Handler
     Ok(())
 }
 
+/// Refuses an ExchangeRate whose currency is not an ISO 4217 code, when it is written.
+pub async fn check_currency(review: Review<ExchangeRate>) -> Result<(), Denial> {
+    let Some(rate) = &review.object else {
+        return Ok(());
+    };
+    let code = &rate.spec.currency;
+    if currencies::is_iso_4217(code) {
+        return Ok(());
+    }
+    Err(Denial::new(format!(
+        "spec.currency: {code:?} is not an ISO 4217 currency code"
+    )))
+}
+
 /// The ExchangeRate operator.
 pub fn operator(config: &Config) -> Operator {
     let rates = Arc::new(RatesClient::new(&config.rates_url));
@@ -280,6 +298,7 @@ pub fn operator(config: &Config) -> Operator {
     let (on_create, on_change, on_timer) = (rates.clone(), rates.clone(), rates);
     Operator::new().on_startup(register_crd).resource(
         Resource::<ExchangeRate>::custom()
+            .on_validate("currency", check_currency)
             .on_create(Handler::new(move |ctx| created(on_create.clone(), ctx)).id(CREATE_HANDLER))
             .on_field(
                 "spec.currency",

@@ -1,6 +1,7 @@
 //! The ExchangeRate operator against an in-process API server and an in-process `serve-rates`
 //! stand-in: the CRD registered at startup, the rate in an adopted ConfigMap, refreshed by the
-//! timer and following a currency change, garbage-collected with its owner; an unknown
+//! timer and following a currency change, garbage-collected with its owner; a currency that
+//! is not an ISO 4217 code refused through kubectl by the validating handler; an unknown
 //! currency failing for good with a Warning event; an unreachable API retried; the
 //! `manifests` RBAC; and the `serve-rates` command.
 
@@ -219,7 +220,7 @@ async fn an_unknown_currency_fails_for_good_with_a_warning() {
         .await
         .expect("applied");
     let message = cluster
-        .wait_for_warning("default", "exchange-rate-xyz", WAIT, |e| {
+        .wait_for_warning("default", "exchange-rate-xts", WAIT, |e| {
             e.reason.as_deref() == Some("HandlerFailed")
         })
         .await
@@ -228,18 +229,18 @@ async fn an_unknown_currency_fails_for_good_with_a_warning() {
         .unwrap_or_default();
     assert!(message.contains("failed permanently"), "{message}");
     assert!(
-        message.contains("unknown currency XYZ: Symbols 'XYZ' are invalid for date"),
+        message.contains("unknown currency XTS: Symbols 'XTS' are invalid for date"),
         "{message}"
     );
     let rates: Api<ExchangeRate> = Api::namespaced(cluster.client(), "default");
     wait_for(
         &rates,
-        "exchange-rate-xyz",
+        "exchange-rate-xts",
         WAIT,
         |r: Option<&ExchangeRate>| {
             status(r)
                 .message
-                .is_some_and(|m| m.starts_with("unknown currency XYZ"))
+                .is_some_and(|m| m.starts_with("unknown currency XTS"))
         },
     )
     .await
@@ -320,6 +321,7 @@ fn manifests_grant_configmaps_and_crd_registration() {
             "ServiceAccount",
             "ClusterRole",
             "ClusterRoleBinding",
+            "Service",
             "Deployment"
         ]
     );
@@ -329,16 +331,34 @@ fn manifests_grant_configmaps_and_crd_registration() {
             {"apiGroups": ["operators.brennerm.github.io"], "resources": ["exchangerates"], "verbs": ["get", "list", "watch", "patch"]},
             {"apiGroups": ["operators.brennerm.github.io"], "resources": ["exchangerates/status"], "verbs": ["patch"]},
             {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
+            {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"], "verbs": ["get", "create", "patch", "delete"]},
             {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "watch", "create", "patch"]},
             {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create", "get", "list", "watch", "patch", "delete"]},
         ])
     );
-    let container = &documents[5]["spec"]["template"]["spec"]["containers"][0];
+    // The validating handler is served through a Service, on the container's `webhooks` port.
+    assert_eq!(documents[5]["metadata"]["name"], "exchange-rate-webhooks");
+    assert_eq!(
+        documents[5]["spec"]["ports"],
+        json!([{"name": "webhooks", "port": 443, "targetPort": "webhooks"}])
+    );
+    let container = &documents[6]["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(
+        container["ports"],
+        json!([{"name": "webhooks", "containerPort": 9443}])
+    );
     assert_eq!(
         container["args"],
-        json!(["run", "-A", "--rates-url", "http://rates.rates.svc/latest"])
+        json!([
+            "run",
+            "-A",
+            "--webhook-service",
+            "rates/exchange-rate-webhooks",
+            "--rates-url",
+            "http://rates.rates.svc/latest"
+        ])
     );
-    assert_eq!(documents[5]["metadata"]["namespace"], "rates");
+    assert_eq!(documents[6]["metadata"]["namespace"], "rates");
 }
 
 /// Kills the child process when dropped.
@@ -468,5 +488,44 @@ async fn an_edited_sample_applied_again_with_kubectl_changes_the_currency() {
     }
 
     running.stop().await.expect("operator stops cleanly");
+    cluster.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_is_refused_a_currency_that_is_not_an_iso_code() {
+    let url = rates_server(RateTable::new([rate("USD", 1.1901)])).await;
+    let cluster = TestCluster::start().await.expect("cluster starts");
+    let running = start(&cluster, url, 3600).await;
+    let kubectl = cluster.kubectl().expect("kubectl");
+    let manifest = std::fs::read_to_string(samples().join("invalid/not-iso.yaml")).expect("sample");
+    // The webhook is registered once the operator's startup (the CRD) is done.
+    let mut refused = String::new();
+    for _ in 0..200 {
+        match kubectl.apply(&manifest, false).await {
+            Err(e) => {
+                refused = e.to_string();
+                break;
+            }
+            Ok(_) => {
+                kubectl
+                    .run(&["delete", "exchangerate", "exchange-rate-abc"], None)
+                    .await
+                    .expect("deleted");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+    assert!(
+        refused.ends_with(
+            "Error from server (Forbidden): error when creating \"STDIN\": admission webhook \"currency.exchangerates.operators.brennerm.github.io\" denied the request: spec.currency: \"ABC\" is not an ISO 4217 currency code\n"
+        ),
+        "{refused}"
+    );
+    // An ISO code is accepted.
+    kubectl
+        .apply(&manifest.replace("currency: ABC", "currency: USD"), false)
+        .await
+        .expect("USD accepted");
+    running.stop().await.expect("stops");
     cluster.shutdown().await;
 }

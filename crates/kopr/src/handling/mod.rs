@@ -1,7 +1,9 @@
 //! The author's surface: what handlers are registered on ([`resource`],
 //! [`handlers`], [`filters`]), what they see ([`context`], [`diff`]), what
-//! they return ([`errors`]) and how they change their object ([`patch`]).
+//! they return ([`errors`]) and how they change their object ([`patch`]);
+//! [`admission`] handlers check or change objects before they are stored.
 
+pub mod admission;
 pub mod context;
 pub mod diff;
 pub mod errors;

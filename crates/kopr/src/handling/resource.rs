@@ -14,6 +14,7 @@ use kube::api::{ApiResource, DynamicObject};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::handling::admission::{AdmissionResult, AdmissionSpec, Review};
 use crate::handling::handlers::{
     Daemon, DaemonSpec, HandlerSpec, IntoHandler, ParseFn, Timer, TimerSpec, Trigger,
 };
@@ -27,6 +28,7 @@ pub struct ResourceSpec {
     pub(crate) daemons: Vec<DaemonSpec>,
     pub(crate) crd: Option<CustomResourceDefinition>,
     pub(crate) parse: ParseFn,
+    pub(crate) admission: Vec<AdmissionSpec>,
 }
 
 impl std::fmt::Debug for ResourceSpec {
@@ -124,6 +126,7 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
                 daemons: Vec::new(),
                 crd: None,
                 parse: parser::<K>(),
+                admission: Vec::new(),
             },
             _resource: PhantomData,
         }
@@ -174,6 +177,35 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
     /// ignored.
     pub fn on_event<M>(self, handler: impl IntoHandler<K, M>) -> Self {
         self.register(Trigger::Event, handler)
+    }
+
+    /// Checks every write of an object before the API server stores it: `handler` admits it
+    /// (`Ok(())`) or refuses it with a [`Denial`](crate::Denial). Served by the operator's
+    /// webhook server ([`Operator::webhooks`](crate::Operator::webhooks)); `dev` registers it
+    /// with the embedded server by itself.
+    pub fn on_validate<F, Fut>(mut self, id: &str, handler: F) -> Self
+    where
+        F: Fn(Review<K>) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = AdmissionResult> + Send + 'static,
+    {
+        self.spec
+            .admission
+            .push(AdmissionSpec::new(id, false, handler));
+        self
+    }
+
+    /// Changes every written object before the API server validates and stores it: what
+    /// `handler` sets through [`Review::patch`] is sent back as a JSON patch. It may also
+    /// refuse the write.
+    pub fn on_mutate<F, Fut>(mut self, id: &str, handler: F) -> Self
+    where
+        F: Fn(Review<K>) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = AdmissionResult> + Send + 'static,
+    {
+        self.spec
+            .admission
+            .push(AdmissionSpec::new(id, true, handler));
+        self
     }
 
     /// Adds a timer.

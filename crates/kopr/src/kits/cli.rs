@@ -165,6 +165,13 @@ struct RunArgs<A: Args> {
     /// The kubeconfig context to use.
     #[arg(long)]
     context: Option<String>,
+    /// The Service (NAMESPACE/NAME) through which the API server reaches the admission
+    /// handlers; they are served and registered only when it is given (`manifests` does).
+    #[arg(long, value_name = "NAMESPACE/NAME")]
+    webhook_service: Option<String>,
+    /// Where the admission handlers are served.
+    #[arg(long, default_value = "0.0.0.0:9443")]
+    webhook_listen: std::net::SocketAddr,
     #[command(flatten, next_help_heading = "Operator options")]
     options: A,
 }
@@ -470,7 +477,26 @@ impl<A: Args + 'static, X: Subcommand + 'static> App<A, X> {
         match command {
             Command::Run(args) => {
                 args.common.init_logging();
-                let operator = args.common.configure((self.build)(&args.options))?;
+                let mut operator = args.common.configure((self.build)(&args.options))?;
+                if operator.has_admission_handlers() && operator.webhooks.is_none() {
+                    match args
+                        .webhook_service
+                        .as_deref()
+                        .and_then(|s| s.split_once('/'))
+                    {
+                        Some((namespace, service)) => {
+                            operator = operator.webhooks(
+                                crate::webhooks::Webhooks::listen(args.webhook_listen)
+                                    .service(namespace, service)
+                                    .name(name),
+                            );
+                        }
+                        None => tracing::warn!(
+                            "the operator has admission handlers but no --webhook-service \
+                             NAMESPACE/NAME: they are not served"
+                        ),
+                    }
+                }
                 let client = client_from(args.kubeconfig.as_deref(), args.context).await?;
                 operator.run_until(client, shutdown_signal()).await?;
                 Ok(())
@@ -648,7 +674,12 @@ async fn dev<A: Args>(
     args.common.init_logging();
     // Read every manifest first: a broken file stops here, before anything starts.
     let documents = crate::kits::apply::load(&args.apply)?;
-    let operator = args.common.configure(build(&args.options))?;
+    let mut operator = args.common.configure(build(&args.options))?;
+    if operator.has_admission_handlers() && operator.webhooks.is_none() {
+        // Served on loopback and registered with the dev cluster, so a denial in dev reads as
+        // one on a real cluster.
+        operator = operator.webhooks(crate::webhooks::Webhooks::local().name(name));
+    }
     let say = Say {
         name,
         json: args.common.log_format == LogFormat::Json,

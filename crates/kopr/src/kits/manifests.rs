@@ -14,18 +14,28 @@
 //! - `get`, `list`, `watch` on `customresourcedefinitions` when the operator has CRDs, and also
 //!   `create` and `patch` when it [installs them itself](Manifests::installs_crds);
 //! - on each declared [child kind](Manifests::child): `create`, `get`, `list`, `watch`,
-//!   `patch`, `delete`.
+//!   `patch`, `delete`;
+//! - `get`, `create`, `patch`, `delete` on `validatingwebhookconfigurations` and
+//!   `mutatingwebhookconfigurations` when the operator has admission handlers (it registers
+//!   them at start).
+//!
+//! An operator with admission handlers also gets a Service `<name>-webhooks` (443 to the
+//! container's port `webhooks`, 9443), and `run --webhook-service <namespace>/<name>-webhooks`:
+//! the operator serves its handlers with a certificate from a CA it generates at start, and
+//! registers them, that CA as their `caBundle`, through that Service.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
 use k8s_openapi::api::core::v1::{
-    Capabilities, Container, Namespace, PodSecurityContext, PodSpec, PodTemplateSpec,
-    ResourceRequirements, SecurityContext, ServiceAccount,
+    Capabilities, Container, ContainerPort, Namespace, PodSecurityContext, PodSpec,
+    PodTemplateSpec, ResourceRequirements, SecurityContext, Service, ServiceAccount, ServicePort,
+    ServiceSpec,
 };
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
 
 use crate::handling::errors::Error;
@@ -179,6 +189,16 @@ impl Manifests {
             rules.push(rule(group, status, &["patch"]));
         }
         rules.push(rule("", vec!["events".into()], &["create"]));
+        if operator.has_admission_handlers() {
+            rules.push(rule(
+                "admissionregistration.k8s.io",
+                vec![
+                    "mutatingwebhookconfigurations".into(),
+                    "validatingwebhookconfigurations".into(),
+                ],
+                &["get", "create", "patch", "delete"],
+            ));
+        }
         if self.installs_crds || !operator.crds().is_empty() {
             let mut verbs = vec!["get", "list", "watch"];
             if self.installs_crds {
@@ -230,14 +250,54 @@ impl Manifests {
         }
     }
 
-    fn deployment(&self) -> Deployment {
+    /// The Service in front of the operator's admission webhook server.
+    fn webhook_service_name(&self) -> String {
+        format!("{}-webhooks", self.name)
+    }
+
+    fn webhook_service(&self) -> Service {
+        let mut meta = self.meta(true);
+        meta.name = Some(self.webhook_service_name());
+        Service {
+            metadata: meta,
+            spec: Some(ServiceSpec {
+                selector: Some(self.labels()),
+                ports: Some(vec![ServicePort {
+                    name: Some("webhooks".into()),
+                    port: 443,
+                    target_port: Some(IntOrString::String("webhooks".into())),
+                    ..ServicePort::default()
+                }]),
+                ..ServiceSpec::default()
+            }),
+            ..Service::default()
+        }
+    }
+
+    fn deployment(&self, webhooks: bool) -> Deployment {
         let image = self
             .image
             .clone()
             .unwrap_or_else(|| format!("{}:latest", self.name));
         let mut args = vec!["run".to_owned(), "-A".to_owned()];
+        if webhooks {
+            args.push("--webhook-service".into());
+            args.push(format!(
+                "{}/{}",
+                self.namespace,
+                self.webhook_service_name()
+            ));
+        }
         args.extend(self.run_args.iter().cloned());
+        let ports = webhooks.then(|| {
+            vec![ContainerPort {
+                name: Some("webhooks".into()),
+                container_port: 9443,
+                ..ContainerPort::default()
+            }]
+        });
         let container = Container {
+            ports,
             name: self.name.clone(),
             image: Some(image),
             command: Some(vec![self.name.clone()]),
@@ -298,7 +358,8 @@ impl Manifests {
     }
 
     /// Every object, in the order to apply them: the Namespace (unless `default`), the CRDs,
-    /// ServiceAccount, ClusterRole, ClusterRoleBinding and Deployment.
+    /// ServiceAccount, ClusterRole, ClusterRoleBinding, the webhook Service (when the operator
+    /// has admission handlers) and Deployment.
     pub fn objects(&self, operator: &Operator) -> Result<Vec<Value>, Error> {
         let mut objects = Vec::new();
         if self.namespace != "default" {
@@ -340,7 +401,11 @@ impl Manifests {
             }]),
         };
         objects.push(serde_json::to_value(binding)?);
-        objects.push(serde_json::to_value(self.deployment())?);
+        let webhooks = operator.has_admission_handlers();
+        if webhooks {
+            objects.push(serde_json::to_value(self.webhook_service())?);
+        }
+        objects.push(serde_json::to_value(self.deployment(webhooks))?);
         Ok(objects)
     }
 

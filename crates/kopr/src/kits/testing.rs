@@ -189,7 +189,11 @@ impl TestCluster {
         self.run_with_kubeconfig(operator, proxy.kubeconfig_yaml())
     }
 
-    fn run_with_kubeconfig(&self, operator: Operator, kubeconfig: String) -> RunningOperator {
+    fn run_with_kubeconfig(&self, mut operator: Operator, kubeconfig: String) -> RunningOperator {
+        if operator.has_admission_handlers() && operator.webhooks.is_none() {
+            // As `dev` does: served on loopback and registered with this server.
+            operator = operator.webhooks(crate::webhooks::Webhooks::local());
+        }
         let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let (kill, kill_rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || -> Result<(), Error> {

@@ -8,3 +8,4 @@ pub mod discovery;
 pub mod events;
 pub mod logging;
 pub mod namespaces;
+pub mod webhooks;

@@ -1,0 +1,255 @@
+//! Admission handlers: check or change an object before the API server stores it, as Kopf's
+//! `@kopf.on.validate` / `@kopf.on.mutate` and controller-runtime's webhooks do. The operator
+//! serves them over HTTPS ([`crate::webhooks`]) and registers them with the API server, which
+//! calls them for every matching write.
+//!
+//! ```no_run
+//! use kopr::{Denial, Operator, Resource, Review};
+//! use kube::api::DynamicObject;
+//!
+//! async fn check(review: Review<DynamicObject>) -> Result<(), Denial> {
+//!     let name = review.name.as_str();
+//!     if name.starts_with("tmp-") {
+//!         return Err(Denial::new("temporary names are not allowed"));
+//!     }
+//!     review.warn("checked by the operator");
+//!     Ok(())
+//! }
+//!
+//! async fn label(review: Review<DynamicObject>) -> Result<(), Denial> {
+//!     review.patch().label("checked", Some("yes"));
+//!     Ok(())
+//! }
+//!
+//! let operator = Operator::new().resource(
+//!     Resource::dynamic("example.com", "v1", "greetings")
+//!         .on_validate("check", check)
+//!         .on_mutate("label", label),
+//! );
+//! # let _ = operator;
+//! ```
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::handling::patch::Patch;
+
+/// The operation an admission request is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    /// A new object.
+    Create,
+    /// A changed object (also a write of a subresource).
+    Update,
+    /// A deletion (there is no new object, only the old one).
+    Delete,
+    /// A connection to a subresource (`pods/exec` and the like).
+    Connect,
+}
+
+impl Operation {
+    /// The operation as Kubernetes names it in webhook rules.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Create => "CREATE",
+            Operation::Update => "UPDATE",
+            Operation::Delete => "DELETE",
+            Operation::Connect => "CONNECT",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Operation> {
+        Some(match text {
+            "CREATE" => Operation::Create,
+            "UPDATE" => Operation::Update,
+            "DELETE" => Operation::Delete,
+            "CONNECT" => Operation::Connect,
+            _ => return None,
+        })
+    }
+}
+
+/// A refusal: the write fails with `message` (and `code`, 403 unless set), which the client
+/// sees as `admission webhook "<name>" denied the request: <message>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denial {
+    /// Why.
+    pub message: String,
+    /// The HTTP status the client gets (403 by default).
+    pub code: u16,
+}
+
+impl Denial {
+    /// A refusal with `message` and code 403.
+    pub fn new(message: impl Into<String>) -> Denial {
+        Denial {
+            message: message.into(),
+            code: 403,
+        }
+    }
+
+    /// The HTTP status the client gets (at least 400).
+    pub fn code(mut self, code: u16) -> Denial {
+        self.code = code.max(400);
+        self
+    }
+}
+
+/// What an admission handler returns: `Ok(())` to admit, a [`Denial`] to refuse.
+pub type AdmissionResult = Result<(), Denial>;
+
+/// One admission request, as a handler sees it.
+pub struct Review<K> {
+    /// What is being done.
+    pub operation: Operation,
+    /// The object as it would be stored (`None` on deletion or when it does not parse as `K`).
+    pub object: Option<K>,
+    /// The object as stored now, on updates and deletions.
+    pub old: Option<K>,
+    /// The object's name (empty when the server is to generate it).
+    pub name: String,
+    /// The object's namespace, if namespaced.
+    pub namespace: Option<String>,
+    /// The subresource written, if any (`status`, `scale`, ...).
+    pub subresource: Option<String>,
+    /// Who is writing.
+    pub username: String,
+    /// The writer's groups.
+    pub groups: Vec<String>,
+    /// A dry run: the write will not be stored, so the handler must have no side effects.
+    pub dry_run: bool,
+    body: Value,
+    old_body: Value,
+    patch: Patch,
+    warnings: Arc<Mutex<Vec<String>>>,
+}
+
+impl<K> Review<K> {
+    /// The new object as JSON (`null` on deletion).
+    pub fn body(&self) -> &Value {
+        &self.body
+    }
+
+    /// The old object as JSON (`null` on creation).
+    pub fn old_body(&self) -> &Value {
+        &self.old_body
+    }
+
+    /// The changes a mutating handler makes to the object (ignored for validating handlers).
+    pub fn patch(&self) -> &Patch {
+        &self.patch
+    }
+
+    /// A warning for the client (kubectl prints it as `Warning: <text>`), admitted or not.
+    pub fn warn(&self, text: impl Into<String>) {
+        if let Ok(mut warnings) = self.warnings.lock() {
+            warnings.push(text.into());
+        }
+    }
+}
+
+/// An admission request before it is typed: the AdmissionReview's `request`.
+pub(crate) struct Incoming {
+    pub request: Value,
+}
+
+/// What a handler made of a request.
+#[derive(Debug, Default)]
+pub(crate) struct Verdict {
+    pub denial: Option<Denial>,
+    /// The merge patch a mutating handler built.
+    pub patch: Value,
+    pub warnings: Vec<String>,
+}
+
+type AdmitFn = Arc<dyn Fn(Incoming) -> BoxFuture<'static, Verdict> + Send + Sync>;
+
+/// A registered admission handler, erased over the object type.
+#[derive(Clone)]
+pub struct AdmissionSpec {
+    pub(crate) id: String,
+    pub(crate) mutating: bool,
+    pub(crate) call: AdmitFn,
+}
+
+impl std::fmt::Debug for AdmissionSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AdmissionSpec")
+            .field("id", &self.id)
+            .field("mutating", &self.mutating)
+            .finish_non_exhaustive()
+    }
+}
+
+fn parsed<K: DeserializeOwned>(value: &Value) -> Option<K> {
+    (!value.is_null())
+        .then(|| serde_json::from_value(value.clone()).ok())
+        .flatten()
+}
+
+impl AdmissionSpec {
+    /// Erases `handler` into a spec.
+    pub(crate) fn new<K, F, Fut>(id: &str, mutating: bool, handler: F) -> AdmissionSpec
+    where
+        K: DeserializeOwned + Send + 'static,
+        F: Fn(Review<K>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = AdmissionResult> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        let call: AdmitFn = Arc::new(move |incoming: Incoming| {
+            let handler = handler.clone();
+            Box::pin(async move {
+                let request = incoming.request;
+                let text = |key: &str| request[key].as_str().unwrap_or_default().to_string();
+                let warnings = Arc::new(Mutex::new(Vec::new()));
+                let patch = Patch::new();
+                let review = Review {
+                    operation: Operation::parse(request["operation"].as_str().unwrap_or(""))
+                        .unwrap_or(Operation::Update),
+                    object: parsed(&request["object"]),
+                    old: parsed(&request["oldObject"]),
+                    name: text("name"),
+                    namespace: request["namespace"].as_str().map(str::to_string),
+                    subresource: request["subResource"].as_str().map(str::to_string),
+                    username: request["userInfo"]["username"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    groups: crate::handling::admission::strings(&request["userInfo"]["groups"]),
+                    dry_run: request["dryRun"].as_bool().unwrap_or(false),
+                    body: request["object"].clone(),
+                    old_body: request["oldObject"].clone(),
+                    patch: patch.clone(),
+                    warnings: warnings.clone(),
+                };
+                let result = handler(review).await;
+                let warnings = warnings.lock().map(|w| w.clone()).unwrap_or_default();
+                Verdict {
+                    denial: result.err(),
+                    patch: patch.to_value(),
+                    warnings,
+                }
+            })
+        });
+        AdmissionSpec {
+            id: id.to_string(),
+            mutating,
+            call,
+        }
+    }
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -1,0 +1,572 @@
+//! The operator's admission webhook server: it serves the resources' `on_validate` and
+//! `on_mutate` handlers over HTTPS and (when told to) registers them with the API server as a
+//! ValidatingWebhookConfiguration and a MutatingWebhookConfiguration.
+//!
+//! The certificate is self-signed by a CA generated at start (rcgen), for `localhost`, the
+//! listen address and the configured hosts; the CA goes into the configurations'
+//! `caBundle`. A handler that panics or overruns the timeout answers by the failure policy:
+//! refused with code 500 under [`FailurePolicy::Fail`], admitted under `Ignore`; either way it
+//! is logged and counted ([`WebhookServer::failures`]). A body that is not an AdmissionReview
+//! gets 400.
+//!
+//! ```no_run
+//! use kopr::webhooks::Webhooks;
+//! # let operator = kopr::Operator::new();
+//! // In a cluster: reachable through a Service, registered at start.
+//! let operator = operator.webhooks(
+//!     Webhooks::listen("0.0.0.0:9443".parse().unwrap()).service("ops", "my-operator"),
+//! );
+//! ```
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::FutureExt;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::handling::admission::{AdmissionSpec, Incoming, Verdict};
+use crate::handling::errors::Error;
+
+/// What the API server does when a handler cannot answer (kube's `failurePolicy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailurePolicy {
+    /// Refuse the write.
+    Fail,
+    /// Let the write through.
+    Ignore,
+}
+
+impl FailurePolicy {
+    fn as_str(self) -> &'static str {
+        match self {
+            FailurePolicy::Fail => "Fail",
+            FailurePolicy::Ignore => "Ignore",
+        }
+    }
+}
+
+/// How the API server reaches the webhook server.
+#[derive(Debug, Clone)]
+enum Reach {
+    /// `https://<host>:<port>` (the listen address unless set).
+    Url(Option<String>),
+    /// A Service in front of the operator's pods.
+    Service { namespace: String, name: String },
+}
+
+/// Settings of the operator's webhook server.
+#[derive(Debug, Clone)]
+pub struct Webhooks {
+    listen: SocketAddr,
+    reach: Reach,
+    register: bool,
+    name: String,
+    failure_policy: FailurePolicy,
+    timeout: Duration,
+    hosts: Vec<String>,
+}
+
+impl Webhooks {
+    /// Serves on `listen` and registers the configurations at start.
+    pub fn listen(listen: SocketAddr) -> Webhooks {
+        Webhooks {
+            listen,
+            reach: Reach::Url(None),
+            register: true,
+            name: "kopr".into(),
+            failure_policy: FailurePolicy::Fail,
+            timeout: Duration::from_secs(10),
+            hosts: Vec::new(),
+        }
+    }
+
+    /// On a free loopback port, reached by URL: for `dev` and tests, where the API server runs
+    /// on the same machine.
+    pub fn local() -> Webhooks {
+        Webhooks::listen(SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    /// The API server reaches the server through this Service (port 443 to the listen port).
+    pub fn service(mut self, namespace: &str, name: &str) -> Webhooks {
+        self.hosts.push(format!("{name}.{namespace}.svc"));
+        self.reach = Reach::Service {
+            namespace: namespace.into(),
+            name: name.into(),
+        };
+        self
+    }
+
+    /// The API server reaches the server at `https://<host>:<port>`.
+    pub fn host(mut self, host: &str) -> Webhooks {
+        self.hosts.push(host.into());
+        self.reach = Reach::Url(Some(host.into()));
+        self
+    }
+
+    /// The name of the webhook configurations (default `kopr`).
+    pub fn name(mut self, name: &str) -> Webhooks {
+        self.name = name.into();
+        self
+    }
+
+    /// What the API server does when a handler cannot answer (default `Fail`).
+    pub fn failure_policy(mut self, policy: FailurePolicy) -> Webhooks {
+        self.failure_policy = policy;
+        self
+    }
+
+    /// The API server's timeout per call (1 to 30 s, default 10 s); handlers get a second less.
+    pub fn timeout(mut self, timeout: Duration) -> Webhooks {
+        self.timeout = timeout.clamp(Duration::from_secs(1), Duration::from_secs(30));
+        self
+    }
+
+    /// Serve only; the configurations are managed elsewhere (`manifests`, cert-manager).
+    pub fn no_registration(mut self) -> Webhooks {
+        self.register = false;
+        self
+    }
+
+    /// Whether the configurations are registered at start.
+    pub fn registers(&self) -> bool {
+        self.register
+    }
+}
+
+/// A handler ready to be called, with the resource it belongs to.
+#[derive(Clone)]
+pub(crate) struct Served {
+    pub spec: AdmissionSpec,
+    pub resource: ApiResource,
+}
+
+struct Shared {
+    handlers: Vec<Served>,
+    policy: FailurePolicy,
+    timeout: Duration,
+    failures: AtomicU64,
+}
+
+/// A running webhook server.
+pub struct WebhookServer {
+    address: SocketAddr,
+    ca_pem: String,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for WebhookServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookServer")
+            .field("address", &self.address)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A certificate for `hosts`, signed by a new CA: (CA PEM, chain, key).
+fn certificate(
+    hosts: &[String],
+) -> Result<(String, Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), Error> {
+    let failed = |e: &dyn std::fmt::Display| Error::Config(format!("webhook certificate: {e}"));
+    let ca_key = rcgen::KeyPair::generate().map_err(|e| failed(&e))?;
+    let mut ca_params =
+        rcgen::CertificateParams::new(Vec::<String>::new()).map_err(|e| failed(&e))?;
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "kopr webhook CA");
+    let ca = ca_params.self_signed(&ca_key).map_err(|e| failed(&e))?;
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).map_err(|e| failed(&e))?;
+    for host in hosts {
+        let san = match host.parse::<std::net::IpAddr>() {
+            Ok(ip) => rcgen::SanType::IpAddress(ip),
+            Err(_) => rcgen::SanType::DnsName(host.clone().try_into().map_err(|e| failed(&e))?),
+        };
+        params.subject_alt_names.push(san);
+    }
+    let key = rcgen::KeyPair::generate().map_err(|e| failed(&e))?;
+    let cert = params.signed_by(&key, &issuer).map_err(|e| failed(&e))?;
+    let chain =
+        vec![CertificateDer::from_pem_slice(cert.pem().as_bytes()).map_err(|e| failed(&e))?];
+    let private =
+        PrivateKeyDer::from_pem_slice(key.serialize_pem().as_bytes()).map_err(|e| failed(&e))?;
+    Ok((ca.pem(), chain, private))
+}
+
+fn respond(code: u16, body: &Value) -> http::Response<Full<Bytes>> {
+    let mut response = http::Response::new(Full::new(Bytes::from(body.to_string())));
+    *response.status_mut() = http::StatusCode::from_u16(code).unwrap_or(http::StatusCode::OK);
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// The JSON patch that turns `body` into `body` with `merge` applied.
+fn json_patch(body: &Value, merge: &Value) -> Option<String> {
+    use base64::Engine as _;
+    if merge.as_object().is_none_or(|m| m.is_empty()) || body.is_null() {
+        return None;
+    }
+    let mut after = body.clone();
+    json_patch::merge(&mut after, merge);
+    let operations = json_patch::diff(body, &after);
+    if operations.0.is_empty() {
+        return None;
+    }
+    let text = serde_json::to_string(&operations).ok()?;
+    Some(base64::engine::general_purpose::STANDARD.encode(text))
+}
+
+impl Shared {
+    /// Runs the handler at `index` on one AdmissionReview.
+    async fn review(&self, index: usize, mutating: bool, body: &[u8]) -> (u16, Value) {
+        let review: Value = match serde_json::from_slice(body) {
+            Ok(v) => v,
+            Err(e) => {
+                return (
+                    400,
+                    json!({"error": format!("not an AdmissionReview: {e}")}),
+                );
+            }
+        };
+        let request = review["request"].clone();
+        let Some(uid) = request["uid"].as_str().map(str::to_string) else {
+            return (
+                400,
+                json!({"error": "not an AdmissionReview: no request.uid"}),
+            );
+        };
+        let Some(served) = self
+            .handlers
+            .get(index)
+            .filter(|s| s.spec.mutating == mutating)
+        else {
+            return (404, json!({"error": "no such admission handler"}));
+        };
+        let id = served.spec.id.clone();
+        let object = request["object"].clone();
+        let limit = self
+            .timeout
+            .saturating_sub(Duration::from_secs(1))
+            .max(Duration::from_millis(500));
+        let call =
+            std::panic::AssertUnwindSafe((served.spec.call)(Incoming { request })).catch_unwind();
+        let verdict = match tokio::time::timeout(limit, call).await {
+            Ok(Ok(verdict)) => Ok(verdict),
+            Ok(Err(_)) => Err(format!("admission handler '{id}' panicked")),
+            Err(_) => Err(format!(
+                "admission handler '{id}' did not answer within {limit:?}"
+            )),
+        };
+        let verdict = match verdict {
+            Ok(verdict) => verdict,
+            Err(text) => {
+                self.failures.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(handler = %id, policy = self.policy.as_str(), "{text}");
+                match self.policy {
+                    FailurePolicy::Ignore => Verdict::default(),
+                    FailurePolicy::Fail => Verdict {
+                        denial: Some(crate::Denial::new(text).code(500)),
+                        ..Verdict::default()
+                    },
+                }
+            }
+        };
+        let mut response = json!({"uid": uid, "allowed": verdict.denial.is_none()});
+        if let Some(denial) = &verdict.denial {
+            response["status"] = json!({"code": denial.code, "reason": reason(denial.code), "message": denial.message});
+        }
+        if !verdict.warnings.is_empty() {
+            response["warnings"] = json!(verdict.warnings);
+        }
+        if mutating
+            && verdict.denial.is_none()
+            && let Some(patch) = json_patch(&object, &verdict.patch)
+        {
+            response["patchType"] = json!("JSONPatch");
+            response["patch"] = json!(patch);
+        }
+        (
+            200,
+            json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}),
+        )
+    }
+
+    async fn handle(
+        &self,
+        request: http::Request<hyper::body::Incoming>,
+    ) -> http::Response<Full<Bytes>> {
+        let path = request.uri().path().to_string();
+        let route = path
+            .strip_prefix("/validate/")
+            .map(|i| (false, i))
+            .or_else(|| path.strip_prefix("/mutate/").map(|i| (true, i)));
+        let Some((mutating, index)) = route else {
+            return respond(404, &json!({"error": "no such admission handler"}));
+        };
+        let Ok(index) = index.parse::<usize>() else {
+            return respond(404, &json!({"error": "no such admission handler"}));
+        };
+        if request.method() != http::Method::POST {
+            return respond(405, &json!({"error": "POST an AdmissionReview"}));
+        }
+        let limited = http_body_util::Limited::new(request.into_body(), 16 << 20);
+        let body = match limited.collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(e) => return respond(400, &json!({"error": format!("reading the body: {e}")})),
+        };
+        let (code, answer) = self.review(index, mutating, &body).await;
+        respond(code, &answer)
+    }
+}
+
+impl WebhookServer {
+    /// Binds `settings.listen` and serves `handlers` until `shutdown`.
+    pub(crate) async fn start(
+        settings: &Webhooks,
+        handlers: Vec<Served>,
+        shutdown: CancellationToken,
+    ) -> Result<WebhookServer, Error> {
+        let listener = tokio::net::TcpListener::bind(settings.listen).await?;
+        let address = listener.local_addr()?;
+        let mut hosts = vec!["localhost".to_string(), address.ip().to_string()];
+        hosts.extend(settings.hosts.iter().cloned());
+        let (ca_pem, chain, key) = certificate(&hosts)?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut tls = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .and_then(|b| b.with_no_client_auth().with_single_cert(chain, key))
+            .map_err(|e| Error::Config(format!("webhook TLS: {e}")))?;
+        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+        let shared = Arc::new(Shared {
+            handlers,
+            policy: settings.failure_policy,
+            timeout: settings.timeout,
+            failures: AtomicU64::new(0),
+        });
+        let serving = shared.clone();
+        tokio::spawn(async move {
+            loop {
+                let accepted = tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    accepted = listener.accept() => accepted,
+                };
+                let Ok((stream, _)) = accepted else { continue };
+                let acceptor = acceptor.clone();
+                let shared = serving.clone();
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(stream).await else {
+                        return;
+                    };
+                    let service = hyper::service::service_fn(move |request| {
+                        let shared = shared.clone();
+                        async move { Ok::<_, std::convert::Infallible>(shared.handle(request).await) }
+                    });
+                    let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(tls), service)
+                        .await;
+                });
+            }
+        });
+        tracing::info!(%address, handlers = shared.handlers.len(), "admission webhook server listening");
+        Ok(WebhookServer {
+            address,
+            ca_pem,
+            shared,
+        })
+    }
+
+    /// The address the server listens on.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// Its CA certificate, PEM (the configurations' `caBundle`).
+    pub fn ca_pem(&self) -> &str {
+        &self.ca_pem
+    }
+
+    /// Handler calls that panicked or timed out.
+    pub fn failures(&self) -> u64 {
+        self.shared.failures.load(Ordering::Relaxed)
+    }
+
+    /// The webhook entries of one configuration (validating or mutating).
+    pub(crate) fn configuration_entries(&self, settings: &Webhooks, mutating: bool) -> Vec<Value> {
+        use base64::Engine as _;
+        let ca_bundle = base64::engine::general_purpose::STANDARD.encode(&self.ca_pem);
+        self.shared
+            .handlers
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.spec.mutating == mutating)
+            .map(|(index, served)| {
+                let kind = if mutating { "mutate" } else { "validate" };
+                let path = format!("/{kind}/{index}");
+                let client = match &settings.reach {
+                    Reach::Url(host) => {
+                        let host = host.clone().unwrap_or_else(|| match self.address.ip() {
+                            std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+                            ip => ip.to_string(),
+                        });
+                        json!({"url": format!("https://{host}:{}{path}", self.address.port()), "caBundle": ca_bundle})
+                    }
+                    Reach::Service { namespace, name } => json!({
+                        "service": {"namespace": namespace, "name": name, "path": path, "port": 443},
+                        "caBundle": ca_bundle,
+                    }),
+                };
+                let r = &served.resource;
+                json!({
+                    "name": webhook_name(&served.spec.id, r),
+                    "clientConfig": client,
+                    "rules": [{"operations": ["CREATE", "UPDATE", "DELETE"], "apiGroups": [r.group],
+                               "apiVersions": [r.version], "resources": [r.plural], "scope": "*"}],
+                    "failurePolicy": settings.failure_policy.as_str(),
+                    "sideEffects": "None",
+                    "admissionReviewVersions": ["v1"],
+                    "timeoutSeconds": settings.timeout.as_secs(),
+                })
+            })
+            .collect()
+    }
+
+    /// Creates or updates the operator's webhook configurations (server-side apply).
+    pub(crate) async fn register(
+        &self,
+        client: &kube::Client,
+        settings: &Webhooks,
+    ) -> Result<(), Error> {
+        for mutating in [false, true] {
+            let entries = self.configuration_entries(settings, mutating);
+            let resource = configuration_resource(mutating);
+            let kind = resource.kind.clone();
+            let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+            if entries.is_empty() {
+                let _ = api.delete(&settings.name, &Default::default()).await;
+                continue;
+            }
+            let body = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+                              "metadata": {"name": settings.name}, "webhooks": entries});
+            let params = PatchParams::apply("kopr").force();
+            api.patch(&settings.name, &params, &Patch::Apply(&body))
+                .await?;
+            tracing::info!(configuration = %settings.name, %kind, "admission webhooks registered");
+        }
+        Ok(())
+    }
+}
+
+/// The API resource of `MutatingWebhookConfiguration`s (`mutating`) or
+/// `ValidatingWebhookConfiguration`s.
+pub fn configuration_resource(mutating: bool) -> ApiResource {
+    let kind = if mutating {
+        "MutatingWebhookConfiguration"
+    } else {
+        "ValidatingWebhookConfiguration"
+    };
+    ApiResource {
+        group: "admissionregistration.k8s.io".into(),
+        version: "v1".into(),
+        api_version: "admissionregistration.k8s.io/v1".into(),
+        kind: kind.into(),
+        plural: format!("{}s", kind.to_lowercase()),
+    }
+}
+
+/// The Status reason kube gives a code (as controller-runtime's denials carry one).
+fn reason(code: u16) -> &'static str {
+    match code {
+        400 => "BadRequest",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "NotFound",
+        409 => "Conflict",
+        422 => "Invalid",
+        429 => "TooManyRequests",
+        _ if code >= 500 => "InternalError",
+        _ => "",
+    }
+}
+
+/// The webhook's name: `<id>.<plural>.<group>` (`.kopr.dev` for the core group), a DNS name of
+/// at least three labels, as kube requires.
+fn webhook_name(id: &str, resource: &ApiResource) -> String {
+    let id: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let id = id.trim_matches('-');
+    let id = if id.is_empty() { "handler" } else { id };
+    let group = if resource.group.is_empty() {
+        "kopr.dev"
+    } else {
+        &resource.group
+    };
+    let name = format!("{id}.{}.{group}", resource.plural);
+    if group.contains('.') {
+        name
+    } else {
+        format!("{name}.kopr.dev")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn webhook_names_are_dns_names_of_three_labels() {
+        let core = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
+        assert_eq!(webhook_name("check", &core), "check.configmaps.kopr.dev");
+        let apps = ApiResource::erase::<k8s_openapi::api::apps::v1::Deployment>(&());
+        assert_eq!(
+            webhook_name("No_Bad", &apps),
+            "no-bad.deployments.apps.kopr.dev"
+        );
+        let mut custom = core.clone();
+        custom.group = "example.com".into();
+        custom.plural = "greetings".into();
+        assert_eq!(
+            webhook_name("check", &custom),
+            "check.greetings.example.com"
+        );
+    }
+
+    #[test]
+    fn a_merge_patch_becomes_the_json_patch_kube_applies() {
+        use base64::Engine as _;
+        let body = json!({"metadata": {"name": "a"}, "spec": {"x": 1}});
+        let patch = json_patch(&body, &json!({"metadata": {"labels": {"k": "v"}}})).unwrap();
+        let text = base64::engine::general_purpose::STANDARD
+            .decode(patch)
+            .unwrap();
+        let operations: Value = serde_json::from_slice(&text).unwrap();
+        assert_eq!(
+            operations,
+            json!([{"op": "add", "path": "/metadata/labels", "value": {"k": "v"}}])
+        );
+        assert!(json_patch(&body, &json!({})).is_none());
+        assert!(
+            json_patch(&body, &json!({"spec": {"x": 1}})).is_none(),
+            "no change, no patch"
+        );
+    }
+}
