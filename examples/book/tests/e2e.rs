@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use book::{Book, READY};
+use kopr::kube::CustomResourceExt;
 use kopr::kube::api::{Api, Patch, PatchParams};
 use kopr::testing::{TestCluster, capture_logs, manifest_documents, refusals, wait_for};
 use serde_json::json;
@@ -214,6 +215,7 @@ fn manifests_grant_what_the_operator_uses() {
             "ServiceAccount",
             "ClusterRole",
             "ClusterRoleBinding",
+            "Service",
             "Deployment"
         ]
     );
@@ -224,12 +226,18 @@ fn manifests_grant_what_the_operator_uses() {
             {"apiGroups": ["christianb93.github.com"], "resources": ["books"], "verbs": ["get", "list", "watch", "patch"]},
             {"apiGroups": ["christianb93.github.com"], "resources": ["books/status"], "verbs": ["patch"]},
             {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
+            {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"], "verbs": ["get", "create", "patch", "delete"]},
             {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "watch"]},
         ])
     );
-    let container = &documents[4]["spec"]["template"]["spec"]["containers"][0];
+    // The mutating handler is served through the Service.
+    assert_eq!(documents[4]["metadata"]["name"], "book-webhooks");
+    let container = &documents[5]["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(container["image"], "book:latest");
-    assert_eq!(container["args"], json!(["run", "-A"]));
+    assert_eq!(
+        container["args"],
+        json!(["run", "-A", "--webhook-service", "default/book-webhooks"])
+    );
 }
 
 /// A sample edited and applied again with kubectl, client-side and server-side: each change
@@ -292,4 +300,56 @@ async fn an_edited_sample_applied_again_with_kubectl_is_recatalogued() {
 
     running.stop().await.expect("operator stops cleanly");
     cluster.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_finds_books_by_the_author_label_the_mutating_handler_sets() {
+    let cluster = TestCluster::start().await.expect("cluster starts");
+    cluster.install_crd(&Book::crd()).await.expect("crd");
+    let running = cluster
+        .run_as_service_account(book::operator(), &kopr::manifests::Manifests::new("book"))
+        .await
+        .expect("runs as its ServiceAccount");
+    let configurations: Api<kopr::kube::api::DynamicObject> = Api::all_with(
+        cluster.client(),
+        &kopr::webhooks::configuration_resource(true),
+    );
+    wait_for(
+        &configurations,
+        "kopr",
+        WAIT,
+        |c: Option<&kopr::kube::api::DynamicObject>| c.is_some(),
+    )
+    .await
+    .expect("the mutating handler is registered");
+    let kubectl = cluster.kubectl().expect("kubectl");
+    let manifest =
+        std::fs::read_to_string(samples().join("david-copperfield.yaml")).expect("sample");
+    kubectl.apply(&manifest, false).await.expect("applied");
+    let found = kubectl
+        .run(
+            &["get", "books", "-l", "author=dickens", "-o", "name"],
+            None,
+        )
+        .await
+        .expect("kubectl get");
+    assert_eq!(found, "book.christianb93.github.com/david-copperfield\n");
+    // A new author, a new label, in the same write.
+    let edited = manifest.replace("author: Dickens", "author: Charles Dickens");
+    kubectl.apply(&edited, false).await.expect("applied again");
+    let label = kubectl
+        .run(
+            &[
+                "get",
+                "book",
+                "david-copperfield",
+                "-o",
+                "jsonpath={.metadata.labels.author}",
+            ],
+            None,
+        )
+        .await
+        .expect("kubectl get");
+    assert_eq!(label, "charles-dickens");
+    running.stop().await.expect("stops");
 }
