@@ -29,6 +29,9 @@ use crate::runtime::events::EventType;
 pub(crate) enum Outcome {
     /// Nothing more to do until the next event.
     Done,
+    /// A write found the object gone (404): handle it as deleted now, without waiting for
+    /// the watch event, so that a body the slot still holds is not judged again.
+    Gone,
     /// The cycle patched the object; run again on the returned body.
     Continue(Value),
     /// The cycle finished every due handler and stored the diff base, and the returned body
@@ -45,6 +48,7 @@ impl Outcome {
     pub(crate) fn name(&self) -> &'static str {
         match self {
             Outcome::Done => "done",
+            Outcome::Gone => "gone",
             Outcome::Continue(_) => "continue",
             Outcome::Handled(_) => "handled",
             Outcome::WakeAfter(_) => "wake-after",
@@ -198,7 +202,7 @@ pub(crate) async fn run(
         let operations = storage::finalizer_patch(&cycle.body, needs);
         return match runtime.apply_json(key, operations).await {
             Ok(Some(new)) => Outcome::Continue(new),
-            Ok(None) => Outcome::Done,
+            Ok(None) => Outcome::Gone,
             Err(source) => Outcome::Failed(CycleError::Finalizer {
                 action: "updating",
                 source,

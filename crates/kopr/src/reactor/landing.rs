@@ -85,9 +85,8 @@ impl Landing {
         match (&self.then, sent) {
             // At rest: the response is not kept, so that a change made by someone else before
             // this write (its watch event older than the response) still gets its cycle.
-            (_, Sent::Gone) | (Then::Rest, _) | (Then::Again | Then::Handled(_), Sent::Nothing) => {
-                Outcome::Done
-            }
+            (_, Sent::Gone) => Outcome::Gone,
+            (Then::Rest, _) | (Then::Again | Then::Handled(_), Sent::Nothing) => Outcome::Done,
             (Then::Again, Sent::Body(new)) => Outcome::Continue(new),
             (Then::Handled(stored), Sent::Body(new)) => {
                 after_diff_base(Some(stored), Outcome::Continue(new))
@@ -111,7 +110,7 @@ impl Landing {
                 // writes, still showing the finalizer, is then stale and cannot start the
                 // deletion again.
                 Ok(Some(released)) => return Outcome::Handled(released),
-                Ok(None) => return Outcome::Done,
+                Ok(None) => return Outcome::Gone,
                 Err(error) => error,
             };
             let stale = matches!(&error, kube::Error::Api(s) if s.code == 409 || s.code == 422);
@@ -121,7 +120,7 @@ impl Landing {
                         current = fresh;
                         continue;
                     }
-                    Ok(_) => return Outcome::Done,
+                    Ok(Some(_)) | Ok(None) => return Outcome::Gone,
                     Err(error) => return self.failed_release(runtime, key, error),
                 }
             }
@@ -145,8 +144,9 @@ impl Landing {
 
     /// Puts what is left into the object's slot.
     fn keep(self, runtime: &ResourceRuntime, key: &ObjectKey) {
-        if let Some(slot) = runtime.slots().get_mut(key) {
-            slot.landing = Some(self);
+        match runtime.slots().get_mut(key) {
+            Some(slot) => slot.landing = Some(self),
+            None => tracing::debug!(object = %key, "no slot to keep an unlanded outcome in"),
         }
     }
 }
@@ -154,7 +154,11 @@ impl Landing {
 /// Takes the writes a failed cycle left for the object, if they belong to `body`'s object.
 pub(crate) fn take(runtime: &ResourceRuntime, key: &ObjectKey, body: &Value) -> Option<Landing> {
     let landing = runtime.slots().get_mut(key)?.landing.take()?;
-    landing.belongs_to(body).then_some(landing)
+    if !landing.belongs_to(body) {
+        tracing::debug!(object = %key, "an unlanded outcome of an earlier object dropped");
+        return None;
+    }
+    Some(landing)
 }
 
 #[cfg(test)]

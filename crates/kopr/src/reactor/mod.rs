@@ -131,6 +131,10 @@ pub(crate) struct Slot {
     pub(crate) resume_due: bool,
     /// The object is gone from the server.
     pub(crate) deleted: bool,
+    /// A write found the object gone before its DELETED event came: the slot stays as a
+    /// tombstone, so that late events of that object (same uid) are dropped, until the DELETED
+    /// event or a relist without it.
+    pub(crate) gone: bool,
     /// When the next scheduled wake-up fires.
     pub(crate) wake_at: Option<Instant>,
     /// Consecutive framework failures, for the per-object backoff.
@@ -225,7 +229,13 @@ impl ResourceRuntime {
             if latest.is_newer_or_same_as(&body) {
                 return;
             }
-            if latest::uid(&body) != latest.uid() {
+            let same_object = latest::uid(&body) == latest.uid();
+            if slot.gone && same_object {
+                // A late event of an object already known to be gone.
+                return;
+            }
+            if !same_object {
+                slot.gone = false;
                 // The same name now belongs to a new object: forget the old one's state.
                 slot.memory_diff_base = None;
                 slot.reported_parse_error = None;
@@ -264,6 +274,15 @@ impl ResourceRuntime {
         let Some(slot) = slots.get_mut(&key) else {
             return;
         };
+        if slot.gone {
+            // Already handled as deleted; its tombstone can go now.
+            if !slot.running {
+                slots.remove(&key);
+            } else {
+                slot.gone = false;
+            }
+            return;
+        }
         slot.latest = Some(Latest::packed(&body));
         slot.deleted = true;
         self.mark_pending(key, slot);
@@ -275,6 +294,10 @@ impl ResourceRuntime {
         listed: &std::collections::HashSet<ObjectKey>,
         in_scope: impl Fn(&ObjectKey) -> bool,
     ) {
+        // Tombstones of objects the listing does not show are no longer needed.
+        self.slots().retain(|key, slot| {
+            !(slot.gone && !slot.running && in_scope(key) && !listed.contains(key))
+        });
         let missing: Vec<Value> = self
             .slots()
             .iter()
@@ -357,7 +380,12 @@ impl ResourceRuntime {
                         // Checked and released under one lock, so no event slips in between.
                         slot.running = false;
                         if slot.deleted && slot.background.is_empty() {
-                            slots.remove(&key);
+                            if slot.gone {
+                                // Kept as a tombstone: only the identity.
+                                slot.latest = slot.latest.as_ref().map(Latest::skeleton);
+                            } else {
+                                slots.remove(&key);
+                            }
                         }
                         None
                     }
@@ -388,6 +416,16 @@ impl ResourceRuntime {
             cycle::Outcome::Done => {
                 self.reset_failures(key);
                 self.shrink(key);
+            }
+            cycle::Outcome::Gone => {
+                // As the DELETED event will: the next cycle sees the object gone.
+                self.reset_failures(key);
+                if let Some(slot) = self.slots().get_mut(key) {
+                    slot.deleted = true;
+                    slot.gone = true;
+                    slot.pending = true;
+                    slot.wake_at = None;
+                }
             }
             cycle::Outcome::Continue(body) => self.keep(key, body, true),
             cycle::Outcome::Handled(body) => {
