@@ -296,7 +296,7 @@ impl ResourceRuntime {
     ) {
         // Tombstones of objects the listing does not show are no longer needed.
         self.slots().retain(|key, slot| {
-            !(slot.gone && !slot.running && in_scope(key) && !listed.contains(key))
+            !slot.gone || slot.running || !in_scope(key) || listed.contains(key)
         });
         let missing: Vec<Value> = self
             .slots()
