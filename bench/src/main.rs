@@ -5,8 +5,10 @@
 //! kube-rs controller (see `bench/compare-operators`). `kopr-bench workloads`
 //! times Deployments on the simulated cluster and measures the server's idle
 //! CPU with many pods (see `bench/WORKLOADS.md`). `kopr-bench authz` measures
-//! what authentication and RBAC cost per request.
+//! what authentication and RBAC cost per request. `kopr-bench admission` measures what one
+//! validating admission webhook costs a write.
 
+mod admission;
 mod apiserver;
 mod authz;
 mod compare;
@@ -23,6 +25,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Writes with one validating admission webhook in the path against none.
+    Admission(admission::Args),
     /// Benchmark the embedded API server.
     Apiserver(apiserver::Args),
     /// Creates as a service account under RBAC against creates as the admin.
@@ -40,6 +44,7 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     runtime.block_on(async {
         match cli.command {
+            Command::Admission(args) => admission::run(args).await,
             Command::Apiserver(args) => apiserver::run(args).await,
             Command::Authz(args) => authz::run(args).await,
             Command::CompareOperators(args) => compare::run(args).await,
