@@ -186,8 +186,9 @@ impl std::fmt::Debug for AdmissionSpec {
 }
 
 fn parsed<K: DeserializeOwned>(value: &Value) -> Option<K> {
+    // Deserializing from a borrowed value copies only what the type keeps.
     (!value.is_null())
-        .then(|| serde_json::from_value(value.clone()).ok())
+        .then(|| K::deserialize(value).ok())
         .flatten()
 }
 
@@ -219,7 +220,7 @@ impl AdmissionSpec {
                         .as_str()
                         .unwrap_or_default()
                         .to_string(),
-                    groups: crate::handling::admission::strings(&request["userInfo"]["groups"]),
+                    groups: strings(&request["userInfo"]["groups"]),
                     dry_run: request["dryRun"].as_bool().unwrap_or(false),
                     body: request["object"].clone(),
                     old_body: request["oldObject"].clone(),

@@ -76,7 +76,7 @@ impl Webhooks {
         let Ok(mut current) = self.index.lock() else {
             return Arc::new(Index::build(&self.store));
         };
-        if current.stamp != stamp || stamp == 0 && current.mutating.is_empty() {
+        if current.stamp != stamp {
             *current = Arc::new(Index::build(&self.store));
         }
         current.clone()
