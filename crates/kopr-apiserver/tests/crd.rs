@@ -301,3 +301,37 @@ async fn schema_validation_ratchets_on_update() {
         "{err:?}"
     );
 }
+
+/// A client that sees `Established` through a watch finds the resource in
+/// discovery at once (the operator pattern: install the CRD, wait, resolve).
+#[tokio::test]
+async fn an_established_crd_is_already_in_discovery() {
+    let f = common::start().await;
+    let crds: Api<CustomResourceDefinition> = Api::all(f.client.clone());
+    for i in 0..10 {
+        let mut crd = greeting_crd();
+        let group = format!("g{i}.example.com");
+        crd.metadata.name = Some(format!("greetings.{group}"));
+        crd.spec.group = group.clone();
+        crds.create(&PostParams::default(), &crd).await.unwrap();
+        let name = format!("greetings.{group}");
+        let wait = kube::runtime::wait::await_condition(
+            crds.clone(),
+            &name,
+            kube::runtime::conditions::is_crd_established(),
+        );
+        tokio::time::timeout(Duration::from_secs(10), wait)
+            .await
+            .expect("established in time")
+            .unwrap();
+        let served = f
+            .client
+            .list_api_group_resources(&format!("{group}/v1"))
+            .await
+            .unwrap();
+        assert!(
+            served.resources.iter().any(|r| r.name == "greetings"),
+            "{group}: {served:?}"
+        );
+    }
+}

@@ -323,8 +323,7 @@ async fn start_webhooks(
 ) -> Result<crate::webhooks::WebhookServer, Error> {
     let mut served = Vec::new();
     for resource in resources.iter().filter(|r| !r.admission.is_empty()) {
-        let Some(resolved) = crate::runtime::discovery::resolve(client, &resource.target).await?
-        else {
+        let Some(resolved) = resolve_soon(client, &resource.target).await? else {
             tracing::warn!(resource = %resource.target, "not served by the API server; its admission handlers are not registered");
             continue;
         };
@@ -336,6 +335,26 @@ async fn start_webhooks(
         }
     }
     crate::webhooks::WebhookServer::start(settings, served, shutdown).await
+}
+
+/// Resolves a resource, waiting up to 30 s for it to be served: discovery may lag a moment
+/// behind the `Established` condition of a CRD that a startup handler just installed.
+async fn resolve_soon(
+    client: &kube::Client,
+    target: &crate::runtime::discovery::Target,
+) -> Result<Option<crate::runtime::discovery::Resolved>, Error> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let mut delay = Duration::from_millis(50);
+    loop {
+        if let Some(resolved) = crate::runtime::discovery::resolve(client, target).await? {
+            return Ok(Some(resolved));
+        }
+        if tokio::time::Instant::now() + delay > deadline {
+            return Ok(None);
+        }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(Duration::from_secs(2));
+    }
 }
 
 async fn run_startup(

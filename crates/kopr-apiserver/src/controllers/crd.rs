@@ -218,12 +218,16 @@ async fn write_status(api: &Api, name: &str, status: Value) {
         field_manager: "kube-apiserver".into(),
         ..WriteOptions::default()
     };
+    let catalog = api.catalog.clone();
     let result = api
         .mutate_status(&t, &opts, move |crd| {
             let mut new = crd.clone();
             if let Some(m) = new.as_object_mut() {
                 m.insert("status".into(), status.clone());
             }
+            // Served before the write commits, so that a client which sees `Established`
+            // finds the resource in discovery at once.
+            serve(&catalog, &new);
             Ok(new)
         })
         .await;
