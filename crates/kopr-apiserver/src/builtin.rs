@@ -184,6 +184,27 @@ fn grouped() -> Vec<ResourceType> {
             false,
         )
         .strategy(Builtin::GENERATION),
+        ResourceType::new(
+            "admissionregistration.k8s.io",
+            "v1",
+            "validatingadmissionpolicies",
+            "validatingadmissionpolicy",
+            "ValidatingAdmissionPolicy",
+            false,
+        )
+        .categories(&["api-extensions"])
+        .with_status()
+        .strategy(Builtin::GENERATION),
+        ResourceType::new(
+            "admissionregistration.k8s.io",
+            "v1",
+            "validatingadmissionpolicybindings",
+            "validatingadmissionpolicybinding",
+            "ValidatingAdmissionPolicyBinding",
+            false,
+        )
+        .categories(&["api-extensions"])
+        .strategy(Builtin::GENERATION),
     ]
 }
 

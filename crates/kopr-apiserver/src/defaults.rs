@@ -71,6 +71,21 @@ pub fn apply_defaults(group: &str, resource: &str, obj: &mut Value) {
         ("admissionregistration.k8s.io", "mutatingwebhookconfigurations") => {
             default_webhooks(root, true)
         }
+        ("admissionregistration.k8s.io", "validatingadmissionpolicies") => {
+            if let Some(spec) = existing_obj(root, "spec") {
+                set_str(spec, "failurePolicy", "Fail");
+                if let Some(m) = existing_obj(spec, "matchConstraints") {
+                    default_match_resources(m);
+                }
+            }
+        }
+        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings") => {
+            if let Some(m) =
+                existing_obj(root, "spec").and_then(|s| existing_obj(s, "matchResources"))
+            {
+                default_match_resources(m);
+            }
+        }
         _ => {}
     }
 }
@@ -740,6 +755,18 @@ fn default_webhooks(root: &mut Obj, mutating: bool) {
             && let Some(svc) = existing_obj(cc, "service")
         {
             set_val(svc, "port", json!(443));
+        }
+    }
+}
+
+/// `matchConstraints` of a policy, `matchResources` of a binding.
+fn default_match_resources(m: &mut Obj) {
+    set_str(m, "matchPolicy", "Equivalent");
+    set_val(m, "namespaceSelector", json!({}));
+    set_val(m, "objectSelector", json!({}));
+    for key in ["resourceRules", "excludeResourceRules"] {
+        for r in items_mut(m, key) {
+            set_str(r, "scope", "*");
         }
     }
 }

@@ -195,7 +195,11 @@ impl ApiServer {
                 authz.clone(),
                 store.clone(),
             ))
-            .with_webhooks(crate::admission::webhook::Webhooks::new(store.clone()));
+            .with_webhooks(crate::admission::webhook::Webhooks::new(store.clone()))
+            .with_policies(crate::admission::policy::Policies::new(
+                store.clone(),
+                catalog.clone(),
+            ));
         let api = Api::new(store, catalog, Arc::new(admission));
         crate::bootstrap::ensure_system_objects(&api).await?;
         // The aggregated roles (admin, edit, view) and the system namespaces'

@@ -45,6 +45,12 @@ pub fn normalize(rt: &ResourceType, obj: &mut Value) -> Result<Vec<String>, ApiE
         ("admissionregistration.k8s.io", "mutatingwebhookconfigurations") => {
             round_trip::<admissionregistration::v1::MutatingWebhookConfiguration>(rt, obj)
         }
+        ("admissionregistration.k8s.io", "validatingadmissionpolicies") => {
+            round_trip::<admissionregistration::v1::ValidatingAdmissionPolicy>(rt, obj)
+        }
+        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings") => {
+            round_trip::<admissionregistration::v1::ValidatingAdmissionPolicyBinding>(rt, obj)
+        }
         ("apiextensions.k8s.io", "customresourcedefinitions") => {
             round_trip::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>(
                 rt, obj,

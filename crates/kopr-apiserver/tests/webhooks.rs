@@ -282,12 +282,7 @@ async fn warnings_reach_the_client_as_warning_headers() {
     )
     .await;
     assert_eq!(code, 201, "{text}");
-    let warnings: Vec<_> = headers
-        .get_all("warning")
-        .iter()
-        .map(|v| v.to_str().unwrap().to_string())
-        .collect();
-    assert_eq!(warnings, ["299 - \"labelled by the webhook\""]);
+    assert_eq!(warnings(&headers), ["299 - \"labelled by the webhook\""]);
 }
 
 #[tokio::test]

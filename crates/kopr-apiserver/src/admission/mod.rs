@@ -12,10 +12,15 @@
 //! ([`rbac_escalation`]) validates first, as kube's RBAC storage refuses
 //! before admission. Admission webhooks ([`webhook`]) run after the
 //! mutating plugins (the kind's defaulting and pruning run again on what
-//! they changed) and after the validating ones; deletions pass the webhooks
-//! too.
+//! they changed) and after the validating ones; ValidatingAdmissionPolicies
+//! ([`policy`]) run between the validating plugins and the validating
+//! webhooks. Deletions pass the webhooks and the policies too.
 
 mod builtin;
+mod compiled;
+mod expressions;
+mod matching;
+pub mod policy;
 pub mod rbac_escalation;
 pub mod service_account;
 pub mod webhook;
@@ -53,6 +58,7 @@ pub struct Chain {
     mutating: Vec<Box<dyn Mutating>>,
     validating: Vec<Box<dyn Validating>>,
     webhooks: Option<Arc<webhook::Webhooks>>,
+    policies: Option<Arc<policy::Policies>>,
 }
 
 impl Chain {
@@ -63,12 +69,20 @@ impl Chain {
             mutating: vec![Box::new(Defaulting)],
             validating: vec![Box::new(StrategyValidation)],
             webhooks: None,
+            policies: None,
         }
     }
 
     /// Calls admission webhooks after the plugins of each kind.
     pub fn with_webhooks(mut self, webhooks: webhook::Webhooks) -> Chain {
         self.webhooks = Some(Arc::new(webhooks));
+        self
+    }
+
+    /// Evaluates ValidatingAdmissionPolicies after the validating plugins,
+    /// before the validating webhooks.
+    pub fn with_policies(mut self, policies: policy::Policies) -> Chain {
+        self.policies = Some(Arc::new(policies));
         self
     }
 
@@ -126,6 +140,12 @@ impl Admission for Chain {
                     .validate(request, obj)
                     .map_err(|e| e.or_warnings(&warnings))?;
             }
+            if let Some(policies) = &self.policies {
+                let more = policies
+                    .validate(request, Some(obj))
+                    .map_err(|e| e.or_warnings(&warnings))?;
+                warnings.extend(more);
+            }
             if let Some(webhooks) = &self.webhooks {
                 let more = webhooks
                     .validate(request, Some(obj))
@@ -142,11 +162,20 @@ impl Admission for Chain {
         request: &'a AdmissionRequest<'a>,
     ) -> BoxFuture<'a, Result<Vec<String>, ApiError>> {
         Box::pin(async move {
+            let mut warnings = Vec::new();
+            if let Some(webhooks) = &self.webhooks {
+                let mut nothing = Value::Null;
+                warnings = webhooks.mutate(request, &mut nothing).await?.warnings;
+            }
+            if let Some(policies) = &self.policies {
+                let more = policies
+                    .validate(request, None)
+                    .map_err(|e| e.or_warnings(&warnings))?;
+                warnings.extend(more);
+            }
             let Some(webhooks) = &self.webhooks else {
-                return Ok(Vec::new());
+                return Ok(warnings);
             };
-            let mut nothing = Value::Null;
-            let mut warnings = webhooks.mutate(request, &mut nothing).await?.warnings;
             let more = webhooks
                 .validate(request, None)
                 .await

@@ -248,6 +248,20 @@ const BUILTINS: &[Builtin] = &[
         true,
         admissionregistration::v1::MutatingWebhookConfiguration
     ),
+    builtin!(
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingAdmissionPolicy",
+        true,
+        admissionregistration::v1::ValidatingAdmissionPolicy
+    ),
+    builtin!(
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingAdmissionPolicyBinding",
+        true,
+        admissionregistration::v1::ValidatingAdmissionPolicyBinding
+    ),
     builtin!("autoscaling", "v1", "Scale", false, autoscaling::v1::Scale),
     builtin!(
         "apiextensions.k8s.io",

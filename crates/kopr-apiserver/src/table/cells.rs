@@ -169,11 +169,80 @@ pub fn cells(kind: Kind, obj: &Value, now: Timestamp) -> Vec<Value> {
                 age(obj, now),
             ]
         }
+        Kind::AdmissionPolicy => {
+            let param_kind = match get(obj, &["spec", "paramKind"]) {
+                Some(p) if p.is_object() => {
+                    format!("{}/{}", text(p, &["apiVersion"]), text(p, &["kind"]))
+                }
+                _ => "<unset>".to_string(),
+            };
+            vec![
+                json!(name(obj)),
+                json!(arr(obj, &["spec", "validations"]).len()),
+                json!(param_kind),
+                age(obj, now),
+            ]
+        }
+        Kind::AdmissionPolicyBinding => vec![
+            json!(name(obj)),
+            json!(text(obj, &["spec", "policyName"])),
+            json!(param_ref(get(obj, &["spec", "paramRef"]))),
+            age(obj, now),
+        ],
         Kind::Default => vec![
             json!(name(obj)),
             json!(rfc3339(get(obj, &["metadata", "creationTimestamp"]))),
         ],
     }
+}
+
+/// A binding's `paramRef` as kubectl shows it: `namespace/name`, `*/name`
+/// without a namespace, the selector, or `<unset>`.
+fn param_ref(param_ref: Option<&Value>) -> String {
+    let Some(p) = param_ref.filter(|p| p.is_object()) else {
+        return "<unset>".to_string();
+    };
+    let name = text(p, &["name"]);
+    let namespace = text(p, &["namespace"]);
+    match get(p, &["selector"]) {
+        _ if !name.is_empty() && !namespace.is_empty() => format!("{namespace}/{name}"),
+        _ if !name.is_empty() => format!("*/{name}"),
+        Some(selector) if selector.is_object() => go_label_selector(selector),
+        _ => "<unset>".to_string(),
+    }
+}
+
+/// A LabelSelector as Go's generated `String()` prints it, which is what
+/// kube's printer shows for a binding's `paramRef.selector`.
+fn go_label_selector(selector: &Value) -> String {
+    let mut labels: Vec<(&String, &Value)> = selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .map(|m| m.iter().collect())
+        .unwrap_or_default();
+    labels.sort_by(|a, b| a.0.cmp(b.0));
+    let labels: String = labels
+        .iter()
+        .map(|(k, v)| format!("{k}: {},", v.as_str().unwrap_or("")))
+        .collect();
+    let expressions: String = arr(selector, &["matchExpressions"])
+        .iter()
+        .map(|e| {
+            let values: Vec<&str> = arr(e, &["values"])
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            format!(
+                "LabelSelectorRequirement{{Key:{},Operator:{},Values:[{}],}},",
+                text(e, &["key"]),
+                text(e, &["operator"]),
+                values.join(" ")
+            )
+        })
+        .collect();
+    format!(
+        "&LabelSelector{{MatchLabels:map[string]string{{{labels}}},MatchExpressions:[]LabelSelectorRequirement{{{expressions}}},}}"
+    )
 }
 
 /// `spec.replicas`, which the API defaults to 1 when unset.

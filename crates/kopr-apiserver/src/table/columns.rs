@@ -66,6 +66,13 @@ const LEASE_HOLDER: &str = "holderIdentity contains the identity of the holder o
 const RB_ROLE_REF: &str = "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable.";
 const CRB_ROLE_REF: &str = "RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable.";
 const WEBHOOKS: &str = "Webhooks indicates the number of webhooks registered in this configuration";
+const VALIDATIONS: &str =
+    "Validations indicates the number of validation rules defined in this configuration";
+const PARAM_KIND: &str =
+    "ParamKind specifies the kind of resources used to parameterize this policy";
+const POLICY_NAME: &str =
+    "PolicyName indicates the policy definition which the policy binding binded to";
+const PARAM_REF: &str = "ParamRef indicates the param resource which sets the configration param";
 
 // --- columns -----------------------------------------------------------------
 
@@ -88,6 +95,8 @@ pub enum Kind {
     RoleBinding,
     ClusterRoleBinding,
     WebhookConfiguration,
+    AdmissionPolicy,
+    AdmissionPolicyBinding,
     /// `DefaultTableConvertor`: Name, Created At.
     Default,
 }
@@ -114,6 +123,10 @@ pub fn kind_of(group: &str, resource: &str) -> Kind {
             "admissionregistration.k8s.io",
             "mutatingwebhookconfigurations" | "validatingwebhookconfigurations",
         ) => Kind::WebhookConfiguration,
+        ("admissionregistration.k8s.io", "validatingadmissionpolicies") => Kind::AdmissionPolicy,
+        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings") => {
+            Kind::AdmissionPolicyBinding
+        }
         _ => Kind::Default,
     }
 }
@@ -275,6 +288,18 @@ pub fn columns(kind: Kind) -> Vec<Value> {
             ),
         ],
         Kind::WebhookConfiguration => vec![name_col(), int("Webhooks", WEBHOOKS), age_col()],
+        Kind::AdmissionPolicy => vec![
+            name_col(),
+            int("Validations", VALIDATIONS),
+            s("ParamKind", PARAM_KIND),
+            age_col(),
+        ],
+        Kind::AdmissionPolicyBinding => vec![
+            name_col(),
+            s("PolicyName", POLICY_NAME),
+            s("ParamRef", PARAM_REF),
+            age_col(),
+        ],
         Kind::Default => vec![name_col(), col("Created At", "date", "", META_CREATED, 0)],
     }
 }

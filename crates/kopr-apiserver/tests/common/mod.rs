@@ -99,6 +99,15 @@ pub async fn raw_with_headers(
     .await
 }
 
+/// The `Warning` headers of a response, as sent.
+pub fn warnings(headers: &http::HeaderMap) -> Vec<String> {
+    headers
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap_or("").to_string())
+        .collect()
+}
+
 /// Sends a request; returns status, headers and body text.
 async fn send(
     client: &kube::Client,

@@ -7,24 +7,14 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::conditions::Condition;
+use crate::admission::expressions::Condition;
+use crate::admission::matching::{Rule, selector};
 use crate::selectors::LabelSelector;
 use crate::storage::Store;
 
 pub(super) const MUTATING: &str = "/admissionregistration.k8s.io/mutatingwebhookconfigurations/";
 pub(super) const VALIDATING: &str =
     "/admissionregistration.k8s.io/validatingwebhookconfigurations/";
-
-/// One rule of a webhook: the operations and resources it matches.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Rule {
-    pub operations: Vec<String>,
-    pub groups: Vec<String>,
-    pub versions: Vec<String>,
-    pub resources: Vec<String>,
-    /// `Cluster`, `Namespaced` or `*` (the default).
-    pub scope: String,
-}
 
 /// Where a webhook is reached.
 #[derive(Debug, Clone)]
@@ -65,26 +55,15 @@ pub(super) struct Hook {
     pub conditions: Vec<Condition>,
 }
 
-/// Every webhook, as of the store's `stamp`.
+/// Every webhook.
 #[derive(Debug, Default)]
 pub(super) struct Index {
-    pub stamp: i64,
     pub mutating: Vec<Hook>,
     pub validating: Vec<Hook>,
 }
 
 fn strings(v: &Value) -> Vec<String> {
     crate::object::string_list(v)
-}
-
-fn selector(v: &Value) -> Result<LabelSelector, String> {
-    // Unset is `{}` (everything), as kube defaults it.
-    let v = if v.is_null() {
-        &Value::Object(Default::default())
-    } else {
-        v
-    };
-    LabelSelector::from_label_selector_value(v).map_err(|e| e.to_string())
 }
 
 fn target(config: &Value) -> Option<Target> {
@@ -110,38 +89,10 @@ fn ca_bundle(config: &Value) -> Option<Vec<u8>> {
 }
 
 fn hook(configuration: &str, webhook: &Value, mutating: bool) -> Option<Hook> {
-    let rules = webhook["rules"]
-        .as_array()
-        .map(|rules| {
-            rules
-                .iter()
-                .map(|r| Rule {
-                    operations: strings(&r["operations"]),
-                    groups: strings(&r["apiGroups"]),
-                    versions: strings(&r["apiVersions"]),
-                    resources: strings(&r["resources"]),
-                    scope: r["scope"].as_str().unwrap_or("*").to_string(),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let conditions = webhook["matchConditions"]
-        .as_array()
-        .map(|list| {
-            list.iter()
-                .map(|c| {
-                    Condition::compile(
-                        c["name"].as_str().unwrap_or(""),
-                        c["expression"].as_str().unwrap_or(""),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
     Some(Hook {
         name: webhook["name"].as_str()?.to_string(),
         configuration: configuration.to_string(),
-        rules,
+        rules: Rule::list(&webhook["rules"]),
         fail_closed: webhook["failurePolicy"].as_str() != Some("Ignore"),
         namespace_selector: selector(&webhook["namespaceSelector"]),
         object_selector: selector(&webhook["objectSelector"]),
@@ -159,7 +110,7 @@ fn hook(configuration: &str, webhook: &Value, mutating: bool) -> Option<Hook> {
         target: target(&webhook["clientConfig"])?,
         ca_bundle: ca_bundle(&webhook["clientConfig"]),
         reinvoke: mutating && webhook["reinvocationPolicy"].as_str() == Some("IfNeeded"),
-        conditions,
+        conditions: Condition::list(&webhook["matchConditions"]),
     })
 }
 
@@ -181,16 +132,9 @@ fn hooks(store: &Store, prefix: &str, mutating: bool) -> Vec<Hook> {
 }
 
 impl Index {
-    /// The revision of the newest change to any webhook configuration.
-    pub fn stamp_of(store: &Store) -> i64 {
-        store.last_change_of(&[MUTATING, VALIDATING])
-    }
-
     /// Compiles every stored configuration.
     pub fn build(store: &Store) -> Index {
-        let stamp = Self::stamp_of(store);
         Index {
-            stamp,
             mutating: hooks(store, MUTATING, true),
             validating: hooks(store, VALIDATING, false),
         }

@@ -14,36 +14,23 @@
 //! the client.
 
 mod call;
-mod conditions;
 mod config;
-mod matching;
 mod review;
-
-use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+use super::compiled::Compiled;
+use super::expressions;
+use super::matching::{self, Attributes};
 use crate::registry::AdmissionRequest;
 use crate::status::ApiError;
 use crate::storage::Store;
 use config::{Hook, Index};
-use matching::{Attributes, NamespaceLabels};
-
-/// The admission configuration kinds webhooks never see (kube exempts them
-/// so a broken webhook cannot lock its own configuration).
-const EXEMPT_KINDS: [&str; 6] = [
-    "ValidatingWebhookConfiguration",
-    "MutatingWebhookConfiguration",
-    "ValidatingAdmissionPolicy",
-    "ValidatingAdmissionPolicyBinding",
-    "MutatingAdmissionPolicy",
-    "MutatingAdmissionPolicyBinding",
-];
 
 /// The webhook stage of the admission chain.
 pub struct Webhooks {
     store: Store,
-    index: Mutex<Arc<Index>>,
+    index: Compiled<Index>,
     caller: call::Caller,
 }
 
@@ -66,45 +53,13 @@ impl Webhooks {
     pub fn new(store: Store) -> Webhooks {
         Webhooks {
             caller: call::Caller::new(store.clone()),
-            index: Mutex::new(Arc::new(Index::default())),
+            index: Compiled::new(
+                store.clone(),
+                &[config::MUTATING, config::VALIDATING],
+                Index::build,
+            ),
             store,
         }
-    }
-
-    fn index(&self) -> Arc<Index> {
-        let stamp = Index::stamp_of(&self.store);
-        let Ok(mut current) = self.index.lock() else {
-            return Arc::new(Index::build(&self.store));
-        };
-        if current.stamp != stamp {
-            *current = Arc::new(Index::build(&self.store));
-        }
-        current.clone()
-    }
-
-    fn attributes<'a>(
-        request: &'a AdmissionRequest<'a>,
-        object: Option<&'a Value>,
-    ) -> Attributes<'a> {
-        let rt = request.rt;
-        Attributes {
-            group: &rt.group,
-            version: &rt.version,
-            kind: &rt.kind,
-            resource: &rt.plural,
-            subresource: request.subresource.unwrap_or(""),
-            operation: request.operation.as_str(),
-            name: request.name,
-            namespace: request.namespace,
-            is_namespace: rt.strategy.is_namespace(),
-            object,
-            old: request.old,
-        }
-    }
-
-    fn exempt(request: &AdmissionRequest<'_>) -> bool {
-        request.rt.group == "admissionregistration.k8s.io"
-            && EXEMPT_KINDS.contains(&request.rt.kind.as_str())
     }
 
     /// Whether `hook` is to be called for the request (kube's
@@ -115,71 +70,27 @@ impl Webhooks {
         attrs: &Attributes<'_>,
         request: &AdmissionRequest<'_>,
     ) -> Result<bool, ApiError> {
-        let selected = self.namespace_selected(hook, attrs)?
-            && matching::object_selector_matches(hook, attrs).map_err(ApiError::internal)?;
-        if !selected || !matching::rules_match(hook, attrs) {
+        let selected = matching::namespace_selected(&self.store, &hook.namespace_selector, attrs)?
+            && matching::object_selector_matches(&hook.object_selector, attrs)
+                .map_err(ApiError::internal)?;
+        if !selected || !matching::rules_match(&hook.rules, attrs) {
             return Ok(false);
         }
         if hook.conditions.is_empty() {
             return Ok(true);
         }
-        let fields = review::request_fields("", attrs, request.user, request.dry_run);
-        let request_value = Value::Object(fields);
-        let variables = conditions::Variables {
-            object: attrs.object.unwrap_or(&Value::Null),
-            old_object: attrs.old.unwrap_or(&Value::Null),
-            request: &request_value,
-        };
-        let mut errors = Vec::new();
-        for condition in &hook.conditions {
-            match condition.holds(&variables) {
-                Ok(false) => return Ok(false),
-                Ok(true) => {}
-                Err(e) => errors.push(e),
-            }
-        }
-        match errors.len() {
-            0 => Ok(true),
-            _ if !hook.fail_closed => Ok(false),
-            1 => Err(self.forbidden(request, &errors[0])),
-            _ => Err(self.forbidden(request, &format!("[{}]", errors.join(", ")))),
-        }
-    }
-
-    fn forbidden(&self, request: &AdmissionRequest<'_>, why: &str) -> ApiError {
-        ApiError::forbidden(request.rt.reference(), request.name, why)
-    }
-
-    fn namespace_selected(&self, hook: &Hook, attrs: &Attributes<'_>) -> Result<bool, ApiError> {
-        let selector = hook
-            .namespace_selector
-            .as_ref()
-            .map_err(ApiError::internal)?;
-        if selector.is_everything() {
-            return Ok(true);
-        }
-        match matching::namespace_labels(attrs) {
-            NamespaceLabels::Any => Ok(true),
-            NamespaceLabels::Own(labels) => Ok(selector.matches(labels)),
-            NamespaceLabels::Stored(name) => {
-                let stored = self
-                    .store
-                    .current(&format!("/core/namespaces/{name}"))
-                    .ok_or_else(|| {
-                        ApiError::not_found(
-                            crate::status::ResourceRef {
-                                group: "",
-                                resource: "namespaces",
-                            },
-                            name,
-                        )
-                    })?;
-                let labels = stored
-                    .object
-                    .pointer("/metadata/labels")
-                    .and_then(Value::as_object);
-                Ok(selector.matches(labels))
-            }
+        let fields = matching::request_fields("", attrs, request.user, request.dry_run);
+        let activation =
+            expressions::request_activation(attrs.object, attrs.old, &Value::Object(fields))
+                .map_err(ApiError::internal)?;
+        match expressions::all_hold(&hook.conditions, &activation) {
+            Ok(holds) => Ok(holds),
+            Err(_) if !hook.fail_closed => Ok(false),
+            Err(e) => Err(ApiError::forbidden(
+                request.rt.reference(),
+                request.name,
+                &e,
+            )),
         }
     }
 
@@ -226,7 +137,7 @@ impl Webhooks {
             ));
         }
         let uid = crate::object::new_uid();
-        let fields = review::request_fields(&uid, attrs, request.user, request.dry_run);
+        let fields = matching::request_fields(&uid, attrs, request.user, request.dry_run);
         let body = review::review(fields, attrs).to_string().into_bytes();
         let bytes = self.caller.post(hook, body).await.map_err(CallFailed)?;
         review::answer(&bytes, &uid, mutating)
@@ -244,10 +155,10 @@ impl Webhooks {
         obj: &mut Value,
     ) -> Result<Mutated, ApiError> {
         let mut mutated = Mutated::default();
-        if Self::exempt(request) {
+        if matching::exempt(request) {
             return Ok(mutated);
         }
-        let index = self.index();
+        let index = self.index.get();
         let mut invoked: Vec<usize> = Vec::new();
         let mut again = vec![false; index.mutating.len()];
         for (i, hook) in index.mutating.iter().enumerate() {
@@ -281,7 +192,7 @@ impl Webhooks {
         mutated: &mut Mutated,
     ) -> Result<Option<bool>, ApiError> {
         let object = (request.operation != crate::registry::Operation::Delete).then_some(&*obj);
-        let attrs = Self::attributes(request, object);
+        let attrs = Attributes::of(request, object);
         if !self.should_call(hook, &attrs, request)? {
             return Ok(None);
         }
@@ -330,11 +241,11 @@ impl Webhooks {
         request: &AdmissionRequest<'_>,
         obj: Option<&Value>,
     ) -> Result<Vec<String>, ApiError> {
-        if Self::exempt(request) {
+        if matching::exempt(request) {
             return Ok(Vec::new());
         }
-        let index = self.index();
-        let attrs = Self::attributes(request, obj);
+        let index = self.index.get();
+        let attrs = Attributes::of(request, obj);
         let mut due = Vec::new();
         for hook in &index.validating {
             if self.should_call(hook, &attrs, request)? {

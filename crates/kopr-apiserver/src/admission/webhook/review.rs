@@ -4,73 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::matching::Attributes;
-use crate::authn::UserInfo;
-
-/// The `userInfo` of a request (the server itself, when no user).
-pub(crate) fn user_info(user: Option<&UserInfo>) -> Value {
-    let Some(user) = user else {
-        return json!({"username": "system:apiserver", "groups": ["system:masters"]});
-    };
-    let mut info = Map::new();
-    info.insert("username".into(), json!(user.name));
-    if !user.uid.is_empty() {
-        info.insert("uid".into(), json!(user.uid));
-    }
-    if !user.groups.is_empty() {
-        info.insert("groups".into(), json!(user.groups));
-    }
-    if !user.extra.is_empty() {
-        info.insert("extra".into(), json!(user.extra));
-    }
-    Value::Object(info)
-}
-
-/// The `options` kube sends with each operation.
-fn options(operation: &str) -> Value {
-    let kind = match operation {
-        "CREATE" => "CreateOptions",
-        "UPDATE" => "UpdateOptions",
-        _ => "DeleteOptions",
-    };
-    json!({"kind": kind, "apiVersion": "meta.k8s.io/v1"})
-}
-
-/// The `request` of an AdmissionReview without its objects (what
-/// `matchConditions` see as `request`).
-pub(crate) fn request_fields(
-    uid: &str,
-    attrs: &Attributes<'_>,
-    user: Option<&UserInfo>,
-    dry_run: bool,
-) -> Map<String, Value> {
-    let mut request = Map::new();
-    let kind = json!({"group": attrs.group, "version": attrs.version, "kind": attrs.kind});
-    let resource =
-        json!({"group": attrs.group, "version": attrs.version, "resource": attrs.resource});
-    request.insert("uid".into(), json!(uid));
-    request.insert("kind".into(), kind.clone());
-    request.insert("resource".into(), resource.clone());
-    if !attrs.subresource.is_empty() {
-        request.insert("subResource".into(), json!(attrs.subresource));
-    }
-    request.insert("requestKind".into(), kind);
-    request.insert("requestResource".into(), resource);
-    if !attrs.subresource.is_empty() {
-        request.insert("requestSubResource".into(), json!(attrs.subresource));
-    }
-    if !attrs.name.is_empty() {
-        request.insert("name".into(), json!(attrs.name));
-    }
-    if !attrs.namespace.is_empty() {
-        request.insert("namespace".into(), json!(attrs.namespace));
-    }
-    request.insert("operation".into(), json!(attrs.operation));
-    request.insert("userInfo".into(), user_info(user));
-    request.insert("dryRun".into(), json!(dry_run));
-    request.insert("options".into(), options(attrs.operation));
-    request
-}
+use crate::admission::matching::Attributes;
 
 /// The whole AdmissionReview sent.
 pub(crate) fn review(mut request: Map<String, Value>, attrs: &Attributes<'_>) -> Value {

@@ -2,7 +2,7 @@
 //! Secret, Service, ServiceAccount, Pod, Event, Node; apps/v1 Deployment,
 //! ReplicaSet, StatefulSet, DaemonSet; batch/v1 Job; coordination Lease;
 //! events.k8s.io Event; RBAC roles and bindings; admission webhook
-//! configurations. Pod specs live in [`pod`].
+//! configurations, ValidatingAdmissionPolicies and their bindings. Pod specs live in [`pod`].
 
 /// Pod spec and template validation.
 pub mod pod;
@@ -19,6 +19,7 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 
 mod admission;
+mod admission_policy;
 mod apps;
 mod batch;
 mod core;
@@ -30,6 +31,8 @@ mod tests;
 
 #[allow(unused_imports)]
 pub use self::admission::*;
+#[allow(unused_imports)]
+pub use self::admission_policy::*;
 #[allow(unused_imports)]
 pub use self::apps::*;
 #[allow(unused_imports)]
@@ -81,6 +84,12 @@ pub fn lookup(group: &str, resource: &str) -> Option<KindSpec> {
         }
         ("admissionregistration.k8s.io", "mutatingwebhookconfigurations") => {
             (false, mutating_webhooks)
+        }
+        ("admissionregistration.k8s.io", "validatingadmissionpolicies") => {
+            (false, validating_admission_policy)
+        }
+        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings") => {
+            (false, validating_admission_policy_binding)
         }
         _ => return None,
     };

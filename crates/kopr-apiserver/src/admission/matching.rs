@@ -1,0 +1,358 @@
+//! The request as admission matches it ([`Attributes`]) and the matching
+//! shared by webhooks and policies, in kube's order: a `namespaceSelector`,
+//! an `objectSelector`, `rules` (operation, group, version, resource with
+//! subresource, scope). `matchConditions` come last (see
+//! [`super::expressions`]). Also the `request` that CEL expressions and
+//! AdmissionReviews see.
+
+use serde_json::{Map, Value, json};
+
+use crate::authn::UserInfo;
+use crate::registry::AdmissionRequest;
+use crate::selectors::LabelSelector;
+use crate::status::ApiError;
+use crate::storage::Store;
+
+/// One rule: the operations and resources it matches.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Rule {
+    pub operations: Vec<String>,
+    pub groups: Vec<String>,
+    pub versions: Vec<String>,
+    pub resources: Vec<String>,
+    /// `resourceNames` (policies only; empty matches every name).
+    pub names: Vec<String>,
+    /// `Cluster`, `Namespaced` or `*` (the default).
+    pub scope: String,
+}
+
+impl Rule {
+    /// A rule as stored (`RuleWithOperations` or `NamedRuleWithOperations`).
+    pub fn from_value(r: &Value) -> Rule {
+        let strings = crate::object::string_list;
+        Rule {
+            operations: strings(&r["operations"]),
+            groups: strings(&r["apiGroups"]),
+            versions: strings(&r["apiVersions"]),
+            resources: strings(&r["resources"]),
+            names: strings(&r["resourceNames"]),
+            scope: r["scope"].as_str().unwrap_or("*").to_string(),
+        }
+    }
+
+    /// Every rule of a stored list.
+    pub fn list(rules: &Value) -> Vec<Rule> {
+        rules
+            .as_array()
+            .map(|rules| rules.iter().map(Rule::from_value).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// A stored selector (unset is `{}`, everything, as kube defaults it);
+/// `Err` for one that does not parse.
+pub(crate) fn selector(v: &Value) -> Result<LabelSelector, String> {
+    let v = if v.is_null() {
+        &Value::Object(Default::default())
+    } else {
+        v
+    };
+    LabelSelector::from_label_selector_value(v).map_err(|e| e.to_string())
+}
+
+/// The request as matching sees it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Attributes<'a> {
+    pub group: &'a str,
+    pub version: &'a str,
+    pub kind: &'a str,
+    /// The plural resource.
+    pub resource: &'a str,
+    /// The subresource, or empty.
+    pub subresource: &'a str,
+    /// `CREATE`, `UPDATE` or `DELETE`.
+    pub operation: &'static str,
+    pub name: &'a str,
+    /// The object's namespace; a Namespace's own name; empty when
+    /// cluster-scoped.
+    pub namespace: &'a str,
+    /// The objects are Namespaces.
+    pub is_namespace: bool,
+    pub object: Option<&'a Value>,
+    pub old: Option<&'a Value>,
+}
+
+/// The admission configuration kinds that webhooks and policies never see
+/// (kube exempts them so that a broken webhook or policy cannot lock its
+/// own configuration).
+const EXEMPT_KINDS: [&str; 6] = [
+    "ValidatingWebhookConfiguration",
+    "MutatingWebhookConfiguration",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "MutatingAdmissionPolicy",
+    "MutatingAdmissionPolicyBinding",
+];
+
+/// Whether the request writes an admission configuration.
+pub(crate) fn exempt(request: &AdmissionRequest<'_>) -> bool {
+    request.rt.group == "admissionregistration.k8s.io"
+        && EXEMPT_KINDS.contains(&request.rt.kind.as_str())
+}
+
+impl<'a> Attributes<'a> {
+    /// The attributes of `request`, with `object` (`None` on a deletion).
+    pub fn of(request: &'a AdmissionRequest<'a>, object: Option<&'a Value>) -> Attributes<'a> {
+        let rt = request.rt;
+        Attributes {
+            group: &rt.group,
+            version: &rt.version,
+            kind: &rt.kind,
+            resource: &rt.plural,
+            subresource: request.subresource.unwrap_or(""),
+            operation: request.operation.as_str(),
+            name: request.name,
+            namespace: request.namespace,
+            is_namespace: rt.strategy.is_namespace(),
+            object,
+            old: request.old,
+        }
+    }
+}
+
+/// The `userInfo` of a request (the server itself, when no user).
+pub(crate) fn user_info(user: Option<&UserInfo>) -> Value {
+    let Some(user) = user else {
+        return json!({"username": "system:apiserver", "groups": ["system:masters"]});
+    };
+    let mut info = Map::new();
+    info.insert("username".into(), json!(user.name));
+    if !user.uid.is_empty() {
+        info.insert("uid".into(), json!(user.uid));
+    }
+    if !user.groups.is_empty() {
+        info.insert("groups".into(), json!(user.groups));
+    }
+    if !user.extra.is_empty() {
+        info.insert("extra".into(), json!(user.extra));
+    }
+    Value::Object(info)
+}
+
+/// The `options` kube sends with each operation.
+fn options(operation: &str) -> Value {
+    let kind = match operation {
+        "CREATE" => "CreateOptions",
+        "UPDATE" => "UpdateOptions",
+        _ => "DeleteOptions",
+    };
+    json!({"kind": kind, "apiVersion": "meta.k8s.io/v1"})
+}
+
+/// The `request` of an AdmissionReview without its objects (what CEL
+/// expressions see as `request`, where `uid` is empty).
+pub(crate) fn request_fields(
+    uid: &str,
+    attrs: &Attributes<'_>,
+    user: Option<&UserInfo>,
+    dry_run: bool,
+) -> Map<String, Value> {
+    let mut request = Map::new();
+    let kind = json!({"group": attrs.group, "version": attrs.version, "kind": attrs.kind});
+    let resource =
+        json!({"group": attrs.group, "version": attrs.version, "resource": attrs.resource});
+    request.insert("uid".into(), json!(uid));
+    request.insert("kind".into(), kind.clone());
+    request.insert("resource".into(), resource.clone());
+    if !attrs.subresource.is_empty() {
+        request.insert("subResource".into(), json!(attrs.subresource));
+    }
+    request.insert("requestKind".into(), kind);
+    request.insert("requestResource".into(), resource);
+    if !attrs.subresource.is_empty() {
+        request.insert("requestSubResource".into(), json!(attrs.subresource));
+    }
+    if !attrs.name.is_empty() {
+        request.insert("name".into(), json!(attrs.name));
+    }
+    if !attrs.namespace.is_empty() {
+        request.insert("namespace".into(), json!(attrs.namespace));
+    }
+    request.insert("operation".into(), json!(attrs.operation));
+    request.insert("userInfo".into(), user_info(user));
+    request.insert("dryRun".into(), json!(dry_run));
+    request.insert("options".into(), options(attrs.operation));
+    request
+}
+
+fn listed(list: &[String], value: &str) -> bool {
+    list.iter().any(|x| x == "*" || x == value)
+}
+
+/// `res/sub` entries: `*` is every resource without subresource, `*/*`
+/// everything, `pods/*` pods and all its subresources, `*/status` every
+/// status subresource.
+fn resource_listed(list: &[String], resource: &str, subresource: &str) -> bool {
+    list.iter().any(|entry| {
+        let (res, sub) = entry.split_once('/').unwrap_or((entry, ""));
+        (res == "*" || res == resource) && (sub == "*" || sub == subresource)
+    })
+}
+
+fn scope_matches(scope: &str, attrs: &Attributes<'_>) -> bool {
+    let cluster = attrs.is_namespace || attrs.namespace.is_empty();
+    match scope {
+        "Cluster" => cluster,
+        "Namespaced" => !cluster,
+        _ => true,
+    }
+}
+
+fn rule_matches(rule: &Rule, attrs: &Attributes<'_>) -> bool {
+    (rule.names.is_empty() || rule.names.iter().any(|n| n == attrs.name))
+        && listed(&rule.operations, attrs.operation)
+        && listed(&rule.groups, attrs.group)
+        && listed(&rule.versions, attrs.version)
+        && resource_listed(&rule.resources, attrs.resource, attrs.subresource)
+        && scope_matches(&rule.scope, attrs)
+}
+
+/// Whether any of `rules` matches.
+pub(crate) fn rules_match(rules: &[Rule], attrs: &Attributes<'_>) -> bool {
+    rules.iter().any(|r| rule_matches(r, attrs))
+}
+
+fn labels(object: Option<&Value>) -> Option<&Map<String, Value>> {
+    object?.pointer("/metadata/labels")?.as_object()
+}
+
+/// `objectSelector`: the new or the old object's labels match (an empty
+/// selector matches everything).
+pub(crate) fn object_selector_matches(
+    selector: &Result<LabelSelector, String>,
+    attrs: &Attributes<'_>,
+) -> Result<bool, String> {
+    let selector = selector.as_ref().map_err(Clone::clone)?;
+    if selector.is_everything() {
+        return Ok(true);
+    }
+    let matches = |o: Option<&Value>| {
+        o.is_some_and(|o| o.get("metadata").is_some()) && selector.matches(labels(o))
+    };
+    Ok(matches(attrs.object) || matches(attrs.old))
+}
+
+/// Whether `selector` (a `namespaceSelector`) selects the request's
+/// namespace: always for cluster-scoped objects; a Namespace by its own new
+/// labels; anything else by its stored Namespace's (404 if there is none).
+///
+/// # Errors
+/// A selector that does not parse (500); a namespace that does not exist.
+pub(crate) fn namespace_selected(
+    store: &Store,
+    selector: &Result<LabelSelector, String>,
+    attrs: &Attributes<'_>,
+) -> Result<bool, ApiError> {
+    let selector = selector.as_ref().map_err(ApiError::internal)?;
+    if selector.is_everything() {
+        return Ok(true);
+    }
+    match namespace_labels(attrs) {
+        NamespaceLabels::Any => Ok(true),
+        NamespaceLabels::Own(labels) => Ok(selector.matches(labels)),
+        NamespaceLabels::Stored(name) => {
+            let namespace = namespace_object(store, name)?;
+            Ok(selector.matches(labels(Some(&namespace))))
+        }
+    }
+}
+
+/// The stored Namespace `name`.
+///
+/// # Errors
+/// 404 when there is none.
+pub(crate) fn namespace_object(store: &Store, name: &str) -> Result<Value, ApiError> {
+    let stored = store
+        .current(&format!("/core/namespaces/{name}"))
+        .ok_or_else(|| {
+            ApiError::not_found(
+                crate::status::ResourceRef {
+                    group: "",
+                    resource: "namespaces",
+                },
+                name,
+            )
+        })?;
+    Ok(stored.object.as_ref().clone())
+}
+
+/// Whose labels `namespaceSelector` is matched against.
+enum NamespaceLabels<'a> {
+    /// Cluster-scoped: every selector matches.
+    Any,
+    /// A Namespace written: its own new labels.
+    Own(Option<&'a Map<String, Value>>),
+    /// The stored Namespace of this name.
+    Stored(&'a str),
+}
+
+/// Which labels the `namespaceSelector` of a request is matched against.
+fn namespace_labels<'a>(attrs: &Attributes<'a>) -> NamespaceLabels<'a> {
+    if attrs.is_namespace {
+        if attrs.subresource.is_empty() && attrs.operation != "DELETE" {
+            return NamespaceLabels::Own(labels(attrs.object));
+        }
+        return NamespaceLabels::Stored(attrs.namespace);
+    }
+    if attrs.namespace.is_empty() {
+        return NamespaceLabels::Any;
+    }
+    NamespaceLabels::Stored(attrs.namespace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn resources_and_subresources_match_as_kube_splits_them() {
+        assert!(resource_listed(&list(&["*"]), "pods", ""));
+        assert!(!resource_listed(&list(&["*"]), "pods", "status"));
+        assert!(resource_listed(&list(&["*/*"]), "pods", "status"));
+        assert!(resource_listed(&list(&["pods/*"]), "pods", "exec"));
+        assert!(resource_listed(&list(&["pods/*"]), "pods", ""));
+        assert!(resource_listed(
+            &list(&["*/status"]),
+            "deployments",
+            "status"
+        ));
+        assert!(!resource_listed(&list(&["*/status"]), "deployments", ""));
+        assert!(!resource_listed(&list(&["pods"]), "pods", "status"));
+    }
+
+    #[test]
+    fn namespaces_count_as_cluster_scoped() {
+        let attrs = |namespace, is_namespace| Attributes {
+            group: "",
+            version: "v1",
+            kind: "X",
+            resource: "x",
+            subresource: "",
+            operation: "CREATE",
+            name: "n",
+            namespace,
+            is_namespace,
+            object: None,
+            old: None,
+        };
+        assert!(scope_matches("Cluster", &attrs("team", true)));
+        assert!(!scope_matches("Namespaced", &attrs("team", true)));
+        assert!(scope_matches("Namespaced", &attrs("team", false)));
+        assert!(scope_matches("Cluster", &attrs("", false)));
+        assert!(scope_matches("*", &attrs("", false)));
+    }
+}
