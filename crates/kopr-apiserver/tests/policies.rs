@@ -417,3 +417,49 @@ async fn a_binding_without_its_policy_and_admission_objects_are_left_alone() {
         .await
         .expect("allowed again");
 }
+
+#[tokio::test]
+async fn the_status_reports_type_checking_of_each_generation() {
+    let f = common::start().await;
+    policy(
+        &f.client,
+        "typed",
+        json!({"validations": [{"expression": "object.datum.size() < 3"},
+                               {"expression": "size(object.data) < 3"}]}),
+    )
+    .await;
+    let checked = |generation: i64| {
+        move |o: Option<&DynamicObject>| {
+            o.is_some_and(|o| o.data["status"]["observedGeneration"] == generation)
+        }
+    };
+    let wait = kube::runtime::wait::await_condition(policies(&f.client), "typed", checked(1));
+    let seen = tokio::time::timeout(std::time::Duration::from_secs(10), wait)
+        .await
+        .expect("status in time")
+        .expect("watch")
+        .expect("policy");
+    assert_eq!(
+        seen.data["status"]["typeChecking"],
+        json!({"expressionWarnings": [{"fieldRef": "spec.validations[0].expression",
+            "warning": "/v1, Kind=ConfigMap: ERROR: <input>:1:7: undefined field 'datum'\n | object.datum.size() < 3\n | ......^\n"}]})
+    );
+    // A fixed expression: generation 2, no warnings.
+    let patch = json!({"spec": {"validations": [{"expression": "size(object.data) < 3"}]}});
+    policies(&f.client)
+        .patch(
+            "typed",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await
+        .expect("patched");
+    let wait = kube::runtime::wait::await_condition(policies(&f.client), "typed", checked(2));
+    let seen = tokio::time::timeout(std::time::Duration::from_secs(10), wait)
+        .await
+        .expect("status in time")
+        .expect("watch")
+        .expect("policy");
+    assert_eq!(seen.data["status"]["typeChecking"], json!({}));
+    assert_eq!(seen.metadata.generation, Some(2));
+}

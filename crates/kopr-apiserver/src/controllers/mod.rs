@@ -1,11 +1,13 @@
 //! In-process controllers that a real cluster's kube-controller-manager
 //! runs: the garbage collector, namespace deletion, default service
-//! accounts, the root CA ConfigMap, ClusterRole aggregation, the end of graceful pod deletion, and
+//! accounts, the root CA ConfigMap, ClusterRole aggregation, the end of graceful pod deletion,
+//! ValidatingAdmissionPolicy status, and
 //! the workload controllers
 //! (Deployment, ReplicaSet, StatefulSet, Job); plus a scheduler and a
 //! simulated kubelet for simulated nodes, kwok-style. They watch the store's
 //! event stream and act through the registry, as a client would.
 
+mod admission_policy_status;
 pub mod clusterrole_aggregation;
 pub mod crd;
 mod deployment;
@@ -58,6 +60,7 @@ async fn run(
     gc.resync().await;
     namespace::resync(&api).await;
     root_ca::resync(&api, &ca).await;
+    admission_policy_status::resync(&api).await;
     loop {
         let received = tokio::select! {
             _ = stop.cancelled() => return,
@@ -72,6 +75,7 @@ async fn run(
                 root_ca::observe(&api, &ev, &ca);
                 clusterrole_aggregation::observe(&api, &ev).await;
                 pod_termination::observe(&api, &ev);
+                admission_policy_status::observe(&api, &ev);
             }
             Err(broadcast::error::RecvError::Lagged(n)) => {
                 tracing::warn!(missed = n, "controllers fell behind; resyncing");
@@ -79,6 +83,7 @@ async fn run(
                 namespace::resync(&api).await;
                 root_ca::resync(&api, &ca).await;
                 clusterrole_aggregation::sync_all(&api).await;
+                admission_policy_status::resync(&api).await;
             }
             Err(broadcast::error::RecvError::Closed) => return,
         }

@@ -16,6 +16,7 @@
 mod config;
 mod evaluate;
 mod params;
+pub mod typecheck;
 
 use serde_json::{Map, Value};
 
@@ -63,9 +64,10 @@ impl Policies {
         resources: &MatchResources,
         attrs: &Attributes<'_>,
     ) -> Result<bool, ApiError> {
-        if !matching::rules_match(&resources.rules, attrs)
-            || matching::rules_match(&resources.exclude, attrs)
-        {
+        // No `resourceRules` (a binding's `matchResources` may have none)
+        // matches every resource.
+        let included = resources.rules.is_empty() || matching::rules_match(&resources.rules, attrs);
+        if !included || matching::rules_match(&resources.exclude, attrs) {
             return Ok(false);
         }
         Ok(
