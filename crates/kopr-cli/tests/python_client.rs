@@ -13,37 +13,7 @@ use support::Server;
 const CLIENT: &str = "kubernetes==31.0.0";
 
 fn venv_python() -> PathBuf {
-    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-kubernetes-client");
-    let python = venv.join("bin/python");
-    let ready = venv.join(".installed");
-    if !ready.exists() {
-        let status = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .status()
-            .expect("python3 runs");
-        assert!(
-            status.success(),
-            "python3 -m venv failed: python3 with venv support is required"
-        );
-        let status = Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                CLIENT,
-            ])
-            .status()
-            .expect("pip runs");
-        assert!(
-            status.success(),
-            "pip install {CLIENT} failed (PyPI must be reachable)"
-        );
-        std::fs::write(&ready, CLIENT).expect("marker written");
-    }
-    python
+    support::python_venv("python-kubernetes-client", &[CLIENT])
 }
 
 #[test]

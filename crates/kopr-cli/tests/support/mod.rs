@@ -135,6 +135,43 @@ pub fn kubectl_path() -> PathBuf {
     p
 }
 
+/// The Python of a virtual environment under the target directory, named
+/// `name`, with `packages` installed by pip on first use.
+pub fn python_venv(name: &str, packages: &[&str]) -> PathBuf {
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let python = venv.join("bin/python");
+    let ready = venv.join(".installed");
+    let wanted = packages.join(" ");
+    if std::fs::read_to_string(&ready).ok().as_deref() != Some(wanted.as_str()) {
+        let status = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .expect("python3 runs");
+        assert!(
+            status.success(),
+            "python3 -m venv failed: python3 with venv support is required"
+        );
+        let status = Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args(packages)
+            .status()
+            .expect("pip runs");
+        assert!(
+            status.success(),
+            "pip install {wanted} failed (PyPI must be reachable)"
+        );
+        std::fs::write(&ready, &wanted).expect("marker written");
+    }
+    python
+}
+
 /// Splits table output into rows of whitespace-separated cells.
 pub fn rows(out: &str) -> Vec<Vec<String>> {
     out.lines()

@@ -71,14 +71,16 @@ impl Caller {
             return Ok(config.clone());
         }
         let mut roots = rustls::RootCertStore::empty();
+        let mut bundle = Vec::new();
         match ca_bundle {
             Some(pem) => {
                 for cert in CertificateDer::pem_slice_iter(pem) {
                     let cert =
                         cert.map_err(|e| format!("unable to load root certificates: {e}"))?;
                     roots
-                        .add(cert)
+                        .add(cert.clone())
                         .map_err(|e| format!("unable to load root certificates: {e}"))?;
+                    bundle.push(cert);
                 }
             }
             None => {
@@ -88,10 +90,12 @@ impl Caller {
             }
         }
         let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let verifier = super::trust::Verifier::new(roots, bundle, provider.clone())?;
         let config = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| e.to_string())?
-            .with_root_certificates(roots)
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(verifier))
             .with_no_client_auth();
         let config = Arc::new(config);
         if let Ok(mut cache) = self.tls.lock() {

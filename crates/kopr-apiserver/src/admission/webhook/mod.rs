@@ -16,6 +16,7 @@
 mod call;
 mod config;
 mod review;
+mod trust;
 
 use serde_json::Value;
 
