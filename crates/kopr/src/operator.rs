@@ -281,7 +281,8 @@ impl Operator {
         if let Some(settings) = &self.webhooks
             && self.has_admission_handlers()
         {
-            let server = start_webhooks(&client, &self.resources, settings, token.clone()).await?;
+            let server =
+                Arc::new(start_webhooks(&client, &self.resources, settings, token.clone()).await?);
             if settings.registers() {
                 server.register(&client, settings).await?;
             }

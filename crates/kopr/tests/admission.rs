@@ -128,3 +128,88 @@ async fn a_panicking_handler_under_ignore_lets_the_write_through() {
     );
     running.stop().await.unwrap();
 }
+
+/// Writes a new CA and a certificate it signs for the loopback address into `dir`, in the
+/// layout of a `kubernetes.io/tls` Secret; returns the CA's PEM.
+fn write_certificates(dir: &std::path::Path) -> String {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let params =
+        rcgen::CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+            .unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = params.signed_by(&key, &issuer).unwrap();
+    std::fs::write(dir.join("tls.crt"), cert.pem()).unwrap();
+    std::fs::write(dir.join("tls.key"), key.serialize_pem()).unwrap();
+    std::fs::write(dir.join("ca.crt"), ca.pem()).unwrap();
+    ca.pem()
+}
+
+fn ca_bundle_is(pem: &str) -> impl Fn(Option<&DynamicObject>) -> bool + use<> {
+    use base64::Engine as _;
+    let wanted = base64::engine::general_purpose::STANDARD.encode(pem);
+    move |o: Option<&DynamicObject>| {
+        o.is_some_and(|o| o.data["webhooks"][0]["clientConfig"]["caBundle"] == wanted.as_str())
+    }
+}
+
+async fn refused_message(api: &Api<Widget>, name: &str) -> String {
+    let widget: Widget = serde_json::from_value(serde_json::json!({
+        "apiVersion": "kopr.test/v1", "kind": "Widget",
+        "metadata": {"name": name}, "spec": {"message": "bad words"}
+    }))
+    .unwrap();
+    match api.create(&PostParams::default(), &widget).await {
+        Err(kopr::kube::Error::Api(status)) => status.message,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certificate_directory_is_served_and_a_renewed_ca_registered() {
+    let cluster = cluster().await;
+    namespace(&cluster, "files").await;
+    let dir = tempfile::tempdir().unwrap();
+    let first = write_certificates(dir.path());
+    let webhooks = Webhooks::local()
+        .name("widgets-files")
+        .certificate_dir(dir.path())
+        .reload_every(std::time::Duration::from_millis(20));
+    let operator = Operator::new()
+        .resource(Resource::<Widget>::custom().on_validate("no-bad", validate))
+        .webhooks(webhooks);
+    let running = cluster.run(operator);
+    let resource = kopr::webhooks::configuration_resource(false);
+    let configurations: Api<DynamicObject> = Api::all_with(cluster.client(), &resource);
+    let within = std::time::Duration::from_secs(20);
+    let registered = kopr::kube::runtime::wait::await_condition(
+        configurations.clone(),
+        "widgets-files",
+        ca_bundle_is(&first),
+    );
+    tokio::time::timeout(within, registered)
+        .await
+        .expect("registered with the directory's CA")
+        .unwrap();
+    let api = widgets(&cluster, "files");
+    let denied = "admission webhook \"no-bad.widgets.kopr.test\" denied the request: message \"bad words\" is not allowed";
+    assert_eq!(refused_message(&api, "one").await, denied);
+
+    // cert-manager renews: a new CA and certificate in the same files.
+    let second = write_certificates(dir.path());
+    let renewed = kopr::kube::runtime::wait::await_condition(
+        configurations,
+        "widgets-files",
+        ca_bundle_is(&second),
+    );
+    tokio::time::timeout(within, renewed)
+        .await
+        .expect("registered again with the new CA")
+        .unwrap();
+    // The API server trusts the new certificate through the new bundle.
+    assert_eq!(refused_message(&api, "two").await, denied);
+    running.stop().await.unwrap();
+}

@@ -172,6 +172,15 @@ struct RunArgs<A: Args> {
     /// Where the admission handlers are served.
     #[arg(long, default_value = "0.0.0.0:9443")]
     webhook_listen: std::net::SocketAddr,
+    /// Serve the admission handlers with the certificate in this directory (`tls.crt`,
+    /// `tls.key`, and `ca.crt` for the caBundle: a mounted kubernetes.io/tls Secret), read
+    /// again when it changes. Default: a certificate from a CA generated at start.
+    #[arg(long, value_name = "DIR")]
+    webhook_cert_dir: Option<PathBuf>,
+    /// Do not register the webhook configurations: they come with the manifests (and
+    /// cert-manager's CA injector fills their caBundle).
+    #[arg(long)]
+    webhook_no_registration: bool,
     #[command(flatten, next_help_heading = "Operator options")]
     options: A,
 }
@@ -485,11 +494,17 @@ impl<A: Args + 'static, X: Subcommand + 'static> App<A, X> {
                         .and_then(|s| s.split_once('/'))
                     {
                         Some((namespace, service)) => {
-                            operator = operator.webhooks(
+                            let mut webhooks =
                                 crate::webhooks::Webhooks::listen(args.webhook_listen)
                                     .service(namespace, service)
-                                    .name(name),
-                            );
+                                    .name(name);
+                            if let Some(dir) = &args.webhook_cert_dir {
+                                webhooks = webhooks.certificate_dir(dir);
+                            }
+                            if args.webhook_no_registration {
+                                webhooks = webhooks.no_registration();
+                            }
+                            operator = operator.webhooks(webhooks);
                         }
                         None => tracing::warn!(
                             "the operator has admission handlers but no --webhook-service \

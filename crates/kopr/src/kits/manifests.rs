@@ -20,17 +20,28 @@
 //!   them at start).
 //!
 //! An operator with admission handlers also gets a Service `<name>-webhooks` (443 to the
-//! container's port `webhooks`, 9443), and `run --webhook-service <namespace>/<name>-webhooks`:
-//! the operator serves its handlers with a certificate from a CA it generates at start, and
-//! registers them, that CA as their `caBundle`, through that Service.
+//! container's port `webhooks`, 9443), and `run --webhook-service <namespace>/<name>-webhooks`.
+//! Its certificate ([`Manifests::webhook_certificates`]):
+//!
+//! - [`WebhookCertificates::Generated`] (the default): from a CA the operator generates at
+//!   each start; it registers its webhook configurations with that CA as their `caBundle`.
+//! - [`WebhookCertificates::Secret`]: a `kubernetes.io/tls` Secret you provide, mounted at
+//!   `/var/run/kopr/webhook-certs` (`--webhook-cert-dir`) and read again when it changes; the
+//!   operator registers the configurations with its `ca.crt` (or `tls.crt`).
+//! - [`WebhookCertificates::CertManager`]: a cert-manager `Certificate` for the Service's
+//!   names, from the issuer you name, into the Secret `<name>-webhooks-tls`, mounted as above;
+//!   the manifests carry the ValidatingWebhookConfiguration and MutatingWebhookConfiguration,
+//!   annotated `cert-manager.io/inject-ca-from: <namespace>/<name>-webhooks` so that
+//!   cert-manager's CA injector fills their `caBundle`, and the operator runs with
+//!   `--webhook-no-registration` (and needs no RBAC on the configurations).
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, ContainerPort, Namespace, PodSecurityContext, PodSpec,
-    PodTemplateSpec, ResourceRequirements, SecurityContext, Service, ServiceAccount, ServicePort,
-    ServiceSpec,
+    PodTemplateSpec, ResourceRequirements, SecretVolumeSource, SecurityContext, Service,
+    ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount,
 };
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -41,6 +52,28 @@ use serde_json::Value;
 use crate::handling::errors::Error;
 use crate::operator::Operator;
 use crate::runtime::discovery::Target;
+
+/// Where the mounted webhook certificate Secret is.
+const CERT_DIR: &str = "/var/run/kopr/webhook-certs";
+
+/// How the operator's admission webhook server gets its certificate in the cluster (see the
+/// module documentation).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum WebhookCertificates {
+    /// From a CA the operator generates at each start (the default).
+    #[default]
+    Generated,
+    /// From this `kubernetes.io/tls` Secret in the operator's namespace.
+    Secret(String),
+    /// From a cert-manager Certificate issued by `issuer`, a ClusterIssuer when
+    /// `cluster_issuer`, else an Issuer in the operator's namespace.
+    CertManager {
+        /// The issuer's name.
+        issuer: String,
+        /// Whether it is a ClusterIssuer.
+        cluster_issuer: bool,
+    },
+}
 
 /// A kind of object, as RBAC names it: API group (`""` for the core group) and plural.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -80,6 +113,7 @@ pub struct Manifests {
     children: Vec<ResourceKind>,
     reads: Vec<ResourceKind>,
     run_args: Vec<String>,
+    certificates: WebhookCertificates,
 }
 
 const NAME_LABEL: &str = "app.kubernetes.io/name";
@@ -96,7 +130,31 @@ impl Manifests {
             children: Vec::new(),
             reads: Vec::new(),
             run_args: Vec::new(),
+            certificates: WebhookCertificates::Generated,
         }
+    }
+
+    /// Where the admission webhook server's certificate comes from (default: generated at
+    /// start).
+    pub fn webhook_certificates(mut self, certificates: WebhookCertificates) -> Self {
+        self.certificates = certificates;
+        self
+    }
+
+    /// The Secret the webhook certificate is mounted from, if any.
+    fn certificate_secret(&self) -> Option<String> {
+        match &self.certificates {
+            WebhookCertificates::Generated => None,
+            WebhookCertificates::Secret(name) => Some(name.clone()),
+            WebhookCertificates::CertManager { .. } => {
+                Some(format!("{}-tls", self.webhook_service_name()))
+            }
+        }
+    }
+
+    /// Whether the operator registers its webhook configurations itself.
+    fn registers_webhooks(&self) -> bool {
+        !matches!(self.certificates, WebhookCertificates::CertManager { .. })
     }
 
     /// The operator's name.
@@ -189,7 +247,7 @@ impl Manifests {
             rules.push(rule(group, status, &["patch"]));
         }
         rules.push(rule("", vec!["events".into()], &["create"]));
-        if operator.has_admission_handlers() {
+        if operator.has_admission_handlers() && self.registers_webhooks() {
             rules.push(rule(
                 "admissionregistration.k8s.io",
                 vec![
@@ -280,6 +338,7 @@ impl Manifests {
             .clone()
             .unwrap_or_else(|| format!("{}:latest", self.name));
         let mut args = vec!["run".to_owned(), "-A".to_owned()];
+        let secret = self.certificate_secret().filter(|_| webhooks);
         if webhooks {
             args.push("--webhook-service".into());
             args.push(format!(
@@ -287,6 +346,12 @@ impl Manifests {
                 self.namespace,
                 self.webhook_service_name()
             ));
+            if secret.is_some() {
+                args.extend(["--webhook-cert-dir".to_owned(), CERT_DIR.to_owned()]);
+            }
+            if !self.registers_webhooks() {
+                args.push("--webhook-no-registration".into());
+            }
         }
         args.extend(self.run_args.iter().cloned());
         let ports = webhooks.then(|| {
@@ -296,8 +361,27 @@ impl Manifests {
                 ..ContainerPort::default()
             }]
         });
+        let mounts = secret.as_ref().map(|_| {
+            vec![VolumeMount {
+                name: "webhook-certs".into(),
+                mount_path: CERT_DIR.into(),
+                read_only: Some(true),
+                ..VolumeMount::default()
+            }]
+        });
+        let volumes = secret.map(|name| {
+            vec![Volume {
+                name: "webhook-certs".into(),
+                secret: Some(SecretVolumeSource {
+                    secret_name: Some(name),
+                    ..SecretVolumeSource::default()
+                }),
+                ..Volume::default()
+            }]
+        });
         let container = Container {
             ports,
+            volume_mounts: mounts,
             name: self.name.clone(),
             image: Some(image),
             command: Some(vec![self.name.clone()]),
@@ -348,6 +432,7 @@ impl Manifests {
                             ..PodSecurityContext::default()
                         }),
                         containers: vec![container],
+                        volumes,
                         ..PodSpec::default()
                     }),
                 },
@@ -404,9 +489,98 @@ impl Manifests {
         let webhooks = operator.has_admission_handlers();
         if webhooks {
             objects.push(serde_json::to_value(self.webhook_service())?);
+            if let WebhookCertificates::CertManager { .. } = &self.certificates {
+                objects.push(self.certificate());
+            }
         }
         objects.push(serde_json::to_value(self.deployment(webhooks))?);
+        if webhooks && !self.registers_webhooks() {
+            objects.extend(self.webhook_configurations(operator)?);
+        }
         Ok(objects)
+    }
+
+    /// The cert-manager Certificate of the webhook Service's names.
+    fn certificate(&self) -> Value {
+        let WebhookCertificates::CertManager {
+            issuer,
+            cluster_issuer,
+        } = &self.certificates
+        else {
+            return Value::Null;
+        };
+        let service = self.webhook_service_name();
+        let ns = &self.namespace;
+        serde_json::json!({
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Certificate",
+            "metadata": {"name": service, "namespace": ns, "labels": self.labels()},
+            "spec": {
+                "secretName": format!("{service}-tls"),
+                "dnsNames": [format!("{service}.{ns}.svc"), format!("{service}.{ns}.svc.cluster.local")],
+                "issuerRef": {
+                    "name": issuer,
+                    "kind": if *cluster_issuer { "ClusterIssuer" } else { "Issuer" },
+                },
+            },
+        })
+    }
+
+    /// The webhook configurations, for cert-manager's CA injector to complete.
+    fn webhook_configurations(&self, operator: &Operator) -> Result<Vec<Value>, Error> {
+        let mut handlers = Vec::new();
+        for resource in operator
+            .resources
+            .iter()
+            .filter(|r| !r.admission.is_empty())
+        {
+            let Target::Known(api_resource) = &resource.target else {
+                return Err(Error::Config(format!(
+                    "the webhook configurations need the group, version and plural of {}; \
+                     register it with Resource::custom or Resource::of, or let the operator \
+                     register its configurations",
+                    resource.target
+                )));
+            };
+            for spec in &resource.admission {
+                handlers.push(crate::webhooks::Served {
+                    spec: spec.clone(),
+                    resource: api_resource.clone(),
+                });
+            }
+        }
+        let settings = operator
+            .webhooks
+            .clone()
+            .unwrap_or_else(|| crate::webhooks::Webhooks::listen(([0, 0, 0, 0], 9443).into()))
+            .service(&self.namespace, &self.webhook_service_name())
+            .name(&self.name);
+        let inject = format!("{}/{}", self.namespace, self.webhook_service_name());
+        let mut out = Vec::new();
+        for mutating in [false, true] {
+            let entries = crate::webhooks::configuration_entries(
+                &handlers,
+                &settings,
+                mutating,
+                None,
+                |_| None,
+            );
+            if entries.is_empty() {
+                continue;
+            }
+            let resource = crate::webhooks::configuration_resource(mutating);
+            out.push(serde_json::json!({
+                "apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": resource.kind,
+                "metadata": {
+                    "name": self.name,
+                    "labels": self.labels(),
+                    "annotations": {"cert-manager.io/inject-ca-from": inject},
+                },
+                "webhooks": entries,
+            }));
+        }
+        Ok(out)
     }
 
     /// The objects as one multi-document YAML stream.
@@ -559,5 +733,120 @@ mod tests {
         let yaml = manifests.render(&operator).unwrap();
         assert_eq!(yaml.matches("---\n").count(), 5);
         assert!(yaml.contains("kind: Deployment"), "{yaml}");
+    }
+
+    async fn check(_: crate::Review<kube::api::DynamicObject>) -> Result<(), crate::Denial> {
+        Ok(())
+    }
+
+    #[test]
+    fn cert_manager_certificates_come_with_the_configurations() {
+        let operator = Operator::new().resource(
+            Resource::dynamic("example.com", "v1", "greetings").on_validate("check", check),
+        );
+        let manifests = Manifests::new("greeting")
+            .namespace("ops")
+            .webhook_certificates(WebhookCertificates::CertManager {
+                issuer: "self-signed".into(),
+                cluster_issuer: true,
+            });
+        let objects = manifests.objects(&operator).unwrap();
+        let kinds: Vec<&str> = objects.iter().filter_map(|o| o["kind"].as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "Namespace",
+                "ServiceAccount",
+                "ClusterRole",
+                "ClusterRoleBinding",
+                "Service",
+                "Certificate",
+                "Deployment",
+                "ValidatingWebhookConfiguration"
+            ]
+        );
+        let certificate = &objects[5];
+        assert_eq!(certificate["spec"]["secretName"], "greeting-webhooks-tls");
+        assert_eq!(
+            certificate["spec"]["dnsNames"][0],
+            "greeting-webhooks.ops.svc"
+        );
+        assert_eq!(certificate["spec"]["issuerRef"]["kind"], "ClusterIssuer");
+        let pod = &objects[6]["spec"]["template"]["spec"];
+        assert_eq!(
+            pod["volumes"][0]["secret"]["secretName"],
+            "greeting-webhooks-tls"
+        );
+        let container = &pod["containers"][0];
+        assert_eq!(container["volumeMounts"][0]["mountPath"], CERT_DIR);
+        let args: Vec<&str> = container["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|a| a.as_str())
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "run",
+                "-A",
+                "--webhook-service",
+                "ops/greeting-webhooks",
+                "--webhook-cert-dir",
+                CERT_DIR,
+                "--webhook-no-registration"
+            ]
+        );
+        let configuration = &objects[7];
+        assert_eq!(
+            configuration["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
+            "ops/greeting-webhooks"
+        );
+        let webhook = &configuration["webhooks"][0];
+        assert_eq!(webhook["name"], "check.greetings.example.com");
+        assert_eq!(
+            webhook["clientConfig"],
+            serde_json::json!({"service": {"namespace": "ops", "name": "greeting-webhooks",
+                "path": "/validate/check.greetings.example.com", "port": 443}})
+        );
+        // The configurations come with the manifests: no RBAC to register them.
+        let rules = manifests.rules(&operator);
+        assert!(
+            verbs_for(
+                &rules,
+                "admissionregistration.k8s.io",
+                "validatingwebhookconfigurations"
+            )
+            .is_empty()
+        );
+
+        // A Secret of one's own: mounted, and the operator registers with its CA.
+        let own = Manifests::new("greeting")
+            .webhook_certificates(WebhookCertificates::Secret("my-tls".into()));
+        let objects = own.objects(&operator).unwrap();
+        let deployment = objects.iter().find(|o| o["kind"] == "Deployment").unwrap();
+        let pod = &deployment["spec"]["template"]["spec"];
+        assert_eq!(pod["volumes"][0]["secret"]["secretName"], "my-tls");
+        assert!(
+            !objects
+                .iter()
+                .any(|o| o["kind"] == "ValidatingWebhookConfiguration")
+        );
+        assert_eq!(
+            verbs_for(
+                &own.rules(&operator),
+                "admissionregistration.k8s.io",
+                "validatingwebhookconfigurations"
+            ),
+            ["get", "create", "patch", "delete"]
+        );
+        // A resource known only by name cannot be put in a configuration.
+        let lookup = Operator::new()
+            .resource(Resource::lookup("greetings.example.com").on_validate("check", check));
+        assert!(
+            manifests
+                .objects(&lookup)
+                .is_err_and(|e| e.to_string().contains("greetings.example.com"))
+        );
     }
 }

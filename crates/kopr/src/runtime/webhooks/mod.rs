@@ -3,8 +3,9 @@
 //! ValidatingWebhookConfiguration and a MutatingWebhookConfiguration.
 //!
 //! The certificate is self-signed by a CA generated at start (rcgen), for `localhost`, the
-//! listen address and the configured hosts; the CA goes into the configurations'
-//! `caBundle`. A handler that panics or overruns the timeout answers by the failure policy:
+//! listen address and the configured hosts, or read from a directory in the layout of a
+//! `kubernetes.io/tls` Secret and reloaded when it changes ([`Certificates`]); the CA goes into
+//! the configurations' `caBundle`, and they are registered again when it changes. A handler that panics or overruns the timeout answers by the failure policy:
 //! refused with code 500 under [`FailurePolicy::Fail`], admitted under `Ignore`; either way it
 //! is logged and counted ([`WebhookServer::failures`]). A body that is not an AdmissionReview
 //! gets 400.
@@ -18,7 +19,10 @@
 //! );
 //! ```
 
+mod certificates;
+
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -28,12 +32,12 @@ use futures::FutureExt;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::handling::admission::{AdmissionSpec, Incoming, Verdict};
 use crate::handling::errors::Error;
+pub use certificates::Certificates;
 
 /// What the API server does when a handler cannot answer (kube's `failurePolicy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +76,8 @@ pub struct Webhooks {
     failure_policy: FailurePolicy,
     timeout: Duration,
     hosts: Vec<String>,
+    certificates: Certificates,
+    reload_every: Duration,
 }
 
 impl Webhooks {
@@ -85,6 +91,8 @@ impl Webhooks {
             failure_policy: FailurePolicy::Fail,
             timeout: Duration::from_secs(10),
             hosts: Vec::new(),
+            certificates: Certificates::Generated,
+            reload_every: Duration::from_secs(10),
         }
     }
 
@@ -129,6 +137,20 @@ impl Webhooks {
         self
     }
 
+    /// Serves the certificate in `dir` (`tls.crt`, `tls.key`, and `ca.crt` for the
+    /// `caBundle` when present: a mounted `kubernetes.io/tls` Secret, as cert-manager writes
+    /// it), read again when the files change.
+    pub fn certificate_dir(mut self, dir: impl Into<PathBuf>) -> Webhooks {
+        self.certificates = Certificates::Directory(dir.into());
+        self
+    }
+
+    /// How often a certificate directory is read for changes (default 10 s).
+    pub fn reload_every(mut self, every: Duration) -> Webhooks {
+        self.reload_every = every.max(Duration::from_millis(10));
+        self
+    }
+
     /// Serve only; the configurations are managed elsewhere (`manifests`, cert-manager).
     pub fn no_registration(mut self) -> Webhooks {
         self.register = false;
@@ -158,8 +180,9 @@ struct Shared {
 /// A running webhook server.
 pub struct WebhookServer {
     address: SocketAddr,
-    ca_pem: String,
+    certificate: Arc<certificates::Current>,
     shared: Arc<Shared>,
+    shutdown: CancellationToken,
 }
 
 impl std::fmt::Debug for WebhookServer {
@@ -168,37 +191,6 @@ impl std::fmt::Debug for WebhookServer {
             .field("address", &self.address)
             .finish_non_exhaustive()
     }
-}
-
-/// A certificate for `hosts`, signed by a new CA: (CA PEM, chain, key).
-fn certificate(
-    hosts: &[String],
-) -> Result<(String, Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), Error> {
-    let failed = |e: &dyn std::fmt::Display| Error::Config(format!("webhook certificate: {e}"));
-    let ca_key = rcgen::KeyPair::generate().map_err(|e| failed(&e))?;
-    let mut ca_params =
-        rcgen::CertificateParams::new(Vec::<String>::new()).map_err(|e| failed(&e))?;
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "kopr webhook CA");
-    let ca = ca_params.self_signed(&ca_key).map_err(|e| failed(&e))?;
-    let issuer = rcgen::Issuer::new(ca_params, ca_key);
-    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).map_err(|e| failed(&e))?;
-    for host in hosts {
-        let san = match host.parse::<std::net::IpAddr>() {
-            Ok(ip) => rcgen::SanType::IpAddress(ip),
-            Err(_) => rcgen::SanType::DnsName(host.clone().try_into().map_err(|e| failed(&e))?),
-        };
-        params.subject_alt_names.push(san);
-    }
-    let key = rcgen::KeyPair::generate().map_err(|e| failed(&e))?;
-    let cert = params.signed_by(&key, &issuer).map_err(|e| failed(&e))?;
-    let chain =
-        vec![CertificateDer::from_pem_slice(cert.pem().as_bytes()).map_err(|e| failed(&e))?];
-    let private =
-        PrivateKeyDer::from_pem_slice(key.serialize_pem().as_bytes()).map_err(|e| failed(&e))?;
-    Ok((ca.pem(), chain, private))
 }
 
 fn respond(code: u16, body: &Value) -> http::Response<Full<Bytes>> {
@@ -228,8 +220,8 @@ fn json_patch(body: &Value, merge: &Value) -> Option<String> {
 }
 
 impl Shared {
-    /// Runs the handler at `index` on one AdmissionReview.
-    async fn review(&self, index: usize, mutating: bool, body: &[u8]) -> (u16, Value) {
+    /// Runs the handler of the webhook `name` on one AdmissionReview.
+    async fn review(&self, name: &str, mutating: bool, body: &[u8]) -> (u16, Value) {
         let review: Value = match serde_json::from_slice(body) {
             Ok(v) => v,
             Err(e) => {
@@ -248,8 +240,8 @@ impl Shared {
         };
         let Some(served) = self
             .handlers
-            .get(index)
-            .filter(|s| s.spec.mutating == mutating)
+            .iter()
+            .find(|s| s.spec.mutating == mutating && webhook_name(&s.spec.id, &s.resource) == name)
         else {
             return (404, json!({"error": "no such admission handler"}));
         };
@@ -311,10 +303,7 @@ impl Shared {
             .strip_prefix("/validate/")
             .map(|i| (false, i))
             .or_else(|| path.strip_prefix("/mutate/").map(|i| (true, i)));
-        let Some((mutating, index)) = route else {
-            return respond(404, &json!({"error": "no such admission handler"}));
-        };
-        let Ok(index) = index.parse::<usize>() else {
+        let Some((mutating, name)) = route else {
             return respond(404, &json!({"error": "no such admission handler"}));
         };
         if request.method() != http::Method::POST {
@@ -325,7 +314,7 @@ impl Shared {
             Ok(collected) => collected.to_bytes(),
             Err(e) => return respond(400, &json!({"error": format!("reading the body: {e}")})),
         };
-        let (code, answer) = self.review(index, mutating, &body).await;
+        let (code, answer) = self.review(name, mutating, &body).await;
         respond(code, &answer)
     }
 }
@@ -341,11 +330,19 @@ impl WebhookServer {
         let address = listener.local_addr()?;
         let mut hosts = vec!["localhost".to_string(), address.ip().to_string()];
         hosts.extend(settings.hosts.iter().cloned());
-        let (ca_pem, chain, key) = certificate(&hosts)?;
+        let certificate = certificates::load(
+            &settings.certificates,
+            &hosts,
+            settings.reload_every,
+            shutdown.clone(),
+        )?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut tls = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
-            .and_then(|b| b.with_no_client_auth().with_single_cert(chain, key))
+            .map(|b| {
+                b.with_no_client_auth()
+                    .with_cert_resolver(certificate.clone())
+            })
             .map_err(|e| Error::Config(format!("webhook TLS: {e}")))?;
         tls.alpn_protocols = vec![b"http/1.1".to_vec()];
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
@@ -356,10 +353,11 @@ impl WebhookServer {
             failures: AtomicU64::new(0),
         });
         let serving = shared.clone();
+        let stop = shutdown.clone();
         tokio::spawn(async move {
             loop {
                 let accepted = tokio::select! {
-                    () = shutdown.cancelled() => return,
+                    () = stop.cancelled() => return,
                     accepted = listener.accept() => accepted,
                 };
                 let Ok((stream, _)) = accepted else { continue };
@@ -382,8 +380,9 @@ impl WebhookServer {
         tracing::info!(%address, handlers = shared.handlers.len(), "admission webhook server listening");
         Ok(WebhookServer {
             address,
-            ca_pem,
+            certificate,
             shared,
+            shutdown,
         })
     }
 
@@ -392,9 +391,9 @@ impl WebhookServer {
         self.address
     }
 
-    /// Its CA certificate, PEM (the configurations' `caBundle`).
-    pub fn ca_pem(&self) -> &str {
-        &self.ca_pem
+    /// The CA of the certificate served now, PEM (the configurations' `caBundle`).
+    pub fn ca_pem(&self) -> String {
+        self.certificate.ca_pem()
     }
 
     /// Handler calls that panicked or timed out.
@@ -405,45 +404,52 @@ impl WebhookServer {
     /// The webhook entries of one configuration (validating or mutating).
     pub(crate) fn configuration_entries(&self, settings: &Webhooks, mutating: bool) -> Vec<Value> {
         use base64::Engine as _;
-        let ca_bundle = base64::engine::general_purpose::STANDARD.encode(&self.ca_pem);
-        self.shared
-            .handlers
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.spec.mutating == mutating)
-            .map(|(index, served)| {
-                let kind = if mutating { "mutate" } else { "validate" };
-                let path = format!("/{kind}/{index}");
-                let client = match &settings.reach {
-                    Reach::Url(host) => {
-                        let host = host.clone().unwrap_or_else(|| match self.address.ip() {
-                            std::net::IpAddr::V6(ip) => format!("[{ip}]"),
-                            ip => ip.to_string(),
-                        });
-                        json!({"url": format!("https://{host}:{}{path}", self.address.port()), "caBundle": ca_bundle})
-                    }
-                    Reach::Service { namespace, name } => json!({
-                        "service": {"namespace": namespace, "name": name, "path": path, "port": 443},
-                        "caBundle": ca_bundle,
-                    }),
-                };
-                let r = &served.resource;
-                json!({
-                    "name": webhook_name(&served.spec.id, r),
-                    "clientConfig": client,
-                    "rules": [{"operations": ["CREATE", "UPDATE", "DELETE"], "apiGroups": [r.group],
-                               "apiVersions": [r.version], "resources": [r.plural], "scope": "*"}],
-                    "failurePolicy": settings.failure_policy.as_str(),
-                    "sideEffects": "None",
-                    "admissionReviewVersions": ["v1"],
-                    "timeoutSeconds": settings.timeout.as_secs(),
-                })
-            })
-            .collect()
+        let ca_bundle = base64::engine::general_purpose::STANDARD.encode(self.ca_pem());
+        let url = |path: &str| {
+            let Reach::Url(host) = &settings.reach else {
+                return None;
+            };
+            let host = host.clone().unwrap_or_else(|| match self.address.ip() {
+                std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+                ip => ip.to_string(),
+            });
+            Some(format!("https://{host}:{}{path}", self.address.port()))
+        };
+        configuration_entries(
+            &self.shared.handlers,
+            settings,
+            mutating,
+            Some(&ca_bundle),
+            url,
+        )
     }
 
-    /// Creates or updates the operator's webhook configurations (server-side apply).
+    /// Creates or updates the operator's webhook configurations (server-side apply), and again
+    /// whenever the served certificate's CA changes.
     pub(crate) async fn register(
+        self: &Arc<Self>,
+        client: &kube::Client,
+        settings: &Webhooks,
+    ) -> Result<(), Error> {
+        self.apply_configurations(client, settings).await?;
+        let mut changes = self.certificate.ca_changes();
+        changes.mark_unchanged();
+        let (server, client, settings) = (self.clone(), client.clone(), settings.clone());
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = server.shutdown.cancelled() => return,
+                    changed = changes.changed() => if changed.is_err() { return },
+                }
+                if let Err(error) = server.apply_configurations(&client, &settings).await {
+                    tracing::error!(%error, "could not register the renewed webhook CA");
+                }
+            }
+        });
+        Ok(())
+    }
+
+    async fn apply_configurations(
         &self,
         client: &kube::Client,
         settings: &Webhooks,
@@ -466,6 +472,48 @@ impl WebhookServer {
         }
         Ok(())
     }
+}
+
+/// The webhook entries of one configuration (validating or mutating) for `handlers`: reached
+/// by `url(path)` when it gives one, else through the settings' Service; `ca_bundle` (base64)
+/// unless cert-manager injects it.
+pub(crate) fn configuration_entries(
+    handlers: &[Served],
+    settings: &Webhooks,
+    mutating: bool,
+    ca_bundle: Option<&str>,
+    url: impl Fn(&str) -> Option<String>,
+) -> Vec<Value> {
+    handlers
+        .iter()
+        .filter(|s| s.spec.mutating == mutating)
+        .map(|served| {
+            let kind = if mutating { "mutate" } else { "validate" };
+            let name = webhook_name(&served.spec.id, &served.resource);
+            let path = format!("/{kind}/{name}");
+            let mut client = match (url(&path), &settings.reach) {
+                (Some(url), _) => json!({"url": url}),
+                (None, Reach::Service { namespace, name }) => json!({
+                    "service": {"namespace": namespace, "name": name, "path": path, "port": 443},
+                }),
+                (None, Reach::Url(_)) => json!({}),
+            };
+            if let Some(ca_bundle) = ca_bundle {
+                client["caBundle"] = json!(ca_bundle);
+            }
+            let r = &served.resource;
+            json!({
+                "name": name,
+                "clientConfig": client,
+                "rules": [{"operations": ["CREATE", "UPDATE", "DELETE"], "apiGroups": [r.group],
+                           "apiVersions": [r.version], "resources": [r.plural], "scope": "*"}],
+                "failurePolicy": settings.failure_policy.as_str(),
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+                "timeoutSeconds": settings.timeout.as_secs(),
+            })
+        })
+        .collect()
 }
 
 /// The API resource of `MutatingWebhookConfiguration`s (`mutating`) or
