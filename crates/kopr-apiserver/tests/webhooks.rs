@@ -514,7 +514,8 @@ async fn selectors_conditions_subresources_and_dry_run_choose_what_is_sent() {
         .create(&PostParams::default(), &deployment)
         .await
         .unwrap();
-    assert!(server.requests("/status").is_empty());
+    // (The deployment controller writes the status too, so status requests
+    // may come before ours; none is the spec write.)
     let status = json!({"status": {"observedGeneration": 7}});
     deployments
         .patch_status("d", &PatchParams::default(), &Patch::Merge(&status))
@@ -624,4 +625,31 @@ async fn a_service_webhook_is_reached_through_its_endpoints() {
         "admission webhook \"svc.example.com\" denied the request: via the service"
     );
     assert_eq!(server.requests("/admit").len(), 1);
+}
+
+#[tokio::test]
+async fn connections_to_a_webhook_are_kept_and_reused() {
+    let fx = start().await;
+    let server = serve(|_, _| json!({"allowed": true})).await;
+    register_one(
+        &fx.client,
+        false,
+        "reuse",
+        "reuse.example.com",
+        &server,
+        "/reuse",
+    )
+    .await;
+    let api: Api<ConfigMap> = Api::namespaced(fx.client.clone(), "default");
+    for i in 0..20 {
+        api.create(
+            &PostParams::default(),
+            &config_map(&format!("c{i}"), json!({})),
+        )
+        .await
+        .unwrap();
+    }
+    assert_eq!(server.requests("/reuse").len(), 20);
+    let connections = server.connections.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(connections < 10, "{connections} connections for 20 calls");
 }

@@ -22,6 +22,8 @@ pub struct WebhookServer {
     pub ca_pem: String,
     /// Every AdmissionReview `request` received, with the path it came to.
     pub calls: Arc<Mutex<Vec<(String, Value)>>>,
+    /// TLS connections accepted.
+    pub connections: Arc<std::sync::atomic::AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -133,11 +135,14 @@ pub async fn serve(
     let app = axum::Router::new()
         .fallback(post(review))
         .with_state(shared);
+    let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = connections.clone();
     let task = tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 return;
             };
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             let acceptor = acceptor.clone();
             let app = app.clone();
             tokio::spawn(async move {
@@ -155,6 +160,7 @@ pub async fn serve(
         url,
         ca_pem: ca_cert.pem(),
         calls,
+        connections,
         task,
     }
 }

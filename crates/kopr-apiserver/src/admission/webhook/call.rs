@@ -1,8 +1,10 @@
 //! Calling a webhook: POST of the AdmissionReview over HTTPS to its URL, or
 //! to the address its Service's Endpoints give; the server certificate
 //! verified against `caBundle` (else the system's roots); the whole call
-//! bounded by `timeoutSeconds`. Failures are described in the words of Go's
-//! HTTP client, as kube's messages quote them.
+//! bounded by `timeoutSeconds`. Connections are kept open and reused, as
+//! Go's HTTP client does (a call that finds its reused connection closed by
+//! the webhook is sent once more on a new one). Failures are described in
+//! the words of Go's HTTP client, as kube's messages quote them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -32,10 +34,27 @@ struct Endpoint {
     path_and_query: String,
 }
 
-/// Calls webhooks; keeps one TLS configuration per CA bundle.
+/// The most idle connections kept per webhook address.
+const MAX_IDLE: usize = 32;
+
+/// A sender on an open HTTP/1.1 connection.
+type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+
+/// Connections are shared by calls to the same address, name and trust.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct PoolKey {
+    dial: (String, u16),
+    server_name: String,
+    /// The TLS configuration (one per CA bundle), by address.
+    tls: usize,
+}
+
+/// Calls webhooks; keeps one TLS configuration per CA bundle and the idle
+/// connections.
 pub(crate) struct Caller {
     store: Store,
     tls: Mutex<HashMap<Option<Vec<u8>>, Arc<rustls::ClientConfig>>>,
+    idle: Arc<Mutex<HashMap<PoolKey, Vec<Sender>>>>,
 }
 
 fn split_host_port(authority: &str) -> (String, Option<u16>) {
@@ -60,6 +79,7 @@ impl Caller {
         Caller {
             store,
             tls: Mutex::new(HashMap::new()),
+            idle: Arc::new(Mutex::new(HashMap::new())),
         }
     }
 
@@ -204,7 +224,7 @@ impl Caller {
             .tls(hook.ca_bundle.as_deref())
             .map_err(|e| format!("failed to call webhook: {e}"))?;
         let url = endpoint.url.clone();
-        let exchange = exchange(endpoint, tls, body);
+        let exchange = self.exchange(endpoint, tls, Bytes::from(body));
         match tokio::time::timeout(hook.timeout, exchange).await {
             Ok(Ok(bytes)) => Ok(bytes),
             Ok(Err(e)) => Err(format!("failed to call webhook: Post \"{url}\": {e}")),
@@ -263,11 +283,8 @@ fn http_error(code: u16, body: &[u8]) -> String {
     }
 }
 
-async fn exchange(
-    endpoint: Endpoint,
-    tls: Arc<rustls::ClientConfig>,
-    body: Vec<u8>,
-) -> Result<Bytes, String> {
+/// Opens a connection: TCP, TLS, HTTP/1.1.
+async fn connect(endpoint: &Endpoint, tls: Arc<rustls::ClientConfig>) -> Result<Sender, String> {
     let (host, port) = &endpoint.dial;
     let tcp = tokio::net::TcpStream::connect((host.as_str(), *port))
         .await
@@ -283,38 +300,100 @@ async fn exchange(
         .connect(name, tcp)
         .await
         .map_err(|e| tls_error(&e, &endpoint.server_name))?;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
         .map_err(|e| e.to_string())?;
     tokio::spawn(async move {
         let _ = connection.await;
     });
-    let authority = if *port == 443 {
-        endpoint.server_name.clone()
-    } else {
-        format!("{}:{port}", endpoint.server_name)
-    };
-    let request = http::Request::post(endpoint.path_and_query.as_str())
-        .header(http::header::HOST, authority)
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .header(http::header::ACCEPT, "application/json, */*")
-        .body(Full::new(Bytes::from(body)))
-        .map_err(|e| e.to_string())?;
-    let response = sender
-        .send_request(request)
-        .await
-        .map_err(|e| e.to_string())?;
-    let code = response.status().as_u16();
-    let limited = http_body_util::Limited::new(response.into_body(), MAX_RESPONSE);
-    let bytes = limited
-        .collect()
-        .await
-        .map_err(|e| e.to_string())?
-        .to_bytes();
-    if !(200..300).contains(&code) {
-        return Err(http_error(code, &bytes));
+    Ok(sender)
+}
+
+impl Caller {
+    /// An idle connection to the endpoint, if one is still open.
+    fn take_idle(&self, key: &PoolKey) -> Option<Sender> {
+        let mut idle = self.idle.lock().ok()?;
+        let senders = idle.get_mut(key)?;
+        while let Some(sender) = senders.pop() {
+            if !sender.is_closed() {
+                return Some(sender);
+            }
+        }
+        None
     }
-    Ok(bytes)
+
+    /// Keeps the connection for the next call once it is idle again.
+    fn keep(&self, key: PoolKey, mut sender: Sender) {
+        let idle = self.idle.clone();
+        tokio::spawn(async move {
+            if sender.ready().await.is_err() {
+                return;
+            }
+            if let Ok(mut idle) = idle.lock() {
+                let senders = idle.entry(key).or_default();
+                if senders.len() < MAX_IDLE {
+                    senders.push(sender);
+                }
+            }
+        });
+    }
+
+    /// One POST and its response body, on an idle connection or a new one.
+    async fn exchange(
+        &self,
+        endpoint: Endpoint,
+        tls: Arc<rustls::ClientConfig>,
+        body: Bytes,
+    ) -> Result<Bytes, String> {
+        let key = PoolKey {
+            dial: endpoint.dial.clone(),
+            server_name: endpoint.server_name.clone(),
+            tls: Arc::as_ptr(&tls) as usize,
+        };
+        let port = endpoint.dial.1;
+        let authority = if port == 443 {
+            endpoint.server_name.clone()
+        } else {
+            format!("{}:{port}", endpoint.server_name)
+        };
+        let request = || {
+            http::Request::post(endpoint.path_and_query.as_str())
+                .header(http::header::HOST, authority.as_str())
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .header(http::header::ACCEPT, "application/json, */*")
+                .body(Full::new(body.clone()))
+                .map_err(|e| e.to_string())
+        };
+        let mut reused = self.take_idle(&key);
+        let (sender, response) = loop {
+            let was_reused = reused.is_some();
+            let mut sender = match reused.take() {
+                Some(sender) => sender,
+                None => connect(&endpoint, tls.clone()).await?,
+            };
+            if sender.ready().await.is_err() && was_reused {
+                continue;
+            }
+            match sender.send_request(request()?).await {
+                Ok(response) => break (sender, response),
+                // The webhook closed the idle connection: once more on a new one.
+                Err(e) if was_reused && (e.is_closed() || e.is_incomplete_message()) => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        };
+        let code = response.status().as_u16();
+        let limited = http_body_util::Limited::new(response.into_body(), MAX_RESPONSE);
+        let bytes = limited
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        self.keep(key, sender);
+        if !(200..300).contains(&code) {
+            return Err(http_error(code, &bytes));
+        }
+        Ok(bytes)
+    }
 }
 
 #[cfg(test)]
