@@ -129,3 +129,98 @@ async fn requests_are_audited_at_the_policys_level_without_secrets() {
     );
     assert_eq!(mode & 0o777, 0o600);
 }
+
+#[tokio::test]
+async fn admission_annotations_reach_the_audit_event() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("audit.log");
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(&policy, POLICY).expect("policy written");
+    let mut config = kopr_apiserver::Config::ephemeral();
+    config.audit_log_path = Some(log.clone());
+    config.audit_policy_file = Some(policy);
+    let f = common::start_with(config).await;
+    let admission = |kind: &str, plural: &str| {
+        let resource = kube::discovery::ApiResource {
+            group: "admissionregistration.k8s.io".into(),
+            version: "v1".into(),
+            api_version: "admissionregistration.k8s.io/v1".into(),
+            kind: kind.into(),
+            plural: plural.into(),
+        };
+        Api::<kube::api::DynamicObject>::all_with(f.client.clone(), &resource)
+    };
+    // A webhook that annotates, and a policy that audits and annotates.
+    let webhook = common::webhook::serve(
+        |_, _| json!({"allowed": true, "auditAnnotations": {"checked": "yes"}}),
+    )
+    .await;
+    let configuration = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration", "metadata": {"name": "annotating"},
+        "webhooks": [{"name": "annotate.example.com",
+            "clientConfig": {"url": format!("{}/a", webhook.url), "caBundle": webhook.ca_bundle()},
+            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}],
+            "sideEffects": "None", "admissionReviewVersions": ["v1"]}]});
+    admission(
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+    )
+    .create(
+        &PostParams::default(),
+        &serde_json::from_value(configuration).expect("configuration"),
+    )
+    .await
+    .expect("configuration created");
+    let vap = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "owner"},
+        "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                    "operations": ["CREATE"], "resources": ["configmaps"]}]},
+                 "validations": [{"expression": "has(object.data) && 'owner' in object.data", "message": "no owner"}],
+                 "auditAnnotations": [{"key": "keys", "valueExpression": "string(size(object.data))"}]}});
+    admission("ValidatingAdmissionPolicy", "validatingadmissionpolicies")
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(vap).expect("vap"),
+        )
+        .await
+        .expect("policy created");
+    let binding = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "owner"},
+        "spec": {"policyName": "owner", "validationActions": ["Audit"]}});
+    admission(
+        "ValidatingAdmissionPolicyBinding",
+        "validatingadmissionpolicybindings",
+    )
+    .create(
+        &PostParams::default(),
+        &serde_json::from_value(binding).expect("binding"),
+    )
+    .await
+    .expect("binding created");
+
+    let cms: Api<ConfigMap> = Api::namespaced(f.client.clone(), "default");
+    let cm: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "ownerless"}, "data": {"k": "v"}}))
+            .expect("cm");
+    cms.create(&PostParams::default(), &cm)
+        .await
+        .expect("audited, not denied");
+    let found = events(&log, 1, |e| {
+        e["objectRef"]["name"] == "ownerless" && e["stage"] == "ResponseComplete"
+    });
+    let annotations = &found.first().expect("logged")["annotations"];
+    assert_eq!(annotations["annotate.example.com/checked"], "yes");
+    assert_eq!(annotations["owner/keys"], "1");
+    assert_eq!(annotations["authorization.k8s.io/decision"], "allow");
+    let failure: Value = serde_json::from_str(
+        annotations["validation.policy.admission.k8s.io/validation_failure"]
+            .as_str()
+            .expect("a failure"),
+    )
+    .expect("JSON");
+    assert_eq!(
+        failure,
+        json!([{"message": "no owner", "policy": "owner", "binding": "owner",
+                "expressionIndex": 0, "validationActions": ["Audit"]}])
+    );
+}

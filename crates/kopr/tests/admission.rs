@@ -213,3 +213,108 @@ async fn a_certificate_directory_is_served_and_a_renewed_ca_registered() {
     assert_eq!(refused_message(&api, "two").await, denied);
     running.stop().await.unwrap();
 }
+
+async fn frozen(_: Review<Widget>) -> Result<(), Denial> {
+    Err(Denial::new("the widget is frozen"))
+}
+
+async fn status_check(review: Review<Widget>) -> Result<(), Denial> {
+    match review
+        .body()
+        .pointer("/status/phase")
+        .and_then(|p| p.as_str())
+    {
+        Some("Broken") => Err(Denial::new("a widget is never Broken").code(422)),
+        _ => Ok(()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operations_subresources_and_filters_choose_what_a_handler_sees() {
+    use kopr::Filtered;
+    use kopr::admission::{Admission, Operation};
+    use kopr::kube::api::{Patch, PatchParams};
+    let cluster = cluster().await;
+    namespace(&cluster, "opts").await;
+    let operator = Operator::new()
+        .resource(
+            Resource::<Widget>::custom()
+                .admission(
+                    Admission::validate("frozen", frozen)
+                        .operations([Operation::Update, Operation::Delete])
+                        .label("frozen", "yes"),
+                )
+                .admission(Admission::validate("status-check", status_check).subresource("status")),
+        )
+        .webhooks(Webhooks::local().name("widgets-options"));
+    let running = cluster.run(operator);
+    let resource = kopr::webhooks::configuration_resource(false);
+    let configurations: Api<DynamicObject> = Api::all_with(cluster.client(), &resource);
+    let registered = kopr::kube::runtime::wait::await_condition(
+        configurations,
+        "widgets-options",
+        |o: Option<&DynamicObject>| o.is_some(),
+    );
+    let configuration = tokio::time::timeout(std::time::Duration::from_secs(20), registered)
+        .await
+        .expect("registered")
+        .unwrap()
+        .expect("configuration");
+    let rules: Vec<_> = configuration.data["webhooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["rules"][0].clone())
+        .collect();
+    assert_eq!(
+        rules[0]["operations"],
+        serde_json::json!(["UPDATE", "DELETE"])
+    );
+    assert_eq!(rules[1]["resources"], serde_json::json!(["widgets/status"]));
+
+    let api = widgets(&cluster, "opts");
+    let labelled = |name: &str, frozen: &str| -> Widget {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "kopr.test/v1", "kind": "Widget",
+            "metadata": {"name": name, "labels": {"frozen": frozen}}, "spec": {"message": "m"}
+        }))
+        .unwrap()
+    };
+    // Creation is not registered; updates of frozen widgets are refused, others pass.
+    for (name, value) in [("ice", "yes"), ("water", "no")] {
+        api.create(&PostParams::default(), &labelled(name, value))
+            .await
+            .expect("created");
+    }
+    let change = serde_json::json!({"spec": {"message": "changed"}});
+    let refused = api
+        .patch("ice", &PatchParams::default(), &Patch::Merge(&change))
+        .await
+        .expect_err("frozen");
+    assert!(
+        refused.to_string().contains("the widget is frozen"),
+        "{refused}"
+    );
+    api.patch("water", &PatchParams::default(), &Patch::Merge(&change))
+        .await
+        .expect("not frozen");
+    // The status handler sees status writes only.
+    let broken = serde_json::json!({"status": {"phase": "Broken"}});
+    let kopr::kube::Error::Api(status) = api
+        .patch_status("water", &PatchParams::default(), &Patch::Merge(&broken))
+        .await
+        .expect_err("refused")
+    else {
+        panic!("not a Status")
+    };
+    assert_eq!(status.code, 422);
+    assert_eq!(
+        status.message,
+        "admission webhook \"status-check.widgets.kopr.test\" denied the request: a widget is never Broken"
+    );
+    let fine = serde_json::json!({"status": {"phase": "Fine"}});
+    api.patch_status("water", &PatchParams::default(), &Patch::Merge(&fine))
+        .await
+        .expect("a fine status");
+    running.stop().await.unwrap();
+}

@@ -16,6 +16,7 @@
 //! ([`policy`]) run between the validating plugins and the validating
 //! webhooks. Deletions pass the webhooks and the policies too.
 
+pub mod annotations;
 mod builtin;
 mod compiled;
 mod expressions;

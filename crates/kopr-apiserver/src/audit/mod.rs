@@ -255,6 +255,20 @@ impl Record {
 
     /// Ends the record with the response's status code and, when wanted
     /// and JSON, its body. A watch ends its record when its stream starts.
+    /// Adds the annotations admission made (webhooks' and policies'); they
+    /// appear in the completing stage's event.
+    pub fn admission_annotations(&mut self, made: Map<String, Value>) {
+        if made.is_empty() {
+            return;
+        }
+        if !self.event["annotations"].is_object() {
+            self.event["annotations"] = json!({});
+        }
+        if let Some(annotations) = self.event["annotations"].as_object_mut() {
+            annotations.extend(made);
+        }
+    }
+
     pub fn complete(mut self, code: u16, body: Option<&[u8]>, watch: bool) {
         let mut status = json!({"metadata": {}, "code": code});
         if let Some(v) = body.and_then(|b| serde_json::from_slice::<Value>(b).ok()) {

@@ -103,22 +103,28 @@ async fn handle(State(state): State<AppState>, req: Request) -> Response {
             user_agent: &user_agent,
         })
     });
-    let response = match requestor {
-        Ok(user) => {
-            let incoming = Incoming {
-                req,
-                parsed,
-                attributes: &attributes,
-                uri: &uri,
-                user_agent: &user_agent,
-            };
-            authorize_and_serve(&state, incoming, user, &mut record).await
+    let (response, annotations) = crate::admission::annotations::collecting(async {
+        match requestor {
+            Ok(user) => {
+                let incoming = Incoming {
+                    req,
+                    parsed,
+                    attributes: &attributes,
+                    uri: &uri,
+                    user_agent: &user_agent,
+                };
+                authorize_and_serve(&state, incoming, user, &mut record).await
+            }
+            Err(why) => {
+                tracing::debug!(%path, reason = %why, "unauthenticated request");
+                response::error(&ApiError::unauthorized())
+            }
         }
-        Err(why) => {
-            tracing::debug!(%path, reason = %why, "unauthenticated request");
-            response::error(&ApiError::unauthorized())
-        }
-    };
+    })
+    .await;
+    if let Some(record) = record.as_mut() {
+        record.admission_annotations(annotations);
+    }
     match record {
         Some(record) => audited(record, response, attributes.verb == "watch").await,
         None => response,

@@ -36,6 +36,7 @@ use futures::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::handling::filters::{FilterInput, Filtered, Filters};
 use crate::handling::patch::Patch;
 
 /// The operation an admission request is for.
@@ -174,6 +175,112 @@ pub struct AdmissionSpec {
     pub(crate) id: String,
     pub(crate) mutating: bool,
     pub(crate) call: AdmitFn,
+    /// The operations it is registered for.
+    pub(crate) operations: Vec<Operation>,
+    /// The subresource it is registered for (`None`: the resource itself).
+    pub(crate) subresource: Option<String>,
+    /// Which objects it is called for; the others are admitted without it.
+    pub(crate) filters: Filters,
+}
+
+impl AdmissionSpec {
+    /// Whether the handler applies to this request (its filters, on the new object, or the old
+    /// one on deletion).
+    pub(crate) fn applies(&self, request: &Value) -> bool {
+        if self.filters.is_empty() {
+            return true;
+        }
+        let (new, old) = (&request["object"], &request["oldObject"]);
+        let new = (!new.is_null()).then_some(new);
+        let old = (!old.is_null()).then_some(old);
+        let Some(body) = new.or(old) else {
+            return true;
+        };
+        let diff = crate::handling::diff::diff(old, new);
+        self.filters.matches(&FilterInput {
+            body,
+            old,
+            new,
+            diff: &diff,
+        })
+    }
+}
+
+/// An admission handler with options: the operations and subresource it is registered for,
+/// and filters (labels, annotations, fields, `when`) choosing the objects it is called for, as
+/// Kopf's `@kopf.on.validate(..., operation=, subresource=, labels=, field=, value=, when=)`.
+/// Objects the filters leave out are admitted without calling it.
+///
+/// ```no_run
+/// use kopr::admission::{Admission, Operation};
+/// use kopr::{Denial, Filtered, Resource, Review};
+/// use kube::api::DynamicObject;
+///
+/// async fn frozen(_: Review<DynamicObject>) -> Result<(), Denial> {
+///     Err(Denial::new("this object is frozen"))
+/// }
+///
+/// let resource = Resource::dynamic("example.com", "v1", "greetings").admission(
+///     Admission::validate("frozen", frozen)
+///         .operations([Operation::Update, Operation::Delete])
+///         .label("frozen", "yes"),
+/// );
+/// # let _ = resource;
+/// ```
+pub struct Admission<K> {
+    spec: AdmissionSpec,
+    _kind: std::marker::PhantomData<fn() -> K>,
+}
+
+impl<K: DeserializeOwned + Send + 'static> Admission<K> {
+    /// A validating handler (see [`Resource::on_validate`](crate::Resource::on_validate)).
+    pub fn validate<F, Fut>(id: &str, handler: F) -> Admission<K>
+    where
+        F: Fn(Review<K>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = AdmissionResult> + Send + 'static,
+    {
+        Admission {
+            spec: AdmissionSpec::new(id, false, handler),
+            _kind: std::marker::PhantomData,
+        }
+    }
+
+    /// A mutating handler (see [`Resource::on_mutate`](crate::Resource::on_mutate)).
+    pub fn mutate<F, Fut>(id: &str, handler: F) -> Admission<K>
+    where
+        F: Fn(Review<K>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = AdmissionResult> + Send + 'static,
+    {
+        Admission {
+            spec: AdmissionSpec::new(id, true, handler),
+            _kind: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<K> Admission<K> {
+    /// Registers the handler for these operations only (default: create, update, delete).
+    pub fn operations(mut self, operations: impl IntoIterator<Item = Operation>) -> Self {
+        self.spec.operations = operations.into_iter().collect();
+        self
+    }
+
+    /// Registers the handler for writes of this subresource (`status`, `scale`) instead of
+    /// the resource itself.
+    pub fn subresource(mut self, subresource: &str) -> Self {
+        self.spec.subresource = Some(subresource.to_string());
+        self
+    }
+
+    pub(crate) fn into_spec(self) -> AdmissionSpec {
+        self.spec
+    }
+}
+
+impl<K> Filtered for Admission<K> {
+    fn filters_mut(&mut self) -> &mut Filters {
+        &mut self.spec.filters
+    }
 }
 
 impl std::fmt::Debug for AdmissionSpec {
@@ -240,6 +347,9 @@ impl AdmissionSpec {
             id: id.to_string(),
             mutating,
             call,
+            operations: vec![Operation::Create, Operation::Update, Operation::Delete],
+            subresource: None,
+            filters: Filters::default(),
         }
     }
 }

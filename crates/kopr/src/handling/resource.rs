@@ -208,6 +208,13 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
         self
     }
 
+    /// Adds an admission handler with options ([`Admission`](crate::admission::Admission):
+    /// operations, subresource, filters).
+    pub fn admission(mut self, admission: crate::admission::Admission<K>) -> Self {
+        self.spec.admission.push(admission.into_spec());
+        self
+    }
+
     /// Adds a timer.
     pub fn timer(mut self, timer: Timer<K>) -> Self {
         let position = self.position();

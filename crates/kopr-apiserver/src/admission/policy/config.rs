@@ -66,6 +66,8 @@ pub(super) struct Policy {
     pub conditions: Vec<Condition>,
     pub variables: Vec<Variable>,
     pub validations: Vec<Validation>,
+    /// `auditAnnotations`: key and `valueExpression`.
+    pub audit_annotations: Vec<(String, Expression)>,
 }
 
 /// A binding's `paramRef`.
@@ -126,8 +128,18 @@ fn policy(stored: &Value) -> Policy {
     let param_kind = spec["paramKind"]
         .as_object()
         .map(|p| (text(&p["apiVersion"]), text(&p["kind"])));
+    let audit_annotations = list("auditAnnotations")
+        .iter()
+        .map(|a| {
+            (
+                text(&a["key"]),
+                Expression::compile(a["valueExpression"].as_str().unwrap_or("")),
+            )
+        })
+        .collect();
     Policy {
         name: crate::object::name(stored).to_string(),
+        audit_annotations,
         fail_closed: spec["failurePolicy"].as_str() != Some("Ignore"),
         param_kind,
         constraints: spec
@@ -161,6 +173,20 @@ fn binding(stored: &Value, policy: Arc<Policy>) -> Binding {
         deny: has("Deny"),
         warn: has("Warn"),
         audit: has("Audit"),
+    }
+}
+
+impl Binding {
+    /// `validationActions`, in kube's order.
+    pub fn actions(&self) -> Vec<&'static str> {
+        [
+            (self.deny, "Deny"),
+            (self.warn, "Warn"),
+            (self.audit, "Audit"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect()
     }
 }
 

@@ -13,6 +13,8 @@ use crate::admission::expressions::{self, Activation, Failure};
 
 /// The longest message a `messageExpression` may give (5 KiB).
 const MAX_MESSAGE_BYTES: usize = 5 * 1024;
+/// The longest audit annotation value kept (10 KiB).
+const MAX_ANNOTATION_BYTES: usize = 10 * 1024;
 
 /// A validation that did not pass.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,14 +25,29 @@ pub(super) struct Decision {
     /// The expression failed rather than gave false: the failure policy
     /// decides whether it counts.
     pub error: bool,
+    /// The index of the validation, if one gave it.
+    pub index: Option<usize>,
+    /// An audit annotation failed: under `Fail` it denies, whatever the
+    /// binding's actions.
+    pub always_deny: bool,
+}
+
+/// What one evaluation gave.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct Evaluation {
+    pub decisions: Vec<Decision>,
+    /// `auditAnnotations`: `<policy>/<key>` and value.
+    pub annotations: Vec<(String, String)>,
 }
 
 impl Decision {
-    fn error(message: String) -> Decision {
+    fn error(message: String, index: Option<usize>) -> Decision {
         Decision {
             message,
             reason: String::new(),
             error: true,
+            index,
+            always_deny: false,
         }
     }
 }
@@ -112,34 +129,85 @@ pub(super) fn evaluate(
     policy: &Policy,
     base: &Activation<'_>,
     params: Option<&Value>,
-) -> Option<Vec<Decision>> {
+) -> Option<Evaluation> {
     let mut activation = base.child();
     let broken = bind(policy, &mut activation, params);
+    let mut out = Evaluation::default();
     if !policy.conditions.is_empty() {
         match expressions::all_hold(&policy.conditions, &activation) {
             Ok(true) => {}
             Ok(false) => return None,
             Err(_) if !policy.fail_closed => return None,
-            Err(e) => return Some(vec![Decision::error(e)]),
+            Err(e) => {
+                out.decisions.push(Decision::error(e, None));
+                return Some(out);
+            }
         }
     }
-    let mut decisions = Vec::new();
-    for validation in &policy.validations {
+    for (i, validation) in policy.validations.iter().enumerate() {
         let text = &validation.expression.text;
         match validation.expression.evaluate_raw(&activation) {
             Ok(CelValue::Bool(true)) => {}
-            Ok(CelValue::Bool(false)) => decisions.push(Decision {
+            Ok(CelValue::Bool(false)) => out.decisions.push(Decision {
                 message: message(validation, &activation),
                 reason: validation.reason.clone(),
                 error: false,
+                index: Some(i),
+                always_deny: false,
             }),
-            Ok(_) => decisions.push(Decision::error(format!(
-                "expression '{text}' resulted in error: must evaluate to bool"
-            ))),
-            Err(e) => decisions.push(Decision::error(failure(text, e, &broken))),
+            Ok(_) => out.decisions.push(Decision::error(
+                format!("expression '{text}' resulted in error: must evaluate to bool"),
+                Some(i),
+            )),
+            Err(e) => out
+                .decisions
+                .push(Decision::error(failure(text, e, &broken), Some(i))),
         }
     }
-    Some(decisions)
+    for (key, expression) in &policy.audit_annotations {
+        let text = &expression.text;
+        let failed = match expression.evaluate_raw(&activation) {
+            Ok(CelValue::Null) => None,
+            Ok(CelValue::String(value)) => {
+                let value = value.trim();
+                if !value.is_empty() {
+                    let cut = value
+                        .char_indices()
+                        .map(|(i, c)| i + c.len_utf8())
+                        .take_while(|end| *end <= MAX_ANNOTATION_BYTES)
+                        .last()
+                        .unwrap_or(0);
+                    out.annotations
+                        .push((format!("{}/{key}", policy.name), value[..cut].to_string()));
+                }
+                None
+            }
+            Ok(other) => Some(format!(
+                "valueExpression '{text}' resulted in unsupported return type: {}. Return type must be either string or null.",
+                kind_name(&other)
+            )),
+            Err(e) => Some(failure(text, e, &broken)),
+        };
+        if let Some(message) = failed.filter(|_| policy.fail_closed) {
+            let mut decision = Decision::error(message, None);
+            decision.always_deny = true;
+            out.decisions.push(decision);
+        }
+    }
+    Some(out)
+}
+
+/// CEL's name of a value's type.
+fn kind_name(value: &CelValue) -> &'static str {
+    match value {
+        CelValue::Bool(_) => "bool",
+        CelValue::Int(_) => "int",
+        CelValue::UInt(_) => "uint",
+        CelValue::Float(_) => "double",
+        CelValue::List(_) => "list",
+        CelValue::Map(_) => "map",
+        _ => "dyn",
+    }
 }
 
 #[cfg(test)]
@@ -177,6 +245,7 @@ mod tests {
                 },
             ],
             validations,
+            audit_annotations: Vec::new(),
         }
     }
 
@@ -185,7 +254,7 @@ mod tests {
         let base =
             expressions::request_activation(Some(&object), None, &json!({"operation": "CREATE"}))
                 .unwrap();
-        evaluate(policy, &base, Some(&params))
+        evaluate(policy, &base, Some(&params)).map(|e| e.decisions)
     }
 
     #[test]
@@ -247,5 +316,46 @@ mod tests {
         assert!(decisions[0].error);
         p.fail_closed = false;
         assert_eq!(run(&p, json!({})), None);
+    }
+}
+
+#[cfg(test)]
+mod annotation_tests {
+    use super::*;
+    use crate::admission::expressions::Expression;
+    use serde_json::json;
+
+    #[test]
+    fn audit_annotations_are_published_under_the_policy_name() {
+        let policy = Policy {
+            name: "p".into(),
+            fail_closed: true,
+            param_kind: None,
+            constraints: None,
+            conditions: Vec::new(),
+            variables: Vec::new(),
+            validations: Vec::new(),
+            audit_annotations: vec![
+                (
+                    "replicas".into(),
+                    Expression::compile("'r=' + string(object.spec.replicas)"),
+                ),
+                ("none".into(), Expression::compile("null")),
+                ("bad".into(), Expression::compile("1")),
+            ],
+        };
+        let object = json!({"spec": {"replicas": 5}});
+        let base = expressions::request_activation(Some(&object), None, &json!({})).unwrap();
+        let out = evaluate(&policy, &base, None).unwrap();
+        assert_eq!(
+            out.annotations,
+            [("p/replicas".to_string(), "r=5".to_string())]
+        );
+        assert_eq!(out.decisions.len(), 1);
+        assert!(out.decisions[0].always_deny);
+        assert_eq!(
+            out.decisions[0].message,
+            "valueExpression '1' resulted in unsupported return type: int. Return type must be either string or null."
+        );
     }
 }

@@ -8,8 +8,9 @@
 //! policy's CEL is evaluated once per parameter ([`evaluate`]). A failed
 //! validation is enforced as the binding's `validationActions` say: `Deny`
 //! refuses the request (`ValidatingAdmissionPolicy 'p' with binding 'b'
-//! denied request: …`), `Warn` sends a warning; `Audit` is logged (kopr's audit
-//! log does not carry admission annotations yet). Expression and
+//! denied request: …`), `Warn` sends a warning; `Audit` records the failure in the
+//! request's audit event (`validation.policy.admission.k8s.io/validation_failure`),
+//! where the policy's `auditAnnotations` go too (`<policy>/<key>`). Expression and
 //! configuration errors count under `failurePolicy: Fail` and are dropped
 //! under `Ignore`.
 
@@ -20,6 +21,7 @@ pub mod typecheck;
 
 use serde_json::{Map, Value};
 
+use super::annotations;
 use super::compiled::Compiled;
 use super::expressions::{self, Activation};
 use super::matching::{self, Attributes};
@@ -153,6 +155,8 @@ impl Policies {
                     message: why,
                     reason: String::new(),
                     error: true,
+                    index: None,
+                    always_deny: true,
                 })],
                 false => Vec::new(),
             })
@@ -183,24 +187,30 @@ impl Policies {
             return Ok(Vec::new());
         };
         let mut verdicts = Vec::new();
+        let mut audited = Vec::new();
         for param in &params {
-            let Some(decisions) = evaluate::evaluate(policy, base, param.as_ref()) else {
+            let Some(evaluation) = evaluate::evaluate(policy, base, param.as_ref()) else {
                 continue;
             };
-            for decision in decisions {
+            for (key, value) in &evaluation.annotations {
+                annotations::annotate(key, value);
+            }
+            for decision in evaluation.decisions {
                 if decision.error && !policy.fail_closed {
                     continue;
                 }
+                if decision.always_deny {
+                    verdicts.push(Verdict::Deny(decision));
+                    continue;
+                }
                 if binding.audit {
-                    tracing::info!(
-                        policy = %policy.name,
-                        binding = %binding.name,
-                        resource = %attrs.resource,
-                        namespace = %attrs.namespace,
-                        name = %attrs.name,
-                        "validation.policy.admission.k8s.io/validation_failure: {}",
-                        decision.message
-                    );
+                    audited.push(serde_json::json!({
+                        "message": decision.message,
+                        "policy": policy.name,
+                        "binding": binding.name,
+                        "expressionIndex": decision.index.unwrap_or(0),
+                        "validationActions": binding.actions(),
+                    }));
                 }
                 if binding.warn {
                     verdicts.push(Verdict::Warn(format!(
@@ -212,6 +222,12 @@ impl Policies {
                     verdicts.push(Verdict::Deny(decision));
                 }
             }
+        }
+        if !audited.is_empty() {
+            annotations::annotate(
+                "validation.policy.admission.k8s.io/validation_failure",
+                &Value::Array(audited).to_string(),
+            );
         }
         Ok(verdicts)
     }

@@ -111,7 +111,12 @@ impl Webhooks {
             )));
         }
         match self.exchange(hook, attrs, request, mutating).await {
-            Ok(answer) => Ok(Some(answer)),
+            Ok(answer) => {
+                for (key, value) in &answer.audit_annotations {
+                    super::annotations::annotate(&format!("{}/{key}", hook.name), value);
+                }
+                Ok(Some(answer))
+            }
             Err(CallFailed(reason)) => {
                 let text = format!("failed calling webhook \"{}\": {reason}", hook.name);
                 if hook.fail_closed {

@@ -28,6 +28,8 @@ pub(crate) struct Answer {
     /// The decoded JSON patch (mutating webhooks).
     pub patch: Option<Vec<u8>>,
     pub warnings: Vec<String>,
+    /// `auditAnnotations`, recorded as `<webhook name>/<key>`.
+    pub audit_annotations: Vec<(String, String)>,
 }
 
 /// Checks a response body as kube does. The error text follows
@@ -78,6 +80,14 @@ pub(crate) fn answer(body: &[u8], uid: &str, mutating: bool) -> Result<Answer, S
         status: response.get("status").filter(|s| s.is_object()).cloned(),
         patch,
         warnings: crate::object::string_list(&response["warnings"]),
+        audit_annotations: response["auditAnnotations"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default(),
     })
 }
 

@@ -246,6 +246,13 @@ impl Shared {
             return (404, json!({"error": "no such admission handler"}));
         };
         let id = served.spec.id.clone();
+        if !served.spec.applies(&request) {
+            let response = json!({"uid": uid, "allowed": true});
+            return (
+                200,
+                json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}),
+            );
+        }
         let object = request["object"].clone();
         let limit = self
             .timeout
@@ -502,11 +509,16 @@ pub(crate) fn configuration_entries(
                 client["caBundle"] = json!(ca_bundle);
             }
             let r = &served.resource;
+            let operations: Vec<&str> = served.spec.operations.iter().map(|o| o.as_str()).collect();
+            let resource = match &served.spec.subresource {
+                Some(sub) => format!("{}/{sub}", r.plural),
+                None => r.plural.clone(),
+            };
             json!({
                 "name": name,
                 "clientConfig": client,
-                "rules": [{"operations": ["CREATE", "UPDATE", "DELETE"], "apiGroups": [r.group],
-                           "apiVersions": [r.version], "resources": [r.plural], "scope": "*"}],
+                "rules": [{"operations": operations, "apiGroups": [r.group],
+                           "apiVersions": [r.version], "resources": [resource], "scope": "*"}],
                 "failurePolicy": settings.failure_policy.as_str(),
                 "sideEffects": "None",
                 "admissionReviewVersions": ["v1"],
