@@ -195,7 +195,10 @@ impl ApiServer {
                 authz.clone(),
                 store.clone(),
             ))
-            .with_webhooks(crate::admission::webhook::Webhooks::new(store.clone()))
+            .with_webhooks(crate::admission::webhook::Webhooks::new(
+                store.clone(),
+                catalog.clone(),
+            ))
             .with_policies(crate::admission::policy::Policies::new(
                 store.clone(),
                 catalog.clone(),

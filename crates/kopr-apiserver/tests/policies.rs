@@ -463,3 +463,44 @@ async fn the_status_reports_type_checking_of_each_generation() {
     assert_eq!(seen.data["status"]["typeChecking"], json!({}));
     assert_eq!(seen.metadata.generation, Some(2));
 }
+
+#[tokio::test]
+async fn an_equivalent_version_is_evaluated_as_the_policy_matches_it() {
+    let f = common::start().await;
+    two_version_crd(&f.client).await;
+    policy(
+        &f.client,
+        "tool-weight",
+        json!({"matchConstraints": {"resourceRules": [{"apiGroups": ["example.com"], "apiVersions": ["v1"],
+                    "operations": ["CREATE"], "resources": ["tools"]}]},
+               "validations": [{"expression": "object.spec.weight < 10",
+                   "messageExpression": "object.apiVersion + ' (asked as ' + request.requestKind.version + '): too heavy'"}]}),
+    )
+    .await;
+    bind(
+        &f.client,
+        "tool-weight",
+        json!({"policyName": "tool-weight", "validationActions": ["Deny"]}),
+    )
+    .await;
+    let v2 = ApiResource {
+        group: "example.com".into(),
+        version: "v2".into(),
+        api_version: "example.com/v2".into(),
+        kind: "Tool".into(),
+        plural: "tools".into(),
+    };
+    let tools: Api<DynamicObject> = Api::namespaced_with(f.client.clone(), "default", &v2);
+    let heavy = object(json!({"apiVersion": "example.com/v2", "kind": "Tool",
+        "metadata": {"name": "anvil"}, "spec": {"weight": 50}}));
+    let e = status_of(
+        tools
+            .create(&PostParams::default(), &heavy)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        e.message,
+        "tools.example.com \"anvil\" is forbidden: ValidatingAdmissionPolicy 'tool-weight' with binding 'tool-weight' denied request: example.com/v1 (asked as v2): too heavy"
+    );
+}

@@ -653,3 +653,79 @@ async fn connections_to_a_webhook_are_kept_and_reused() {
     let connections = server.connections.load(std::sync::atomic::Ordering::SeqCst);
     assert!(connections < 10, "{connections} connections for 20 calls");
 }
+
+#[tokio::test]
+async fn equivalent_match_policy_calls_a_webhook_for_another_version() {
+    let fx = start().await;
+    two_version_crd(&fx.client).await;
+    let server = serve(|path, request| {
+        if path == "/mutate" {
+            let patch = r#"[{"op":"add","path":"/spec/stamped","value":"yes"}]"#;
+            use base64::Engine as _;
+            let _ = request;
+            return json!({"allowed": true, "patchType": "JSONPatch",
+                "patch": base64::engine::general_purpose::STANDARD.encode(patch)});
+        }
+        json!({"allowed": true})
+    })
+    .await;
+    let v1_rule = |name: &str, path: &str, policy: &str| {
+        json!({"name": name,
+            "clientConfig": {"url": format!("{}{path}", server.url), "caBundle": server.ca_bundle()},
+            "rules": [{"operations": ["CREATE"], "apiGroups": ["example.com"], "apiVersions": ["v1"], "resources": ["tools"]}],
+            "matchPolicy": policy, "sideEffects": "None", "admissionReviewVersions": ["v1"]})
+    };
+    register(
+        &fx.client,
+        false,
+        "tools-validating",
+        vec![
+            v1_rule("equivalent.example.com", "/equivalent", "Equivalent"),
+            v1_rule("exact.example.com", "/exact", "Exact"),
+        ],
+    )
+    .await;
+    register(
+        &fx.client,
+        true,
+        "tools-mutating",
+        vec![v1_rule("mutate.example.com", "/mutate", "Equivalent")],
+    )
+    .await;
+    let v2 = ApiResource {
+        group: "example.com".into(),
+        version: "v2".into(),
+        api_version: "example.com/v2".into(),
+        kind: "Tool".into(),
+        plural: "tools".into(),
+    };
+    let tools: Api<DynamicObject> = Api::namespaced_with(fx.client.clone(), "default", &v2);
+    let created = tools
+        .create(
+            &PostParams::default(),
+            &from(json!({"apiVersion": "example.com/v2", "kind": "Tool",
+                "metadata": {"name": "hammer"}, "spec": {"weight": 3}})),
+        )
+        .await
+        .unwrap();
+    // The mutation, made on the v1 form, is in the v2 answer.
+    assert_eq!(created.data["spec"], json!({"weight": 3, "stamped": "yes"}));
+    assert_eq!(
+        created.types.as_ref().unwrap().api_version,
+        "example.com/v2"
+    );
+    let seen = server.requests("/equivalent");
+    assert_eq!(seen.len(), 1, "called through the equivalent v1");
+    assert_eq!(
+        seen[0]["kind"],
+        json!({"group": "example.com", "version": "v1", "kind": "Tool"})
+    );
+    assert_eq!(
+        seen[0]["requestKind"],
+        json!({"group": "example.com", "version": "v2", "kind": "Tool"})
+    );
+    assert_eq!(seen[0]["resource"]["version"], "v1");
+    assert_eq!(seen[0]["requestResource"]["version"], "v2");
+    assert_eq!(seen[0]["object"]["apiVersion"], "example.com/v1");
+    assert!(server.requests("/exact").is_empty(), "Exact: not called");
+}

@@ -7,8 +7,11 @@
 
 use serde_json::{Map, Value, json};
 
+use std::sync::Arc;
+
 use crate::authn::UserInfo;
-use crate::registry::AdmissionRequest;
+use crate::registry::{AdmissionRequest, convert};
+use crate::resources::{Catalog, ResourceType};
 use crate::selectors::LabelSelector;
 use crate::status::ApiError;
 use crate::storage::Store;
@@ -80,6 +83,9 @@ pub(crate) struct Attributes<'a> {
     pub is_namespace: bool,
     pub object: Option<&'a Value>,
     pub old: Option<&'a Value>,
+    /// When matched through an equivalent resource: the resource the
+    /// request addressed (group, version, kind, plural).
+    pub requested: Option<(&'a str, &'a str, &'a str, &'a str)>,
 }
 
 /// The admission configuration kinds that webhooks and policies never see
@@ -116,7 +122,71 @@ impl<'a> Attributes<'a> {
             is_namespace: rt.strategy.is_namespace(),
             object,
             old: request.old,
+            requested: None,
         }
+    }
+}
+
+/// The request seen through an equivalent resource (one sharing its
+/// storage: another version of a CRD, `events.k8s.io/v1` Events for core
+/// Events), its objects converted, as kube's `matchPolicy: Equivalent`
+/// presents it.
+pub(crate) struct Equivalent {
+    pub rt: Arc<ResourceType>,
+    pub object: Option<Value>,
+    pub old: Option<Value>,
+}
+
+impl Equivalent {
+    /// The resources equivalent to `rt`, other than itself.
+    pub fn of(catalog: &Catalog, rt: &ResourceType) -> Vec<Arc<ResourceType>> {
+        catalog
+            .all()
+            .into_iter()
+            .filter(|other| {
+                other.storage == rt.storage
+                    && (other.group != rt.group || other.version != rt.version)
+            })
+            .collect()
+    }
+
+    /// `attrs` converted to `to`.
+    pub fn convert(from: &ResourceType, to: Arc<ResourceType>, attrs: &Attributes<'_>) -> Self {
+        let convert = |obj: &Value| -> Value {
+            let stored = convert::to_storage(from, obj.clone(), &from.storage_api_version);
+            convert::to_view(&to, &Arc::new(stored)).as_ref().clone()
+        };
+        Equivalent {
+            object: attrs.object.map(convert),
+            old: attrs.old.map(convert),
+            rt: to,
+        }
+    }
+
+    /// The attributes as the equivalent resource gives them.
+    pub fn attributes<'a>(&'a self, original: &Attributes<'a>) -> Attributes<'a> {
+        Attributes {
+            group: &self.rt.group,
+            version: &self.rt.version,
+            kind: &self.rt.kind,
+            resource: &self.rt.plural,
+            object: self.object.as_ref(),
+            old: self.old.as_ref(),
+            requested: Some((
+                original.group,
+                original.version,
+                original.kind,
+                original.resource,
+            )),
+            ..*original
+        }
+    }
+
+    /// An object of the equivalent resource, converted back to `to` (the
+    /// requested resource).
+    pub fn back(&self, to: &ResourceType, obj: &Value) -> Value {
+        let stored = convert::to_storage(&self.rt, obj.clone(), &self.rt.storage_api_version);
+        convert::to_view(to, &Arc::new(stored)).as_ref().clone()
     }
 }
 
@@ -161,14 +231,21 @@ pub(crate) fn request_fields(
     let kind = json!({"group": attrs.group, "version": attrs.version, "kind": attrs.kind});
     let resource =
         json!({"group": attrs.group, "version": attrs.version, "resource": attrs.resource});
+    let (request_kind, request_resource) = match attrs.requested {
+        Some((group, version, kind, resource)) => (
+            json!({"group": group, "version": version, "kind": kind}),
+            json!({"group": group, "version": version, "resource": resource}),
+        ),
+        None => (kind.clone(), resource.clone()),
+    };
     request.insert("uid".into(), json!(uid));
-    request.insert("kind".into(), kind.clone());
-    request.insert("resource".into(), resource.clone());
+    request.insert("kind".into(), kind);
+    request.insert("resource".into(), resource);
     if !attrs.subresource.is_empty() {
         request.insert("subResource".into(), json!(attrs.subresource));
     }
-    request.insert("requestKind".into(), kind);
-    request.insert("requestResource".into(), resource);
+    request.insert("requestKind".into(), request_kind);
+    request.insert("requestResource".into(), request_resource);
     if !attrs.subresource.is_empty() {
         request.insert("requestSubResource".into(), json!(attrs.subresource));
     }
@@ -215,6 +292,32 @@ fn rule_matches(rule: &Rule, attrs: &Attributes<'_>) -> bool {
         && listed(&rule.versions, attrs.version)
         && resource_listed(&rule.resources, attrs.resource, attrs.subresource)
         && scope_matches(&rule.scope, attrs)
+}
+
+/// The first equivalent resource of the request's that one of `rules`
+/// matches, rule by rule as kube tries them, with the objects converted.
+pub(crate) fn equivalent_match(
+    catalog: &Catalog,
+    rules: &[Rule],
+    rt: &ResourceType,
+    attrs: &Attributes<'_>,
+) -> Option<Equivalent> {
+    let equivalents = Equivalent::of(catalog, rt);
+    for rule in rules {
+        for other in &equivalents {
+            let seen = Attributes {
+                group: &other.group,
+                version: &other.version,
+                kind: &other.kind,
+                resource: &other.plural,
+                ..*attrs
+            };
+            if rule_matches(rule, &seen) {
+                return Some(Equivalent::convert(rt, other.clone(), attrs));
+            }
+        }
+    }
+    None
 }
 
 /// Whether any of `rules` matches.
@@ -348,6 +451,7 @@ mod tests {
             is_namespace,
             object: None,
             old: None,
+            requested: None,
         };
         assert!(scope_matches("Cluster", &attrs("team", true)));
         assert!(!scope_matches("Namespaced", &attrs("team", true)));

@@ -99,6 +99,35 @@ pub async fn raw_with_headers(
     .await
 }
 
+/// A CRD served as v1 (stored) and v2, which kube counts as equivalent.
+pub async fn two_version_crd(client: &kube::Client) {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let schema = serde_json::json!({"openAPIV3Schema": {"type": "object", "properties": {
+        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}});
+    let crd: CustomResourceDefinition = serde_json::from_value(serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "tools.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "tools", "singular": "tool", "kind": "Tool"},
+            "versions": [
+                {"name": "v1", "served": true, "storage": true, "schema": schema},
+                {"name": "v2", "served": true, "storage": false, "schema": schema}]}}))
+    .expect("crd");
+    let crds: kube::Api<CustomResourceDefinition> = kube::Api::all(client.clone());
+    crds.create(&kube::api::PostParams::default(), &crd)
+        .await
+        .unwrap();
+    let established = kube::runtime::wait::await_condition(
+        crds,
+        "tools.example.com",
+        kube::runtime::conditions::is_crd_established(),
+    );
+    tokio::time::timeout(std::time::Duration::from_secs(10), established)
+        .await
+        .expect("established")
+        .unwrap();
+}
+
 /// The `Warning` headers of a response, as sent.
 pub fn warnings(headers: &http::HeaderMap) -> Vec<String> {
     headers

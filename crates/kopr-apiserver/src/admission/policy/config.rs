@@ -23,6 +23,8 @@ pub(super) struct MatchResources {
     pub object_selector: Result<LabelSelector, String>,
     pub rules: Vec<Rule>,
     pub exclude: Vec<Rule>,
+    /// `matchPolicy: Equivalent` (the default) rather than `Exact`.
+    pub equivalent: bool,
 }
 
 impl MatchResources {
@@ -32,6 +34,7 @@ impl MatchResources {
             object_selector: selector(&v["objectSelector"]),
             rules: Rule::list(&v["resourceRules"]),
             exclude: Rule::list(&v["excludeResourceRules"]),
+            equivalent: v["matchPolicy"].as_str() != Some("Exact"),
         }
     }
 }

@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use super::annotations;
 use super::compiled::Compiled;
 use super::expressions::{self, Activation};
-use super::matching::{self, Attributes};
+use super::matching::{self, Attributes, Equivalent};
 use crate::registry::AdmissionRequest;
 use crate::resources::Catalog;
 use crate::status::{ApiError, StatusCause};
@@ -65,18 +65,29 @@ impl Policies {
         &self,
         resources: &MatchResources,
         attrs: &Attributes<'_>,
-    ) -> Result<bool, ApiError> {
+        rt: &crate::resources::ResourceType,
+    ) -> Result<Option<Option<Equivalent>>, ApiError> {
+        if matching::rules_match(&resources.exclude, attrs) {
+            return Ok(None);
+        }
         // No `resourceRules` (a binding's `matchResources` may have none)
         // matches every resource.
-        let included = resources.rules.is_empty() || matching::rules_match(&resources.rules, attrs);
-        if !included || matching::rules_match(&resources.exclude, attrs) {
-            return Ok(false);
-        }
-        Ok(
+        let equivalent =
+            if resources.rules.is_empty() || matching::rules_match(&resources.rules, attrs) {
+                None
+            } else if !resources.equivalent {
+                return Ok(None);
+            } else {
+                match matching::equivalent_match(&self.catalog, &resources.rules, rt, attrs) {
+                    Some(equivalent) => Some(equivalent),
+                    None => return Ok(None),
+                }
+            };
+        let selected =
             matching::namespace_selected(&self.store, &resources.namespace_selector, attrs)?
                 && matching::object_selector_matches(&resources.object_selector, attrs)
-                    .map_err(ApiError::internal)?,
-        )
+                    .map_err(ApiError::internal)?;
+        Ok(selected.then_some(equivalent))
     }
 
     /// The variables every policy sees: `object`, `oldObject`, `request`
@@ -167,11 +178,11 @@ impl Policies {
                     .into(),
             );
         };
-        if !self.selects(constraints, attrs)? {
+        let Some(equivalent) = self.selects(constraints, attrs, request.rt)? else {
             return Ok(Vec::new());
-        }
+        };
         if let Some(resources) = &binding.resources
-            && !self.selects(resources, attrs)?
+            && self.selects(resources, attrs, request.rt)?.is_none()
         {
             return Ok(Vec::new());
         }
@@ -180,11 +191,23 @@ impl Policies {
                 Ok(params) => params,
                 Err(e) => return config_error(e.to_string()),
             };
-        if base.is_none() {
-            *base = Some(self.base(request, attrs)?);
-        }
-        let Some(base) = base.as_ref() else {
-            return Ok(Vec::new());
+        // Through an equivalent resource the policy sees the converted
+        // objects; otherwise the request's own, shared by the policies.
+        let converted;
+        let base = match &equivalent {
+            Some(e) => {
+                converted = self.base(request, &e.attributes(attrs))?;
+                &converted
+            }
+            None => {
+                if base.is_none() {
+                    *base = Some(self.base(request, attrs)?);
+                }
+                match base.as_ref() {
+                    Some(base) => base,
+                    None => return Ok(Vec::new()),
+                }
+            }
         };
         let mut verdicts = Vec::new();
         let mut audited = Vec::new();

@@ -52,6 +52,8 @@ pub(super) struct Hook {
     pub ca_bundle: Option<Vec<u8>>,
     /// `reinvocationPolicy: IfNeeded` (mutating only).
     pub reinvoke: bool,
+    /// `matchPolicy: Equivalent` (the default) rather than `Exact`.
+    pub equivalent: bool,
     pub conditions: Vec<Condition>,
 }
 
@@ -110,6 +112,7 @@ fn hook(configuration: &str, webhook: &Value, mutating: bool) -> Option<Hook> {
         target: target(&webhook["clientConfig"])?,
         ca_bundle: ca_bundle(&webhook["clientConfig"]),
         reinvoke: mutating && webhook["reinvocationPolicy"].as_str() == Some("IfNeeded"),
+        equivalent: webhook["matchPolicy"].as_str() != Some("Exact"),
         conditions: Condition::list(&webhook["matchConditions"]),
     })
 }

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::compiled::Compiled;
 use super::expressions;
-use super::matching::{self, Attributes};
+use super::matching::{self, Attributes, Equivalent};
 use crate::registry::AdmissionRequest;
 use crate::status::ApiError;
 use crate::storage::Store;
@@ -31,6 +31,7 @@ use config::{Hook, Index};
 /// The webhook stage of the admission chain.
 pub struct Webhooks {
     store: Store,
+    catalog: crate::resources::Catalog,
     index: Compiled<Index>,
     caller: call::Caller,
 }
@@ -50,9 +51,11 @@ pub struct Mutated {
 struct CallFailed(String);
 
 impl Webhooks {
-    /// The stage over `store`, reading configurations as they change.
-    pub fn new(store: Store) -> Webhooks {
+    /// The stage over `store`, reading configurations as they change;
+    /// equivalent resources are found in `catalog`.
+    pub fn new(store: Store, catalog: crate::resources::Catalog) -> Webhooks {
         Webhooks {
+            catalog,
             caller: call::Caller::new(store.clone()),
             index: Compiled::new(
                 store.clone(),
@@ -63,30 +66,47 @@ impl Webhooks {
         }
     }
 
-    /// Whether `hook` is to be called for the request (kube's
-    /// `ShouldCallHook`).
-    fn should_call(
+    /// Whether and how `hook` is to be called for the request (kube's
+    /// `ShouldCallHook`): `None` not at all, `Some(None)` on the request as
+    /// it is, `Some(Some(_))` through an equivalent resource
+    /// (`matchPolicy: Equivalent`).
+    fn invocation(
         &self,
         hook: &Hook,
         attrs: &Attributes<'_>,
         request: &AdmissionRequest<'_>,
-    ) -> Result<bool, ApiError> {
+    ) -> Result<Option<Option<Equivalent>>, ApiError> {
         let selected = matching::namespace_selected(&self.store, &hook.namespace_selector, attrs)?
             && matching::object_selector_matches(&hook.object_selector, attrs)
                 .map_err(ApiError::internal)?;
-        if !selected || !matching::rules_match(&hook.rules, attrs) {
-            return Ok(false);
+        if !selected {
+            return Ok(None);
         }
+        let equivalent = if matching::rules_match(&hook.rules, attrs) {
+            None
+        } else if !hook.equivalent {
+            return Ok(None);
+        } else {
+            match matching::equivalent_match(&self.catalog, &hook.rules, request.rt, attrs) {
+                Some(equivalent) => Some(equivalent),
+                None => return Ok(None),
+            }
+        };
         if hook.conditions.is_empty() {
-            return Ok(true);
+            return Ok(Some(equivalent));
         }
-        let fields = matching::request_fields("", attrs, request.user, request.dry_run);
+        let seen = match &equivalent {
+            Some(e) => e.attributes(attrs),
+            None => *attrs,
+        };
+        let fields = matching::request_fields("", &seen, request.user, request.dry_run);
         let activation =
-            expressions::request_activation(attrs.object, attrs.old, &Value::Object(fields))
+            expressions::request_activation(seen.object, seen.old, &Value::Object(fields))
                 .map_err(ApiError::internal)?;
         match expressions::all_hold(&hook.conditions, &activation) {
-            Ok(holds) => Ok(holds),
-            Err(_) if !hook.fail_closed => Ok(false),
+            Ok(true) => Ok(Some(equivalent)),
+            Ok(false) => Ok(None),
+            Err(_) if !hook.fail_closed => Ok(None),
             Err(e) => Err(ApiError::forbidden(
                 request.rt.reference(),
                 request.name,
@@ -199,10 +219,14 @@ impl Webhooks {
     ) -> Result<Option<bool>, ApiError> {
         let object = (request.operation != crate::registry::Operation::Delete).then_some(&*obj);
         let attrs = Attributes::of(request, object);
-        if !self.should_call(hook, &attrs, request)? {
+        let Some(equivalent) = self.invocation(hook, &attrs, request)? else {
             return Ok(None);
-        }
-        let Some(answer) = self.call(hook, &attrs, request, true).await? else {
+        };
+        let seen = match &equivalent {
+            Some(e) => e.attributes(&attrs),
+            None => attrs,
+        };
+        let Some(answer) = self.call(hook, &seen, request, true).await? else {
             return Ok(Some(false));
         };
         mutated.warnings.extend(usable_warnings(&answer.warnings));
@@ -231,7 +255,15 @@ impl Webhooks {
             )));
         }
         let before = obj.clone();
-        json_patch::patch(obj, &operations).map_err(ApiError::internal)?;
+        match &equivalent {
+            // The patch is for the object as the equivalent resource gave it.
+            Some(e) => {
+                let mut seen = e.object.clone().unwrap_or(Value::Null);
+                json_patch::patch(&mut seen, &operations).map_err(ApiError::internal)?;
+                *obj = e.back(request.rt, &seen);
+            }
+            None => json_patch::patch(obj, &operations).map_err(ApiError::internal)?,
+        }
         let changed = *obj != before;
         mutated.changed |= changed;
         Ok(Some(changed))
@@ -254,15 +286,24 @@ impl Webhooks {
         let attrs = Attributes::of(request, obj);
         let mut due = Vec::new();
         for hook in &index.validating {
-            if self.should_call(hook, &attrs, request)? {
-                due.push(hook);
+            if let Some(equivalent) = self.invocation(hook, &attrs, request)? {
+                due.push((hook, equivalent));
             }
         }
+        let seen: Vec<Attributes<'_>> = due
+            .iter()
+            .map(|(_, equivalent)| match equivalent {
+                Some(e) => e.attributes(&attrs),
+                None => attrs,
+            })
+            .collect();
         let answers = futures::future::join_all(
             due.iter()
-                .map(|hook| self.call(hook, &attrs, request, false)),
+                .zip(&seen)
+                .map(|((hook, _), seen)| self.call(hook, seen, request, false)),
         )
         .await;
+        let due: Vec<&Hook> = due.iter().map(|(hook, _)| *hook).collect();
         let mut warnings = Vec::new();
         let mut refusal = None;
         for (hook, answer) in due.iter().zip(answers) {
