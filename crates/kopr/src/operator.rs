@@ -84,6 +84,7 @@ pub struct Operator {
     memo: Memo,
     pub(crate) settings: Settings,
     pub(crate) webhooks: Option<crate::webhooks::Webhooks>,
+    pub(crate) leader: Option<crate::leader::LeaderElection>,
 }
 
 impl Default for Operator {
@@ -103,7 +104,18 @@ impl Operator {
             memo: Memo::default(),
             settings: Settings::default(),
             webhooks: None,
+            leader: None,
         }
+    }
+
+    /// Handles objects only while this replica leads ([`LeaderElection`]): of several
+    /// replicas, one handles objects and the others stand by, watching nothing. Admission
+    /// handlers are served by every replica.
+    ///
+    /// [`LeaderElection`]: crate::leader::LeaderElection
+    pub fn leader_election(mut self, election: crate::leader::LeaderElection) -> Self {
+        self.leader = Some(election);
+        self
     }
 
     /// Serves the resources' admission handlers (`on_validate`, `on_mutate`) with these
@@ -250,7 +262,7 @@ impl Operator {
     /// resource, and on shutdown stops watching, lets running handlers finish (within
     /// [`Settings::shutdown_timeout`]), cancels daemons and runs cleanup handlers.
     pub async fn run_until(
-        self,
+        mut self,
         client: kube::Client,
         shutdown: impl Future<Output = ()>,
     ) -> Result<(), Error> {
@@ -287,31 +299,72 @@ impl Operator {
                 server.register(&client, settings).await?;
             }
         }
-        for spec in self.resources {
+        let mut elector = match &self.leader {
+            Some(settings) => {
+                settings.check()?;
+                Some(crate::leader::Elector::new(
+                    client.clone(),
+                    settings.clone(),
+                ))
+            }
+            None => None,
+        };
+        if let Some(elector) = elector.as_mut() {
+            let forever = CancellationToken::new();
+            tokio::select! {
+                _ = elector.acquire(&forever) => {}
+                () = &mut shutdown => {
+                    self.run_cleanup(&lifecycle).await;
+                    return Ok(());
+                }
+            }
+        }
+        for spec in std::mem::take(&mut self.resources) {
             let shared = shared.clone();
             tasks.spawn(serve(shared, spec));
         }
         tracing::info!("operator started");
-        shutdown.await;
+        let lost = match elector.as_mut() {
+            Some(elector) => {
+                let forever = CancellationToken::new();
+                tokio::select! {
+                    held = elector.hold(&forever) => !held,
+                    () = &mut shutdown => false,
+                }
+            }
+            None => {
+                shutdown.await;
+                false
+            }
+        };
         tracing::info!("operator stopping");
         token.cancel();
         tasks.close();
-        if tokio::time::timeout(self.settings.shutdown_timeout, tasks.wait())
-            .await
-            .is_err()
-        {
-            tracing::warn!(
-                "handlers did not finish within {:?}; stopping anyway",
-                self.settings.shutdown_timeout
-            );
+        // A leader that lost the lease stops before a standby may take it over.
+        let grace = match (&self.leader, lost) {
+            (Some(leader), true) => leader.margin(),
+            _ => self.settings.shutdown_timeout,
+        };
+        if tokio::time::timeout(grace, tasks.wait()).await.is_err() {
+            tracing::warn!("handlers did not finish within {grace:?}; stopping anyway");
         }
+        if let Some(elector) = elector.as_mut().filter(|_| lost) {
+            return Err(Error::LeadershipLost(elector.identity().to_string()));
+        }
+        self.run_cleanup(&lifecycle).await;
+        if let Some(elector) = elector.as_mut() {
+            elector.release().await;
+        }
+        tracing::info!("operator stopped");
+        Ok(())
+    }
+
+    async fn run_cleanup(&self, lifecycle: &Lifecycle) {
         for (id, handler) in &self.cleanup {
             if let Err(error) = handler(lifecycle.clone()).await {
                 tracing::warn!(handler = %id, %error, "cleanup handler failed");
             }
         }
-        tracing::info!("operator stopped");
-        Ok(())
     }
 }
 

@@ -417,6 +417,8 @@ fn manifests_grant_statefulsets_services_and_pods() {
             "ServiceAccount",
             "ClusterRole",
             "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
             "Deployment"
         ]
     );
@@ -444,7 +446,7 @@ fn manifests_grant_statefulsets_services_and_pods() {
             {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["create", "get", "list", "watch", "patch", "delete"]},
         ])
     );
-    let container = &documents[4]["spec"]["template"]["spec"]["containers"][0];
+    let container = &documents[6]["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(container["image"], "bitcoin-network:latest");
     assert_eq!(container["args"], json!(["run", "-A"]));
 }

@@ -215,6 +215,8 @@ fn manifests_grant_what_the_operator_uses() {
             "ServiceAccount",
             "ClusterRole",
             "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
             "Service",
             "Deployment"
         ]
@@ -231,8 +233,8 @@ fn manifests_grant_what_the_operator_uses() {
         ])
     );
     // The mutating handler is served through the Service.
-    assert_eq!(documents[4]["metadata"]["name"], "book-webhooks");
-    let container = &documents[5]["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(documents[6]["metadata"]["name"], "book-webhooks");
+    let container = &documents[7]["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(container["image"], "book:latest");
     assert_eq!(
         container["args"],

@@ -321,6 +321,8 @@ fn manifests_grant_configmaps_and_crd_registration() {
             "ServiceAccount",
             "ClusterRole",
             "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
             "Service",
             "Deployment"
         ]
@@ -337,12 +339,12 @@ fn manifests_grant_configmaps_and_crd_registration() {
         ])
     );
     // The validating handler is served through a Service, on the container's `webhooks` port.
-    assert_eq!(documents[5]["metadata"]["name"], "exchange-rate-webhooks");
+    assert_eq!(documents[7]["metadata"]["name"], "exchange-rate-webhooks");
     assert_eq!(
-        documents[5]["spec"]["ports"],
+        documents[7]["spec"]["ports"],
         json!([{"name": "webhooks", "port": 443, "targetPort": "webhooks"}])
     );
-    let container = &documents[6]["spec"]["template"]["spec"]["containers"][0];
+    let container = &documents[8]["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(
         container["ports"],
         json!([{"name": "webhooks", "containerPort": 9443}])
@@ -358,7 +360,7 @@ fn manifests_grant_configmaps_and_crd_registration() {
             "http://rates.rates.svc/latest"
         ])
     );
-    assert_eq!(documents[6]["metadata"]["namespace"], "rates");
+    assert_eq!(documents[8]["metadata"]["namespace"], "rates");
 }
 
 /// Kills the child process when dropped.

@@ -362,6 +362,8 @@ fn manifests_are_applyable_yaml_with_least_privilege() {
             "ServiceAccount",
             "ClusterRole",
             "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
             "Deployment"
         ]
     );
@@ -396,9 +398,13 @@ fn manifests_are_applyable_yaml_with_least_privilege() {
     let binding = &documents[4];
     assert_eq!(binding["roleRef"]["name"], "greeting");
     assert_eq!(binding["subjects"][0]["namespace"], "operators");
-    let deployment = &documents[5];
-    assert_eq!(deployment["spec"]["replicas"], 1);
-    assert_eq!(deployment["spec"]["strategy"]["type"], "Recreate");
+    // The leader election Lease's Role, in the operator's namespace.
+    assert_eq!(documents[5]["metadata"]["namespace"], "operators");
+    assert_eq!(documents[5]["rules"][0]["resources"][0], "leases");
+    assert_eq!(documents[6]["roleRef"]["name"], "greeting-leader-election");
+    let deployment = &documents[7];
+    assert_eq!(deployment["spec"]["replicas"], 2);
+    assert_eq!(deployment["spec"]["strategy"]["type"], "RollingUpdate");
     let pod = &deployment["spec"]["template"]["spec"];
     assert_eq!(pod["serviceAccountName"], "greeting");
     let container = &pod["containers"][0];

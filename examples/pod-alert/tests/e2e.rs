@@ -644,6 +644,8 @@ fn manifests_grant_reading_pods_and_their_logs() {
             "ServiceAccount",
             "ClusterRole",
             "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
             "Deployment"
         ]
     );
@@ -681,7 +683,7 @@ fn manifests_grant_reading_pods_and_their_logs() {
         rules[1],
         json!({"apiGroups": ["kopf.dev"], "resources": ["orchestrs/status"], "verbs": ["patch"]})
     );
-    let container = &documents[5]["spec"]["template"]["spec"]["containers"][0];
+    let container = &documents[7]["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(
         container["args"],
         json!([
@@ -693,7 +695,7 @@ fn manifests_grant_reading_pods_and_their_logs() {
             "https://hooks.example/alerts"
         ])
     );
-    assert_eq!(documents[5]["metadata"]["namespace"], "monitoring");
+    assert_eq!(documents[7]["metadata"]["namespace"], "monitoring");
 
     // A webhook URL that is not http(s) is refused on the command line.
     let refused = Command::new(env!("CARGO_BIN_EXE_pod-alert"))

@@ -572,6 +572,8 @@ fn manifests_grant_what_the_operator_uses() {
             "ServiceAccount",
             "ClusterRole",
             "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
             "Deployment"
         ]
     );
@@ -587,7 +589,7 @@ fn manifests_grant_what_the_operator_uses() {
             {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["create", "get", "list", "watch", "patch", "delete"]},
         ])
     );
-    let container = &documents[4]["spec"]["template"]["spec"]["containers"][0];
+    let container = &documents[6]["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(
         container["args"],
         json!([

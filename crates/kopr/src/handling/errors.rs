@@ -165,6 +165,10 @@ pub enum Error {
     /// Input or output failed.
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
+    /// This replica could not renew its Lease in time and stopped handling (the process
+    /// should exit and start again as a candidate).
+    #[error("leader election: {0} lost the lease")]
+    LeadershipLost(String),
 }
 
 /// An error with its causes, `outer: inner: innermost`, as one line (kube's connection errors

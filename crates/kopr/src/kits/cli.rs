@@ -51,6 +51,7 @@ use std::fmt::Display;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use futures::future::LocalBoxFuture;
@@ -59,6 +60,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use crate::handling::errors::Error;
 use crate::kits::manifests::{Manifests, to_yaml};
 use crate::operator::Operator;
+use crate::runtime::leader::LeaderElection;
 use crate::runtime::logging::{self, LogFormat, Verbosity};
 use crate::runtime::namespaces::NamespacePatterns;
 
@@ -134,10 +136,28 @@ struct Common {
     /// Serve all namespaces (the default when no --namespace is given).
     #[arg(short = 'A', long, conflicts_with = "namespaces")]
     all_namespaces: bool,
-    /// Run without peering with other instances (the only mode kopr has; accepted for Kopf
-    /// compatibility).
+    /// Run without leader election: handle objects whether or not other replicas run (Kopf's
+    /// --standalone). By default replicas elect a leader through a Lease named after the
+    /// operator, and only the leader handles objects.
     #[arg(long)]
     standalone: bool,
+    /// The namespace of the leader election Lease (default: the pod's namespace in a cluster,
+    /// else `default`).
+    #[arg(long, value_name = "NAMESPACE")]
+    lease_namespace: Option<String>,
+    /// This replica's identity in the Lease (default: POD_NAME or the host name, with a random
+    /// suffix).
+    #[arg(long)]
+    identity: Option<String>,
+    /// Seconds a Lease whose record does not change stays held.
+    #[arg(long, value_name = "SECONDS", default_value_t = 15.0)]
+    lease_duration: f64,
+    /// Seconds the leader keeps retrying a failed renewal before it stops handling.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    renew_deadline: f64,
+    /// Seconds between attempts to acquire or renew the Lease.
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    retry_period: f64,
     /// More logs: `-v` debug lines of the operator and kopr, `-vv` trace lines.
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
@@ -256,8 +276,34 @@ impl Common {
                 _ => Verbosity::Trace,
             }
         };
-        let _ = self.standalone;
         logging::init(verbosity, self.log_format);
+    }
+
+    /// The leader election these options ask for (`None` with `--standalone`).
+    fn election(
+        &self,
+        name: &str,
+        namespace: Option<&str>,
+    ) -> Result<Option<LeaderElection>, Error> {
+        if self.standalone {
+            return Ok(None);
+        }
+        let seconds = |value: f64, flag: &str| {
+            Duration::try_from_secs_f64(value)
+                .map_err(|_| Error::Config(format!("--{flag}: not a duration in seconds: {value}")))
+        };
+        let mut election = LeaderElection::new(name)
+            .lease_duration(seconds(self.lease_duration, "lease-duration")?)
+            .renew_deadline(seconds(self.renew_deadline, "renew-deadline")?)
+            .retry_period(seconds(self.retry_period, "retry-period")?);
+        if let Some(namespace) = self.lease_namespace.as_deref().or(namespace) {
+            election = election.namespace(namespace);
+        }
+        if let Some(identity) = &self.identity {
+            election = election.identity(identity);
+        }
+        election.check()?;
+        Ok(Some(election))
     }
 
     fn configure(&self, operator: Operator) -> Result<Operator, Error> {
@@ -487,6 +533,11 @@ impl<A: Args + 'static, X: Subcommand + 'static> App<A, X> {
             Command::Run(args) => {
                 args.common.init_logging();
                 let mut operator = args.common.configure((self.build)(&args.options))?;
+                if operator.leader.is_none()
+                    && let Some(election) = args.common.election(name, None)?
+                {
+                    operator = operator.leader_election(election);
+                }
                 if operator.has_admission_handlers() && operator.webhooks.is_none() {
                     match args
                         .webhook_service
@@ -690,6 +741,14 @@ async fn dev<A: Args>(
     // Read every manifest first: a broken file stops here, before anything starts.
     let documents = crate::kits::apply::load(&args.apply)?;
     let mut operator = args.common.configure(build(&args.options))?;
+    // One replica, with leader election on as in a cluster, so the Lease shows in kubectl.
+    if operator.leader.is_none()
+        && let Some(election) = args
+            .common
+            .election(name, Some(manifests.namespace_name()))?
+    {
+        operator = operator.leader_election(election);
+    }
     if operator.has_admission_handlers() && operator.webhooks.is_none() {
         // Served on loopback and registered with the dev cluster, so a denial in dev reads as
         // one on a real cluster.

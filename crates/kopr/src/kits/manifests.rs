@@ -43,7 +43,9 @@ use k8s_openapi::api::core::v1::{
     PodTemplateSpec, ResourceRequirements, SecretVolumeSource, SecurityContext, Service,
     ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount,
 };
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, RoleRef, Subject};
+use k8s_openapi::api::rbac::v1::{
+    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
+};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -160,6 +162,11 @@ impl Manifests {
     /// The operator's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The namespace of its ServiceAccount, Deployment and Lease.
+    pub fn namespace_name(&self) -> &str {
+        &self.namespace
     }
 
     /// Renames the operator.
@@ -411,9 +418,10 @@ impl Manifests {
         Deployment {
             metadata: self.meta(true),
             spec: DeploymentSpec {
-                replicas: Some(1),
+                // A leader and a standby (`run` elects one through a Lease).
+                replicas: Some(2),
                 strategy: Some(DeploymentStrategy {
-                    type_: Some("Recreate".into()),
+                    type_: Some("RollingUpdate".into()),
                     ..DeploymentStrategy::default()
                 }),
                 selector: LabelSelector {
@@ -486,6 +494,9 @@ impl Manifests {
             }]),
         };
         objects.push(serde_json::to_value(binding)?);
+        let (role, role_binding) = self.leader_election_role();
+        objects.push(serde_json::to_value(role)?);
+        objects.push(serde_json::to_value(role_binding)?);
         let webhooks = operator.has_admission_handlers();
         if webhooks {
             objects.push(serde_json::to_value(self.webhook_service())?);
@@ -498,6 +509,35 @@ impl Manifests {
             objects.extend(self.webhook_configurations(operator)?);
         }
         Ok(objects)
+    }
+
+    /// The Role and RoleBinding of the leader election Lease, in the operator's namespace.
+    fn leader_election_role(&self) -> (Role, RoleBinding) {
+        let mut meta = self.meta(true);
+        meta.name = Some(format!("{}-leader-election", self.name));
+        let role = Role {
+            metadata: meta.clone(),
+            rules: Some(vec![rule(
+                "coordination.k8s.io",
+                vec!["leases".into()],
+                &["get", "create", "update"],
+            )]),
+        };
+        let binding = RoleBinding {
+            metadata: meta.clone(),
+            role_ref: RoleRef {
+                api_group: Some("rbac.authorization.k8s.io".into()),
+                kind: "Role".into(),
+                name: meta.name.clone().unwrap_or_default(),
+            },
+            subjects: Some(vec![Subject {
+                kind: "ServiceAccount".into(),
+                name: self.name.clone(),
+                namespace: Some(self.namespace.clone()),
+                ..Subject::default()
+            }]),
+        };
+        (role, binding)
     }
 
     /// The cert-manager Certificate of the webhook Service's names.
@@ -715,13 +755,24 @@ mod tests {
                 "ServiceAccount",
                 "ClusterRole",
                 "ClusterRoleBinding",
+                "Role",
+                "RoleBinding",
                 "Deployment"
             ]
         );
-        let deployment = &objects[4];
+        // The leader election Lease, in the operator's namespace only.
+        assert_eq!(objects[4]["metadata"]["name"], "greeting-leader-election");
+        assert_eq!(objects[4]["metadata"]["namespace"], "operators");
+        assert_eq!(
+            objects[4]["rules"][0],
+            serde_json::json!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                               "verbs": ["get", "create", "update"]})
+        );
+        assert_eq!(objects[5]["roleRef"]["kind"], "Role");
+        let deployment = &objects[6];
         assert_eq!(deployment["metadata"]["namespace"], "operators");
-        assert_eq!(deployment["spec"]["replicas"], 1);
-        assert_eq!(deployment["spec"]["strategy"]["type"], "Recreate");
+        assert_eq!(deployment["spec"]["replicas"], 2);
+        assert_eq!(deployment["spec"]["strategy"]["type"], "RollingUpdate");
         let container = &deployment["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(container["image"], "registry.local/greeting:1");
         assert_eq!(container["command"], serde_json::json!(["greeting"]));
@@ -731,7 +782,7 @@ mod tests {
         );
         assert_eq!(objects[3]["subjects"][0]["namespace"], "operators");
         let yaml = manifests.render(&operator).unwrap();
-        assert_eq!(yaml.matches("---\n").count(), 5);
+        assert_eq!(yaml.matches("---\n").count(), 7);
         assert!(yaml.contains("kind: Deployment"), "{yaml}");
     }
 
@@ -759,20 +810,22 @@ mod tests {
                 "ServiceAccount",
                 "ClusterRole",
                 "ClusterRoleBinding",
+                "Role",
+                "RoleBinding",
                 "Service",
                 "Certificate",
                 "Deployment",
                 "ValidatingWebhookConfiguration"
             ]
         );
-        let certificate = &objects[5];
+        let certificate = &objects[7];
         assert_eq!(certificate["spec"]["secretName"], "greeting-webhooks-tls");
         assert_eq!(
             certificate["spec"]["dnsNames"][0],
             "greeting-webhooks.ops.svc"
         );
         assert_eq!(certificate["spec"]["issuerRef"]["kind"], "ClusterIssuer");
-        let pod = &objects[6]["spec"]["template"]["spec"];
+        let pod = &objects[8]["spec"]["template"]["spec"];
         assert_eq!(
             pod["volumes"][0]["secret"]["secretName"],
             "greeting-webhooks-tls"
@@ -797,7 +850,7 @@ mod tests {
                 "--webhook-no-registration"
             ]
         );
-        let configuration = &objects[7];
+        let configuration = &objects[9];
         assert_eq!(
             configuration["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
             "ops/greeting-webhooks"

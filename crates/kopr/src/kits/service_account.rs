@@ -38,6 +38,8 @@ const IDENTITY_KINDS: &[&str] = &[
     "ServiceAccount",
     "ClusterRole",
     "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
 ];
 
 /// The operator's ServiceAccount, once its RBAC is applied.
