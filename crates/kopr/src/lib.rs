@@ -63,7 +63,9 @@ pub use handling::{admission, context, diff, errors, filters, handlers, patch, r
 pub use kits::testing;
 pub use kits::{adopt, apply, cli, manifests, service_account};
 pub use persistence::{progress, storage};
-pub use runtime::{client, discovery, events, leader, logging, namespaces, webhooks};
+pub use runtime::{
+    client, discovery, endpoints, events, leader, logging, metrics, namespaces, webhooks,
+};
 
 pub use admission::{AdmissionResult, Denial, Review};
 pub use adopt::{AdoptOptions, Owner, adopt};

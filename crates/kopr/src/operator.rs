@@ -85,6 +85,8 @@ pub struct Operator {
     pub(crate) settings: Settings,
     pub(crate) webhooks: Option<crate::webhooks::Webhooks>,
     pub(crate) leader: Option<crate::leader::LeaderElection>,
+    health_listen: Option<std::net::SocketAddr>,
+    metrics_listen: Option<std::net::SocketAddr>,
 }
 
 impl Default for Operator {
@@ -105,7 +107,23 @@ impl Operator {
             settings: Settings::default(),
             webhooks: None,
             leader: None,
+            health_listen: None,
+            metrics_listen: None,
         }
+    }
+
+    /// Serves `/healthz` and `/readyz` on `listen` (see [`crate::endpoints`]): the operator's
+    /// liveness (Kopf's `--liveness`) and readiness probes.
+    pub fn health_listen(mut self, listen: std::net::SocketAddr) -> Self {
+        self.health_listen = Some(listen);
+        self
+    }
+
+    /// Serves `/metrics` on `listen`, in the OpenMetrics text format (see
+    /// [`crate::metrics`]).
+    pub fn metrics_listen(mut self, listen: std::net::SocketAddr) -> Self {
+        self.metrics_listen = Some(listen);
+        self
     }
 
     /// Handles objects only while this replica leads ([`LeaderElection`]): of several
@@ -274,7 +292,20 @@ impl Operator {
         };
         let events = EventRecorder::start(client.clone());
         let tasks = TaskTracker::new();
+        let health = crate::endpoints::Health::new(self.resources.len());
+        health.beat_until(token.clone());
+        if let Some(listen) = self.health_listen {
+            let address =
+                crate::endpoints::serve(listen, Some(health.clone()), false, token.clone()).await?;
+            tracing::info!(%address, "serving /healthz and /readyz");
+        }
+        if let Some(listen) = self.metrics_listen {
+            let address = crate::endpoints::serve(listen, None, true, token.clone()).await?;
+            tracing::info!(%address, "serving /metrics");
+        }
+        let leader_gauge = &crate::metrics::global().leader;
         let shared = Arc::new(Shared {
+            health: health.clone(),
             client: client.clone(),
             events,
             memo: self.memo.clone(),
@@ -286,8 +317,14 @@ impl Operator {
         tokio::pin!(shutdown);
         let startup = run_startup(&self.startup, &lifecycle);
         tokio::select! {
-            result = startup => result?,
-            () = &mut shutdown => return Ok(()),
+            result = startup => if let Err(error) = result {
+                token.cancel();
+                return Err(error);
+            },
+            () = &mut shutdown => {
+                token.cancel();
+                return Ok(());
+            }
         }
         // After startup, which may install the CRDs the handlers are registered for.
         if let Some(settings) = &self.webhooks
@@ -310,15 +347,19 @@ impl Operator {
             None => None,
         };
         if let Some(elector) = elector.as_mut() {
+            health.standing_by(true);
             let forever = CancellationToken::new();
             tokio::select! {
                 _ = elector.acquire(&forever) => {}
                 () = &mut shutdown => {
+                    token.cancel();
                     self.run_cleanup(&lifecycle).await;
                     return Ok(());
                 }
             }
+            health.standing_by(false);
         }
+        leader_gauge.inc();
         for spec in std::mem::take(&mut self.resources) {
             let shared = shared.clone();
             tasks.spawn(serve(shared, spec));
@@ -338,6 +379,7 @@ impl Operator {
             }
         };
         tracing::info!("operator stopping");
+        leader_gauge.dec();
         token.cancel();
         tasks.close();
         // A leader that lost the lease stops before a standby may take it over.

@@ -419,6 +419,7 @@ fn manifests_grant_statefulsets_services_and_pods() {
             "ClusterRoleBinding",
             "Role",
             "RoleBinding",
+            "Service",
             "Deployment"
         ]
     );
@@ -446,9 +447,19 @@ fn manifests_grant_statefulsets_services_and_pods() {
             {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["create", "get", "list", "watch", "patch", "delete"]},
         ])
     );
-    let container = &documents[6]["spec"]["template"]["spec"]["containers"][0];
+    let container = &documents[7]["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(container["image"], "bitcoin-network:latest");
-    assert_eq!(container["args"], json!(["run", "-A"]));
+    assert_eq!(
+        container["args"],
+        json!([
+            "run",
+            "-A",
+            "--health-listen",
+            "0.0.0.0:8081",
+            "--metrics-listen",
+            "0.0.0.0:8080"
+        ])
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -218,6 +218,7 @@ fn manifests_grant_what_the_operator_uses() {
             "Role",
             "RoleBinding",
             "Service",
+            "Service",
             "Deployment"
         ]
     );
@@ -233,12 +234,21 @@ fn manifests_grant_what_the_operator_uses() {
         ])
     );
     // The mutating handler is served through the Service.
-    assert_eq!(documents[6]["metadata"]["name"], "book-webhooks");
-    let container = &documents[7]["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(documents[7]["metadata"]["name"], "book-webhooks");
+    let container = &documents[8]["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(container["image"], "book:latest");
     assert_eq!(
         container["args"],
-        json!(["run", "-A", "--webhook-service", "default/book-webhooks"])
+        json!([
+            "run",
+            "-A",
+            "--health-listen",
+            "0.0.0.0:8081",
+            "--metrics-listen",
+            "0.0.0.0:8080",
+            "--webhook-service",
+            "default/book-webhooks"
+        ])
     );
 }
 

@@ -324,6 +324,7 @@ fn manifests_grant_configmaps_and_crd_registration() {
             "Role",
             "RoleBinding",
             "Service",
+            "Service",
             "Deployment"
         ]
     );
@@ -339,28 +340,33 @@ fn manifests_grant_configmaps_and_crd_registration() {
         ])
     );
     // The validating handler is served through a Service, on the container's `webhooks` port.
-    assert_eq!(documents[7]["metadata"]["name"], "exchange-rate-webhooks");
+    assert_eq!(documents[8]["metadata"]["name"], "exchange-rate-webhooks");
     assert_eq!(
-        documents[7]["spec"]["ports"],
+        documents[8]["spec"]["ports"],
         json!([{"name": "webhooks", "port": 443, "targetPort": "webhooks"}])
     );
-    let container = &documents[8]["spec"]["template"]["spec"]["containers"][0];
+    let container = &documents[9]["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(
         container["ports"],
-        json!([{"name": "webhooks", "containerPort": 9443}])
+        json!([{"name": "health", "containerPort": 8081}, {"name": "metrics", "containerPort": 8080},
+               {"name": "webhooks", "containerPort": 9443}])
     );
     assert_eq!(
         container["args"],
         json!([
             "run",
             "-A",
+            "--health-listen",
+            "0.0.0.0:8081",
+            "--metrics-listen",
+            "0.0.0.0:8080",
             "--webhook-service",
             "rates/exchange-rate-webhooks",
             "--rates-url",
             "http://rates.rates.svc/latest"
         ])
     );
-    assert_eq!(documents[8]["metadata"]["namespace"], "rates");
+    assert_eq!(documents[9]["metadata"]["namespace"], "rates");
 }
 
 /// Kills the child process when dropped.

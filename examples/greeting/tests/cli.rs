@@ -364,6 +364,7 @@ fn manifests_are_applyable_yaml_with_least_privilege() {
             "ClusterRoleBinding",
             "Role",
             "RoleBinding",
+            "Service",
             "Deployment"
         ]
     );
@@ -402,7 +403,7 @@ fn manifests_are_applyable_yaml_with_least_privilege() {
     assert_eq!(documents[5]["metadata"]["namespace"], "operators");
     assert_eq!(documents[5]["rules"][0]["resources"][0], "leases");
     assert_eq!(documents[6]["roleRef"]["name"], "greeting-leader-election");
-    let deployment = &documents[7];
+    let deployment = &documents[8];
     assert_eq!(deployment["spec"]["replicas"], 2);
     assert_eq!(deployment["spec"]["strategy"]["type"], "RollingUpdate");
     let pod = &deployment["spec"]["template"]["spec"];
@@ -412,7 +413,16 @@ fn manifests_are_applyable_yaml_with_least_privilege() {
     assert_eq!(container["command"], serde_json::json!(["greeting"]));
     assert_eq!(
         container["args"],
-        serde_json::json!(["run", "-A", "--timer-interval", "30"])
+        serde_json::json!([
+            "run",
+            "-A",
+            "--health-listen",
+            "0.0.0.0:8081",
+            "--metrics-listen",
+            "0.0.0.0:8080",
+            "--timer-interval",
+            "30"
+        ])
     );
 }
 

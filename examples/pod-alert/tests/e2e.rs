@@ -646,6 +646,7 @@ fn manifests_grant_reading_pods_and_their_logs() {
             "ClusterRoleBinding",
             "Role",
             "RoleBinding",
+            "Service",
             "Deployment"
         ]
     );
@@ -683,19 +684,23 @@ fn manifests_grant_reading_pods_and_their_logs() {
         rules[1],
         json!({"apiGroups": ["kopf.dev"], "resources": ["orchestrs/status"], "verbs": ["patch"]})
     );
-    let container = &documents[7]["spec"]["template"]["spec"]["containers"][0];
+    let container = &documents[8]["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(
         container["args"],
         json!([
             "run",
             "-A",
+            "--health-listen",
+            "0.0.0.0:8081",
+            "--metrics-listen",
+            "0.0.0.0:8080",
             "--check-interval",
             "30",
             "--webhook-url",
             "https://hooks.example/alerts"
         ])
     );
-    assert_eq!(documents[7]["metadata"]["namespace"], "monitoring");
+    assert_eq!(documents[8]["metadata"]["namespace"], "monitoring");
 
     // A webhook URL that is not http(s) is refused on the command line.
     let refused = Command::new(env!("CARGO_BIN_EXE_pod-alert"))

@@ -574,6 +574,7 @@ fn manifests_grant_what_the_operator_uses() {
             "ClusterRoleBinding",
             "Role",
             "RoleBinding",
+            "Service",
             "Deployment"
         ]
     );
@@ -589,12 +590,16 @@ fn manifests_grant_what_the_operator_uses() {
             {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["create", "get", "list", "watch", "patch", "delete"]},
         ])
     );
-    let container = &documents[6]["spec"]["template"]["spec"]["containers"][0];
+    let container = &documents[7]["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(
         container["args"],
         json!([
             "run",
             "-A",
+            "--health-listen",
+            "0.0.0.0:8081",
+            "--metrics-listen",
+            "0.0.0.0:8080",
             "--consumer-image",
             "registry.example/consumer:2"
         ])

@@ -173,6 +173,14 @@ struct Common {
     /// How many objects are handled at once (default 64).
     #[arg(long)]
     workers: Option<usize>,
+    /// Serve /healthz (liveness: the process is alive and not wedged; Kopf's --liveness) and
+    /// /readyz (readiness: every resource listed; a standby is ready) on this address.
+    #[arg(long, value_name = "ADDR")]
+    health_listen: Option<std::net::SocketAddr>,
+    /// Serve /metrics (Prometheus/OpenMetrics text: kopr_handler_runs_total and more) on this
+    /// address.
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<std::net::SocketAddr>,
 }
 
 #[derive(Args)]
@@ -315,6 +323,12 @@ impl Common {
         let mut operator = operator.namespaces(patterns);
         if let Some(workers) = self.workers {
             operator = operator.workers(workers);
+        }
+        if let Some(listen) = self.health_listen {
+            operator = operator.health_listen(listen);
+        }
+        if let Some(listen) = self.metrics_listen {
+            operator = operator.metrics_listen(listen);
         }
         Ok(operator)
     }

@@ -1,9 +1,13 @@
 //! Deploying an operator: the manifests `<operator> manifests` prints.
 //!
 //! From the operator's registered resources, [`Manifests`] derives the CRDs, a ServiceAccount, a
-//! least-privilege ClusterRole with its ClusterRoleBinding, and a single-replica Deployment
-//! (strategy `Recreate`, so two instances never handle the same objects) running
-//! `<operator> run -A`. What the operator does that kopr cannot see, creating children or its
+//! least-privilege ClusterRole with its ClusterRoleBinding, a Role and RoleBinding for the
+//! leader election Lease in the operator's namespace, a `<name>-metrics` Service, and a
+//! Deployment of two replicas (`RollingUpdate`; `run` elects one leader through the Lease, the
+//! other stands by) running `<operator> run -A --health-listen 0.0.0.0:8081 --metrics-listen
+//! 0.0.0.0:8080`, with liveness (`/healthz`) and readiness (`/readyz`) probes on the `health`
+//! port, resource requests, and a non-root, read-only, no-escalation, `RuntimeDefault` seccomp
+//! security context. What the operator does that kopr cannot see, creating children or its
 //! own CRDs, is declared here.
 //!
 //! The ClusterRole grants:
@@ -39,9 +43,9 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
 use k8s_openapi::api::core::v1::{
-    Capabilities, Container, ContainerPort, Namespace, PodSecurityContext, PodSpec,
-    PodTemplateSpec, ResourceRequirements, SecretVolumeSource, SecurityContext, Service,
-    ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount,
+    Capabilities, Container, ContainerPort, HTTPGetAction, Namespace, PodSecurityContext, PodSpec,
+    PodTemplateSpec, Probe, ResourceRequirements, SeccompProfile, SecretVolumeSource,
+    SecurityContext, Service, ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount,
 };
 use k8s_openapi::api::rbac::v1::{
     ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
@@ -315,6 +319,27 @@ impl Manifests {
         }
     }
 
+    /// The Service in front of the replicas' metrics endpoints (for a ServiceMonitor or
+    /// Prometheus' Service discovery).
+    fn metrics_service(&self) -> Service {
+        let mut meta = self.meta(true);
+        meta.name = Some(format!("{}-metrics", self.name));
+        Service {
+            metadata: meta,
+            spec: Some(ServiceSpec {
+                selector: Some(self.labels()),
+                ports: Some(vec![ServicePort {
+                    name: Some("metrics".into()),
+                    port: 8080,
+                    target_port: Some(IntOrString::String("metrics".into())),
+                    ..ServicePort::default()
+                }]),
+                ..ServiceSpec::default()
+            }),
+            ..Service::default()
+        }
+    }
+
     /// The Service in front of the operator's admission webhook server.
     fn webhook_service_name(&self) -> String {
         format!("{}-webhooks", self.name)
@@ -345,6 +370,15 @@ impl Manifests {
             .clone()
             .unwrap_or_else(|| format!("{}:latest", self.name));
         let mut args = vec!["run".to_owned(), "-A".to_owned()];
+        args.extend(
+            [
+                "--health-listen",
+                "0.0.0.0:8081",
+                "--metrics-listen",
+                "0.0.0.0:8080",
+            ]
+            .map(str::to_owned),
+        );
         let secret = self.certificate_secret().filter(|_| webhooks);
         if webhooks {
             args.push("--webhook-service".into());
@@ -361,13 +395,24 @@ impl Manifests {
             }
         }
         args.extend(self.run_args.iter().cloned());
-        let ports = webhooks.then(|| {
-            vec![ContainerPort {
-                name: Some("webhooks".into()),
-                container_port: 9443,
-                ..ContainerPort::default()
-            }]
-        });
+        let port = |name: &str, number: i32| ContainerPort {
+            name: Some(name.into()),
+            container_port: number,
+            ..ContainerPort::default()
+        };
+        let mut ports = vec![port("health", 8081), port("metrics", 8080)];
+        if webhooks {
+            ports.push(port("webhooks", 9443));
+        }
+        let probe = |path: &str| Probe {
+            http_get: Some(HTTPGetAction {
+                path: Some(path.into()),
+                port: IntOrString::String("health".into()),
+                ..HTTPGetAction::default()
+            }),
+            period_seconds: Some(10),
+            ..Probe::default()
+        };
         let mounts = secret.as_ref().map(|_| {
             vec![VolumeMount {
                 name: "webhook-certs".into(),
@@ -387,7 +432,9 @@ impl Manifests {
             }]
         });
         let container = Container {
-            ports,
+            ports: Some(ports),
+            liveness_probe: Some(probe("/healthz")),
+            readiness_probe: Some(probe("/readyz")),
             volume_mounts: mounts,
             name: self.name.clone(),
             image: Some(image),
@@ -437,6 +484,10 @@ impl Manifests {
                         service_account_name: Some(self.name.clone()),
                         security_context: Some(PodSecurityContext {
                             run_as_non_root: Some(true),
+                            seccomp_profile: Some(SeccompProfile {
+                                type_: "RuntimeDefault".into(),
+                                ..SeccompProfile::default()
+                            }),
                             ..PodSecurityContext::default()
                         }),
                         containers: vec![container],
@@ -497,6 +548,7 @@ impl Manifests {
         let (role, role_binding) = self.leader_election_role();
         objects.push(serde_json::to_value(role)?);
         objects.push(serde_json::to_value(role_binding)?);
+        objects.push(serde_json::to_value(self.metrics_service())?);
         let webhooks = operator.has_admission_handlers();
         if webhooks {
             objects.push(serde_json::to_value(self.webhook_service())?);
@@ -757,9 +809,11 @@ mod tests {
                 "ClusterRoleBinding",
                 "Role",
                 "RoleBinding",
+                "Service",
                 "Deployment"
             ]
         );
+        assert_eq!(objects[6]["metadata"]["name"], "greeting-metrics");
         // The leader election Lease, in the operator's namespace only.
         assert_eq!(objects[4]["metadata"]["name"], "greeting-leader-election");
         assert_eq!(objects[4]["metadata"]["namespace"], "operators");
@@ -769,20 +823,38 @@ mod tests {
                                "verbs": ["get", "create", "update"]})
         );
         assert_eq!(objects[5]["roleRef"]["kind"], "Role");
-        let deployment = &objects[6];
+        let deployment = &objects[7];
         assert_eq!(deployment["metadata"]["namespace"], "operators");
         assert_eq!(deployment["spec"]["replicas"], 2);
         assert_eq!(deployment["spec"]["strategy"]["type"], "RollingUpdate");
+        let pod = &deployment["spec"]["template"]["spec"];
+        assert_eq!(
+            pod["securityContext"]["seccompProfile"]["type"],
+            "RuntimeDefault"
+        );
+        let probes = &pod["containers"][0];
+        assert_eq!(probes["livenessProbe"]["httpGet"]["path"], "/healthz");
+        assert_eq!(probes["readinessProbe"]["httpGet"]["path"], "/readyz");
+        assert_eq!(probes["readinessProbe"]["httpGet"]["port"], "health");
         let container = &deployment["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(container["image"], "registry.local/greeting:1");
         assert_eq!(container["command"], serde_json::json!(["greeting"]));
         assert_eq!(
             container["args"],
-            serde_json::json!(["run", "-A", "--timer-interval", "30"])
+            serde_json::json!([
+                "run",
+                "-A",
+                "--health-listen",
+                "0.0.0.0:8081",
+                "--metrics-listen",
+                "0.0.0.0:8080",
+                "--timer-interval",
+                "30"
+            ])
         );
         assert_eq!(objects[3]["subjects"][0]["namespace"], "operators");
         let yaml = manifests.render(&operator).unwrap();
-        assert_eq!(yaml.matches("---\n").count(), 7);
+        assert_eq!(yaml.matches("---\n").count(), 8);
         assert!(yaml.contains("kind: Deployment"), "{yaml}");
     }
 
@@ -813,19 +885,20 @@ mod tests {
                 "Role",
                 "RoleBinding",
                 "Service",
+                "Service",
                 "Certificate",
                 "Deployment",
                 "ValidatingWebhookConfiguration"
             ]
         );
-        let certificate = &objects[7];
+        let certificate = &objects[8];
         assert_eq!(certificate["spec"]["secretName"], "greeting-webhooks-tls");
         assert_eq!(
             certificate["spec"]["dnsNames"][0],
             "greeting-webhooks.ops.svc"
         );
         assert_eq!(certificate["spec"]["issuerRef"]["kind"], "ClusterIssuer");
-        let pod = &objects[8]["spec"]["template"]["spec"];
+        let pod = &objects[9]["spec"]["template"]["spec"];
         assert_eq!(
             pod["volumes"][0]["secret"]["secretName"],
             "greeting-webhooks-tls"
@@ -843,6 +916,10 @@ mod tests {
             [
                 "run",
                 "-A",
+                "--health-listen",
+                "0.0.0.0:8081",
+                "--metrics-listen",
+                "0.0.0.0:8080",
                 "--webhook-service",
                 "ops/greeting-webhooks",
                 "--webhook-cert-dir",
@@ -850,7 +927,7 @@ mod tests {
                 "--webhook-no-registration"
             ]
         );
-        let configuration = &objects[9];
+        let configuration = &objects[10];
         assert_eq!(
             configuration["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
             "ops/greeting-webhooks"

@@ -53,6 +53,37 @@ pub(crate) async fn invoke_with_limit(
     call: Call<'_>,
     limit: Option<Duration>,
 ) -> (Result<Value, HandlerError>, Value) {
+    let started = std::time::Instant::now();
+    let (id, retry) = (call.handler.id.clone(), call.retry > 0);
+    let (result, patch, outcome) = run(runtime, key, body, typed, call, limit).await;
+    crate::runtime::metrics::global().handler_run(
+        &runtime.label,
+        &id,
+        outcome,
+        started.elapsed(),
+        retry,
+    );
+    (result, patch)
+}
+
+/// The outcome label of a handler's result.
+fn outcome(result: &Result<Value, HandlerError>) -> &'static str {
+    match result {
+        Ok(_) => "success",
+        Err(HandlerError::Temporary(..)) => "temporary",
+        Err(HandlerError::Permanent(_)) => "permanent",
+        Err(_) => "error",
+    }
+}
+
+async fn run(
+    runtime: &ResourceRuntime,
+    key: &ObjectKey,
+    body: &Arc<Value>,
+    typed: &Typed,
+    call: Call<'_>,
+    limit: Option<Duration>,
+) -> (Result<Value, HandlerError>, Value, &'static str) {
     let span = tracing::info_span!(
         "handler",
         handler = %call.handler.id,
@@ -97,14 +128,17 @@ pub(crate) async fn invoke_with_limit(
                         call.handler.id
                     ))),
                     patch.to_value(),
+                    "timeout",
                 );
             }
         },
         None => task.await,
     };
+    let mut panicked = false;
     let result = match joined {
         Ok(result) => result,
         Err(error) if error.is_panic() => {
+            panicked = true;
             let payload = error.into_panic();
             let text = payload
                 .downcast_ref::<&str>()
@@ -115,5 +149,6 @@ pub(crate) async fn invoke_with_limit(
         }
         Err(_) => Err(HandlerError::message("cancelled")),
     };
-    (result, patch.to_value())
+    let label = if panicked { "panic" } else { outcome(&result) };
+    (result, patch.to_value(), label)
 }

@@ -87,6 +87,8 @@ pub(crate) struct Shared {
     pub(crate) shutdown: CancellationToken,
     pub(crate) workers: Arc<Semaphore>,
     pub(crate) tasks: TaskTracker,
+    /// What the health probes report.
+    pub(crate) health: Arc<crate::runtime::endpoints::Health>,
 }
 
 /// An object's identity within a resource.
@@ -158,6 +160,8 @@ pub(crate) struct ResourceRuntime {
     pub(crate) shared: Arc<Shared>,
     pub(crate) spec: ResourceSpec,
     pub(crate) resolved: Resolved,
+    /// The resource's metrics label: `group/version/plural`.
+    pub(crate) label: String,
     slots: Mutex<HashMap<ObjectKey, Slot>>,
 }
 
@@ -170,12 +174,39 @@ impl ResourceRuntime {
     }
 
     pub(crate) fn new(shared: Arc<Shared>, spec: ResourceSpec, resolved: Resolved) -> Arc<Self> {
-        Arc::new(ResourceRuntime {
+        let ar = &resolved.api_resource;
+        let label = if ar.group.is_empty() {
+            format!("{}/{}", ar.version, ar.plural)
+        } else {
+            format!("{}/{}/{}", ar.group, ar.version, ar.plural)
+        };
+        let runtime = Arc::new(ResourceRuntime {
             shared,
             spec,
             resolved,
+            label,
             slots: Mutex::new(HashMap::new()),
-        })
+        });
+        let weak = Arc::downgrade(&runtime);
+        crate::runtime::metrics::global().count_slots(Box::new(move || {
+            let runtime = weak.upgrade()?;
+            let count = i64::try_from(runtime.slots().len()).unwrap_or(i64::MAX);
+            Some((runtime.label.clone(), count))
+        }));
+        runtime
+    }
+
+    fn gauge(
+        &self,
+        family: &prometheus_client::metrics::family::Family<
+            crate::runtime::metrics::ResourceLabels,
+            prometheus_client::metrics::gauge::Gauge,
+        >,
+    ) -> crate::runtime::metrics::Raised {
+        let labels = crate::runtime::metrics::ResourceLabels {
+            resource: self.label.clone(),
+        };
+        crate::runtime::metrics::Raised::new(family.get_or_create(&labels).clone())
     }
 
     pub(crate) fn slots(&self) -> MutexGuard<'_, HashMap<ObjectKey, Slot>> {
@@ -362,10 +393,13 @@ impl ResourceRuntime {
                 self.release(&key);
                 return;
             }
+            let metrics = crate::runtime::metrics::global();
+            let waiting = self.gauge(&metrics.objects_waiting);
             let Ok(permit) = self.shared.workers.clone().acquire_owned().await else {
                 self.release(&key);
                 return;
             };
+            drop(waiting);
             let job = {
                 let mut slots = self.slots();
                 let Some(slot) = slots.get_mut(&key) else {
@@ -397,7 +431,9 @@ impl ResourceRuntime {
             // Boxed, so that a worker waiting for its turn is small: with thousands of objects
             // queued, an inline cycle future would make every waiting task as large as a
             // running one.
+            let in_flight = self.gauge(&metrics.objects_in_flight);
             let outcome = Box::pin(cycle::run(&self, &key, body, deleted)).await;
+            drop(in_flight);
             drop(permit);
             self.settle(&key, outcome);
         }

@@ -65,7 +65,13 @@ async fn watch_stream(
     let silence_limit = settings.watch_timeout * 5;
     let shutdown = runtime.shared.shutdown.clone();
     let kind = runtime.api_resource().kind.clone();
+    let metrics = crate::runtime::metrics::global();
+    let labels = crate::runtime::metrics::ResourceLabels {
+        resource: runtime.label.clone(),
+    };
+    let mut listed_once = false;
     'restart: loop {
+        metrics.watch_starts.get_or_create(&labels).inc();
         let config = watcher::Config::default().timeout(timeout_secs);
         let stream = watcher::watcher(api.clone(), config).backoff(WatchBackoff {
             failures: 0,
@@ -103,6 +109,10 @@ async fn watch_stream(
                     runtime.enqueue(body, true);
                 }
                 Ok(Event::InitDone) => {
+                    if !listed_once {
+                        listed_once = true;
+                        runtime.shared.health.listed();
+                    }
                     if let Some(listed) = listing.take() {
                         let scope = scope.clone();
                         runtime.forget_missing(&listed, |key| {
@@ -124,12 +134,17 @@ async fn watch_stream(
                         runtime.enqueue_deleted(body);
                     }
                 }
-                Err(error) => match crate::errors::rbac_hint(&error.to_string()) {
-                    Some(hint) => {
-                        tracing::warn!(%kind, %error, %hint, "watch failed; retrying with backoff")
+                Err(error) => {
+                    metrics.watch_errors.get_or_create(&labels).inc();
+                    match crate::errors::rbac_hint(&error.to_string()) {
+                        Some(hint) => {
+                            tracing::warn!(%kind, %error, %hint, "watch failed; retrying with backoff")
+                        }
+                        None => {
+                            tracing::warn!(%kind, %error, "watch failed; retrying with backoff")
+                        }
                     }
-                    None => tracing::warn!(%kind, %error, "watch failed; retrying with backoff"),
-                },
+                }
             }
         }
     }

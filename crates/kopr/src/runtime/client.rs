@@ -46,10 +46,51 @@ pub fn throttled_responses() -> u64 {
 pub fn build(mut config: kube::Config) -> Result<kube::Client, Error> {
     config.default_retry = false;
     let client = kube::client::ClientBuilder::try_from(config)?
+        .with_layer(&tower::layer::layer_fn(Counted))
         .with_layer(&BufferLayer::new(1024))
         .with_layer(&RetryLayer::new(RetryAfter::default()))
         .build();
     Ok(client)
+}
+
+/// Counts every request sent (each retry too) by method and status
+/// (`kopr_api_requests_total`).
+#[derive(Clone)]
+struct Counted<S>(S);
+
+impl<S, B> tower::Service<Request<Body>> for Counted<S>
+where
+    S: tower::Service<Request<Body>, Response = Response<B>>,
+    S::Future: Send + 'static,
+    S::Error: 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = futures::future::BoxFuture<'static, Result<S::Response, S::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let verb = request.method().as_str().to_string();
+        let sent = self.0.call(request);
+        Box::pin(async move {
+            let result = sent.await;
+            let code = match &result {
+                Ok(response) => response.status().as_u16().to_string(),
+                Err(_) => "error".into(),
+            };
+            crate::runtime::metrics::global()
+                .api_requests
+                .get_or_create(&crate::runtime::metrics::RequestLabels { verb, code })
+                .inc();
+            result
+        })
+    }
 }
 
 /// The wait a response asks for: its `Retry-After` (whole seconds) on a 429 or 5xx.

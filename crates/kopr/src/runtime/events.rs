@@ -73,6 +73,8 @@ impl EventRecorder {
         };
         if self.sender.try_send(event).is_err() {
             tracing::debug!(reason, "event queue full or closed; event dropped");
+        } else {
+            crate::runtime::metrics::global().events_posted.inc();
         }
     }
 }

@@ -271,6 +271,7 @@ impl Shared {
             Ok(verdict) => verdict,
             Err(text) => {
                 self.failures.fetch_add(1, Ordering::Relaxed);
+                crate::runtime::metrics::global().admission_failures.inc();
                 tracing::error!(handler = %id, policy = self.policy.as_str(), "{text}");
                 match self.policy {
                     FailurePolicy::Ignore => Verdict::default(),

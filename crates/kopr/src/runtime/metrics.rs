@@ -1,0 +1,265 @@
+//! The operator's metrics, in one process-wide registry (as controller-runtime's), served in
+//! the OpenMetrics text format by [`crate::runtime::endpoints`]. Names start with `kopr_` and
+//! follow Prometheus' conventions (`_total` counters, `_seconds` durations); labels name the
+//! resource (`group/version/plural`) and the handler id.
+//!
+//! | metric | labels | what |
+//! |---|---|---|
+//! | `kopr_handler_runs_total` | resource, handler, outcome | handler runs by outcome: `success`, `temporary`, `permanent`, `error` (retried), `timeout`, `panic` |
+//! | `kopr_handler_duration_seconds` | resource, handler | how long handler runs took |
+//! | `kopr_handler_retries_total` | resource, handler | runs that were retries |
+//! | `kopr_objects_waiting` | resource | objects with work, waiting for a worker |
+//! | `kopr_objects_in_flight` | resource | objects being handled |
+//! | `kopr_slots` | resource | objects the operator keeps state for |
+//! | `kopr_watch_starts_total` | resource | watches (re)started |
+//! | `kopr_watch_errors_total` | resource | watch errors |
+//! | `kopr_api_requests_total` | verb, code | API requests by HTTP method and status (`error` without one) |
+//! | `kopr_events_posted_total` | | Kubernetes Events posted |
+//! | `kopr_admission_failures_total` | | admission handlers that panicked or overran |
+//! | `kopr_leader` | | 1 while this replica leads (or runs without election), else 0 (the number of leading operators, in a process that runs several) |
+
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+/// A resource's label.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResourceLabels {
+    /// `group/version/plural` (`version/plural` for the core group).
+    pub resource: String,
+}
+
+/// A handler's labels.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HandlerLabels {
+    /// The resource.
+    pub resource: String,
+    /// The handler's id.
+    pub handler: String,
+}
+
+/// A handler run's labels.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OutcomeLabels {
+    /// The resource.
+    pub resource: String,
+    /// The handler's id.
+    pub handler: String,
+    /// `success`, `temporary`, `permanent`, `error`, `timeout` or `panic`.
+    pub outcome: String,
+}
+
+/// An API request's labels.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    /// The HTTP method.
+    pub verb: String,
+    /// The HTTP status, or `error` when none came back.
+    pub code: String,
+}
+
+fn duration_histogram() -> Histogram {
+    // 1 ms to about 65 s.
+    Histogram::new(exponential_buckets(0.001, 2.0, 17))
+}
+
+/// Counts the objects a resource keeps state for, at scrape time.
+type SlotCount = Box<dyn Fn() -> Option<(String, i64)> + Send + Sync>;
+
+/// Every metric kopr records.
+pub struct Metrics {
+    /// Handler runs by outcome.
+    pub handler_runs: Family<OutcomeLabels, Counter>,
+    /// Handler durations.
+    pub handler_duration: Family<HandlerLabels, Histogram, fn() -> Histogram>,
+    /// Retried runs.
+    pub handler_retries: Family<HandlerLabels, Counter>,
+    /// Objects waiting for a worker.
+    pub objects_waiting: Family<ResourceLabels, Gauge>,
+    /// Objects being handled.
+    pub objects_in_flight: Family<ResourceLabels, Gauge>,
+    /// Objects kept in memory.
+    pub slots: Family<ResourceLabels, Gauge>,
+    /// Watch starts.
+    pub watch_starts: Family<ResourceLabels, Counter>,
+    /// Watch errors.
+    pub watch_errors: Family<ResourceLabels, Counter>,
+    /// API requests.
+    pub api_requests: Family<RequestLabels, Counter>,
+    /// Events posted.
+    pub events_posted: Counter,
+    /// Admission handlers that panicked or overran.
+    pub admission_failures: Counter,
+    /// Whether this replica leads.
+    pub leader: Gauge,
+    registry: Registry,
+    slot_counts: Mutex<Vec<SlotCount>>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Metrics(..)")
+    }
+}
+
+impl Metrics {
+    fn new() -> Metrics {
+        let mut metrics = Metrics {
+            handler_runs: Family::default(),
+            handler_duration: Family::new_with_constructor(duration_histogram),
+            handler_retries: Family::default(),
+            objects_waiting: Family::default(),
+            objects_in_flight: Family::default(),
+            slots: Family::default(),
+            watch_starts: Family::default(),
+            watch_errors: Family::default(),
+            api_requests: Family::default(),
+            events_posted: Counter::default(),
+            admission_failures: Counter::default(),
+            leader: Gauge::default(),
+            registry: Registry::with_prefix("kopr"),
+            slot_counts: Mutex::new(Vec::new()),
+        };
+        let r = &mut metrics.registry;
+        r.register(
+            "handler_runs",
+            "Handler runs by outcome",
+            metrics.handler_runs.clone(),
+        );
+        r.register(
+            "handler_duration_seconds",
+            "How long handler runs took",
+            metrics.handler_duration.clone(),
+        );
+        r.register(
+            "handler_retries",
+            "Handler runs that were retries",
+            metrics.handler_retries.clone(),
+        );
+        r.register(
+            "objects_waiting",
+            "Objects with work waiting for a worker",
+            metrics.objects_waiting.clone(),
+        );
+        r.register(
+            "objects_in_flight",
+            "Objects being handled",
+            metrics.objects_in_flight.clone(),
+        );
+        r.register(
+            "slots",
+            "Objects the operator keeps state for",
+            metrics.slots.clone(),
+        );
+        r.register(
+            "watch_starts",
+            "Watches started or restarted",
+            metrics.watch_starts.clone(),
+        );
+        r.register("watch_errors", "Watch errors", metrics.watch_errors.clone());
+        r.register(
+            "api_requests",
+            "API requests by method and status",
+            metrics.api_requests.clone(),
+        );
+        r.register(
+            "events_posted",
+            "Kubernetes Events posted",
+            metrics.events_posted.clone(),
+        );
+        r.register(
+            "admission_failures",
+            "Admission handlers that panicked or overran",
+            metrics.admission_failures.clone(),
+        );
+        r.register(
+            "leader",
+            "1 while this replica leads, else 0",
+            metrics.leader.clone(),
+        );
+        metrics
+    }
+
+    /// Counts a resource's slots at each scrape (`None` once the resource is gone).
+    pub(crate) fn count_slots(&self, count: SlotCount) {
+        if let Ok(mut counts) = self.slot_counts.lock() {
+            counts.push(count);
+        }
+    }
+
+    /// Records one handler run.
+    pub(crate) fn handler_run(
+        &self,
+        resource: &str,
+        handler: &str,
+        outcome: &str,
+        took: Duration,
+        retry: bool,
+    ) {
+        let labels = HandlerLabels {
+            resource: resource.to_string(),
+            handler: handler.to_string(),
+        };
+        self.handler_runs
+            .get_or_create(&OutcomeLabels {
+                resource: labels.resource.clone(),
+                handler: labels.handler.clone(),
+                outcome: outcome.to_string(),
+            })
+            .inc();
+        self.handler_duration
+            .get_or_create(&labels)
+            .observe(took.as_secs_f64());
+        if retry {
+            self.handler_retries.get_or_create(&labels).inc();
+        }
+    }
+
+    /// The metrics in the OpenMetrics text format.
+    pub fn encode(&self) -> String {
+        if let Ok(mut counts) = self.slot_counts.lock() {
+            counts.retain(|count| match count() {
+                Some((resource, n)) => {
+                    self.slots
+                        .get_or_create(&ResourceLabels { resource })
+                        .set(n);
+                    true
+                }
+                None => false,
+            });
+        }
+        let mut text = String::new();
+        if prometheus_client::encoding::text::encode(&mut text, &self.registry).is_err() {
+            text.clear();
+        }
+        text
+    }
+}
+
+/// The process's metrics.
+pub fn global() -> &'static Metrics {
+    static METRICS: OnceLock<Metrics> = OnceLock::new();
+    METRICS.get_or_init(Metrics::new)
+}
+
+/// Keeps a gauge raised while alive.
+pub(crate) struct Raised(Gauge);
+
+impl Raised {
+    pub fn new(gauge: Gauge) -> Raised {
+        gauge.inc();
+        Raised(gauge)
+    }
+}
+
+impl Drop for Raised {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
