@@ -319,25 +319,30 @@ impl Manifests {
         }
     }
 
-    /// The Service in front of the replicas' metrics endpoints (for a ServiceMonitor or
-    /// Prometheus' Service discovery).
-    fn metrics_service(&self) -> Service {
+    /// A Service `name` in front of the replicas' container port `port_name`.
+    fn service(&self, name: String, port_name: &str, port: i32) -> Service {
         let mut meta = self.meta(true);
-        meta.name = Some(format!("{}-metrics", self.name));
+        meta.name = Some(name);
         Service {
             metadata: meta,
             spec: Some(ServiceSpec {
                 selector: Some(self.labels()),
                 ports: Some(vec![ServicePort {
-                    name: Some("metrics".into()),
-                    port: 8080,
-                    target_port: Some(IntOrString::String("metrics".into())),
+                    name: Some(port_name.into()),
+                    port,
+                    target_port: Some(IntOrString::String(port_name.into())),
                     ..ServicePort::default()
                 }]),
                 ..ServiceSpec::default()
             }),
             ..Service::default()
         }
+    }
+
+    /// The Service in front of the replicas' metrics endpoints (for a ServiceMonitor or
+    /// Prometheus' Service discovery).
+    fn metrics_service(&self) -> Service {
+        self.service(format!("{}-metrics", self.name), "metrics", 8080)
     }
 
     /// The Service in front of the operator's admission webhook server.
@@ -346,22 +351,7 @@ impl Manifests {
     }
 
     fn webhook_service(&self) -> Service {
-        let mut meta = self.meta(true);
-        meta.name = Some(self.webhook_service_name());
-        Service {
-            metadata: meta,
-            spec: Some(ServiceSpec {
-                selector: Some(self.labels()),
-                ports: Some(vec![ServicePort {
-                    name: Some("webhooks".into()),
-                    port: 443,
-                    target_port: Some(IntOrString::String("webhooks".into())),
-                    ..ServicePort::default()
-                }]),
-                ..ServiceSpec::default()
-            }),
-            ..Service::default()
-        }
+        self.service(self.webhook_service_name(), "webhooks", 443)
     }
 
     fn deployment(&self, webhooks: bool) -> Deployment {
