@@ -6,12 +6,14 @@
 //! times Deployments on the simulated cluster and measures the server's idle
 //! CPU with many pods (see `bench/WORKLOADS.md`). `kopr-bench authz` measures
 //! what authentication and RBAC cost per request. `kopr-bench admission` measures what one
-//! validating admission webhook costs a write.
+//! validating admission webhook costs a write. `kopr-bench failover` measures how fast leadership
+//! moves between two replicas and what a standby costs.
 
 mod admission;
 mod apiserver;
 mod authz;
 mod compare;
+mod failover;
 mod workloads;
 
 use clap::{Parser, Subcommand};
@@ -31,6 +33,8 @@ enum Command {
     Apiserver(apiserver::Args),
     /// Creates as a service account under RBAC against creates as the admin.
     Authz(authz::Args),
+    /// Leader election: failover after kill -9 and SIGTERM, and the standby's RSS.
+    Failover(failover::Args),
     /// Compare kopr with Kopf and a kube-rs controller on one workload.
     CompareOperators(compare::Args),
     /// Time Deployments to availability and measure idle CPU with many pods.
@@ -48,6 +52,7 @@ fn main() -> anyhow::Result<()> {
             Command::Apiserver(args) => apiserver::run(args).await,
             Command::Authz(args) => authz::run(args).await,
             Command::CompareOperators(args) => compare::run(args).await,
+            Command::Failover(args) => failover::run(args).await,
             Command::Workloads(args) => workloads::run(args).await,
         }
     })

@@ -8,7 +8,7 @@
 //! request→handled latencies, the operator's peak RSS and CPU time, and the API requests of
 //! everyone but the harness per object.
 
-mod cluster;
+pub(crate) mod cluster;
 mod operators;
 mod report;
 mod tracker;

@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 /// One of the compared operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
-    /// kopr, `kopr-operator run -A`.
+    /// kopr, `kopr-operator run -A --standalone`.
     Kopr,
     /// Kopf, `kopf run --standalone -A kopf_operator.py`.
     Kopf,
@@ -58,7 +58,8 @@ impl Programs {
         match kind {
             Kind::Kopr => {
                 let mut command = Command::new(self.bin_dir.join("kopr-operator"));
-                command.args(["run", "-A"]);
+                // One replica, as Kopf (--standalone) and the kube-rs controller run.
+                command.args(["run", "-A", "--standalone"]);
                 command
             }
             Kind::Kopf => {
