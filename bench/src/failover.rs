@@ -158,10 +158,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let (mut standby_rss, mut leader_rss) = (Vec::new(), Vec::new());
     let mut leader = Replica::start(&operator, &server.kubeconfig, "r0")?;
     wait_holder(&leases, "r0").await?;
-    let mut next = 1;
     for round in 0..args.rounds * 2 {
-        let standby = Replica::start(&operator, &server.kubeconfig, &format!("r{next}"))?;
-        next += 1;
+        let standby = Replica::start(&operator, &server.kubeconfig, &format!("r{}", round + 1))?;
         // Let the standby settle (it reads the Lease every retry period).
         handled(&items, &format!("warm-{round}")).await?;
         tokio::time::sleep(Duration::from_secs(3)).await;
