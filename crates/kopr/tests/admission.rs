@@ -148,11 +148,15 @@ fn write_certificates(dir: &std::path::Path) -> String {
     ca.pem()
 }
 
+/// The configuration's `caBundle` leads with `pem` (the CAs registered before follow it).
 fn ca_bundle_is(pem: &str) -> impl Fn(Option<&DynamicObject>) -> bool + use<> {
     use base64::Engine as _;
-    let wanted = base64::engine::general_purpose::STANDARD.encode(pem);
+    let wanted = pem.trim().to_string();
     move |o: Option<&DynamicObject>| {
-        o.is_some_and(|o| o.data["webhooks"][0]["clientConfig"]["caBundle"] == wanted.as_str())
+        o.and_then(|o| o.data["webhooks"][0]["clientConfig"]["caBundle"].as_str())
+            .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+            .and_then(|b| String::from_utf8(b).ok())
+            .is_some_and(|bundle| bundle.starts_with(&wanted))
     }
 }
 

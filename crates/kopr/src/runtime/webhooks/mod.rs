@@ -410,9 +410,14 @@ impl WebhookServer {
     }
 
     /// The webhook entries of one configuration (validating or mutating).
-    pub(crate) fn configuration_entries(&self, settings: &Webhooks, mutating: bool) -> Vec<Value> {
+    pub(crate) fn configuration_entries(
+        &self,
+        settings: &Webhooks,
+        mutating: bool,
+        bundle: &str,
+    ) -> Vec<Value> {
         use base64::Engine as _;
-        let ca_bundle = base64::engine::general_purpose::STANDARD.encode(self.ca_pem());
+        let ca_bundle = base64::engine::general_purpose::STANDARD.encode(bundle);
         let url = |path: &str| {
             let Reach::Url(host) = &settings.reach else {
                 return None;
@@ -457,29 +462,87 @@ impl WebhookServer {
         Ok(())
     }
 
+    /// Applies both configurations. Their `caBundle` keeps the CAs other replicas registered
+    /// (the newest [`MAX_CAS`]), so that with generated certificates every replica behind the
+    /// Service is trusted; each write is conditional on the version read, and retried.
     async fn apply_configurations(
         &self,
         client: &kube::Client,
         settings: &Webhooks,
     ) -> Result<(), Error> {
         for mutating in [false, true] {
-            let entries = self.configuration_entries(settings, mutating);
             let resource = configuration_resource(mutating);
             let kind = resource.kind.clone();
             let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-            if entries.is_empty() {
+            if self
+                .configuration_entries(settings, mutating, "")
+                .is_empty()
+            {
                 let _ = api.delete(&settings.name, &Default::default()).await;
                 continue;
             }
-            let body = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
-                              "metadata": {"name": settings.name}, "webhooks": entries});
-            let params = PatchParams::apply("kopr").force();
-            api.patch(&settings.name, &params, &Patch::Apply(&body))
-                .await?;
+            let mut attempts = 0;
+            loop {
+                let existing = api.get_opt(&settings.name).await?;
+                let bundle = merged_bundle(&self.ca_pem(), existing.as_ref());
+                let entries = self.configuration_entries(settings, mutating, &bundle);
+                let mut metadata = json!({"name": settings.name});
+                if let Some(version) = existing
+                    .as_ref()
+                    .and_then(|e| e.metadata.resource_version.clone())
+                {
+                    metadata["resourceVersion"] = json!(version);
+                }
+                let body = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+                                  "metadata": metadata, "webhooks": entries});
+                let params = PatchParams::apply("kopr").force();
+                match api
+                    .patch(&settings.name, &params, &Patch::Apply(&body))
+                    .await
+                {
+                    Ok(_) => break,
+                    Err(kube::Error::Api(status)) if status.code == 409 && attempts < 5 => {
+                        attempts += 1;
+                    }
+                    Err(error) => return Err(error.into()),
+                }
+            }
             tracing::info!(configuration = %settings.name, %kind, "admission webhooks registered");
         }
         Ok(())
     }
+}
+
+/// The most CAs a configuration's `caBundle` keeps.
+pub const MAX_CAS: usize = 3;
+
+/// The certificates of a PEM text, one PEM block each.
+fn pem_blocks(text: &str) -> Vec<String> {
+    const END: &str = "-----END CERTIFICATE-----";
+    text.split_inclusive(END)
+        .filter_map(|chunk| {
+            let start = chunk.find("-----BEGIN CERTIFICATE-----")?;
+            chunk.ends_with(END).then(|| chunk[start..].to_string())
+        })
+        .collect()
+}
+
+/// `own` first, then the other CAs of the existing configuration's first webhook, at most
+/// [`MAX_CAS`] in all.
+fn merged_bundle(own: &str, existing: Option<&DynamicObject>) -> String {
+    use base64::Engine as _;
+    let mut cas = pem_blocks(own);
+    let registered = existing
+        .and_then(|e| e.data["webhooks"][0]["clientConfig"]["caBundle"].as_str())
+        .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+        .and_then(|b| String::from_utf8(b).ok())
+        .unwrap_or_default();
+    for ca in pem_blocks(&registered) {
+        if cas.len() < MAX_CAS && !cas.contains(&ca) {
+            cas.push(ca);
+        }
+    }
+    cas.join("\n")
 }
 
 /// The webhook entries of one configuration (validating or mutating) for `handlers`: reached
@@ -592,6 +655,28 @@ fn webhook_name(id: &str, resource: &ApiResource) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ca_bundle_keeps_other_replicas_cas() {
+        use base64::Engine as _;
+        let ca = |n: u8| format!("-----BEGIN CERTIFICATE-----\nCA{n}\n-----END CERTIFICATE-----");
+        let existing = |bundle: String| -> DynamicObject {
+            let encoded = base64::engine::general_purpose::STANDARD.encode(bundle);
+            serde_json::from_value(
+                json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "x"},
+                "webhooks": [{"clientConfig": {"caBundle": encoded}}]}),
+            )
+            .unwrap()
+        };
+        assert_eq!(merged_bundle(&ca(1), None), ca(1));
+        let merged = merged_bundle(&ca(1), Some(&existing(format!("{}\n{}", ca(2), ca(1)))));
+        assert_eq!(merged, format!("{}\n{}", ca(1), ca(2)));
+        let merged = merged_bundle(
+            &ca(4),
+            Some(&existing(format!("{}\n{}\n{}", ca(3), ca(2), ca(1)))),
+        );
+        assert_eq!(pem_blocks(&merged), [ca(4), ca(3), ca(2)]);
+    }
 
     #[test]
     fn webhook_names_are_dns_names_of_three_labels() {
