@@ -7,13 +7,15 @@
 //! CPU with many pods (see `bench/WORKLOADS.md`). `kopr-bench authz` measures
 //! what authentication and RBAC cost per request. `kopr-bench admission` measures what one
 //! validating admission webhook costs a write. `kopr-bench failover` measures how fast leadership
-//! moves between two replicas and what a standby costs.
+//! moves between two replicas and what a standby costs; `kopr-bench scrape` what the metrics
+//! endpoint costs.
 
 mod admission;
 mod apiserver;
 mod authz;
 mod compare;
 mod failover;
+mod scrape;
 mod workloads;
 
 use clap::{Parser, Subcommand};
@@ -37,6 +39,8 @@ enum Command {
     Failover(failover::Args),
     /// Compare kopr with Kopf and a kube-rs controller on one workload.
     CompareOperators(compare::Args),
+    /// What the metrics endpoint costs the operator.
+    Scrape(scrape::Args),
     /// Time Deployments to availability and measure idle CPU with many pods.
     Workloads(workloads::Args),
 }
@@ -53,6 +57,7 @@ fn main() -> anyhow::Result<()> {
             Command::Authz(args) => authz::run(args).await,
             Command::CompareOperators(args) => compare::run(args).await,
             Command::Failover(args) => failover::run(args).await,
+            Command::Scrape(args) => scrape::run(args).await,
             Command::Workloads(args) => workloads::run(args).await,
         }
     })

@@ -9,7 +9,7 @@
 //! everyone but the harness per object.
 
 pub(crate) mod cluster;
-mod operators;
+pub(crate) mod operators;
 mod report;
 mod tracker;
 
