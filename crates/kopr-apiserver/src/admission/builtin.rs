@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{Mutating, Validating};
+use super::plugin::{Mutating, Validating};
 use crate::object;
 use crate::registry::{AdmissionRequest, invalid_object};
 use crate::status::ApiError;

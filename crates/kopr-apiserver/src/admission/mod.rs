@@ -21,6 +21,7 @@ mod builtin;
 mod compiled;
 mod expressions;
 mod matching;
+mod plugin;
 pub mod policy;
 pub mod rbac_escalation;
 pub mod service_account;
@@ -34,24 +35,7 @@ use crate::registry::{Admission, AdmissionRequest, BoxFuture, FieldValidation};
 use crate::resources::ResourceType;
 use crate::status::ApiError;
 pub use builtin::{Defaulting, StrategyValidation};
-
-/// A mutating admission plugin.
-pub trait Mutating: Send + Sync {
-    /// Changes `obj` as the plugin admits it.
-    ///
-    /// # Errors
-    /// The Status that refuses the write.
-    fn admit(&self, request: &AdmissionRequest<'_>, obj: &mut Value) -> Result<(), ApiError>;
-}
-
-/// A validating admission plugin.
-pub trait Validating: Send + Sync {
-    /// Accepts or refuses `obj`.
-    ///
-    /// # Errors
-    /// The Status that refuses the write.
-    fn validate(&self, request: &AdmissionRequest<'_>, obj: &Value) -> Result<(), ApiError>;
-}
+pub use plugin::{Mutating, Validating};
 
 /// The admission chain: mutating plugins in order, the mutating webhooks,
 /// then the validating plugins and the validating webhooks.

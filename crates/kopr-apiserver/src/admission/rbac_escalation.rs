@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::Validating;
+use super::plugin::Validating;
 use crate::authn::{MASTERS_GROUP, UserInfo};
 use crate::authz::rbac::covers::{compact_lines, uncovered};
 use crate::authz::{Attributes, Decision, PolicyRule, Union};

@@ -9,7 +9,7 @@
 
 use serde_json::{Value, json};
 
-use super::Mutating;
+use super::plugin::Mutating;
 use crate::registry::{AdmissionRequest, Operation};
 use crate::status::{ApiError, ResourceRef};
 use crate::storage::Store;

@@ -14,6 +14,8 @@ use serde_json::{Value, json};
 
 use super::invoke::{Call, Typed, invoke, invoke_with_limit};
 use super::landing::{self, Landing, Then};
+use super::outcome::is_deleting;
+use super::outcome::{CycleError, Outcome};
 use super::{ObjectKey, ResourceRuntime, background, posting, progression};
 use crate::handling::context::Reason;
 use crate::handling::diff::{Diff, diff, resolve};
@@ -23,96 +25,6 @@ use crate::handling::patch::merge_into;
 use crate::persistence::progress::{self, Progress};
 use crate::persistence::storage::{self, essence, has_finalizer};
 use crate::runtime::events::EventType;
-
-/// What the worker does after a cycle.
-#[derive(Debug)]
-pub(crate) enum Outcome {
-    /// Nothing more to do until the next event.
-    Done,
-    /// A write found the object gone (404): handle it as deleted now, without waiting for
-    /// the watch event, so that a body the slot still holds is not judged again.
-    Gone,
-    /// The cycle patched the object; run again on the returned body.
-    Continue(Value),
-    /// The cycle finished every due handler and stored the diff base, and the returned body
-    /// shows no other change: keep it (to tell our own watch event apart) without another cycle.
-    Handled(Value),
-    /// Run again after this delay (a handler is delayed).
-    WakeAfter(Duration),
-    /// The framework failed (API error); retry with the per-object backoff.
-    Failed(CycleError),
-}
-
-impl Outcome {
-    /// A short name of the outcome, for debug logs.
-    pub(crate) fn name(&self) -> &'static str {
-        match self {
-            Outcome::Done => "done",
-            Outcome::Gone => "gone",
-            Outcome::Continue(_) => "continue",
-            Outcome::Handled(_) => "handled",
-            Outcome::WakeAfter(_) => "wake-after",
-            Outcome::Failed(_) => "failed",
-        }
-    }
-}
-
-/// Why a cycle could not finish: a write to the API failed.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum CycleError {
-    /// The cycle's merge patch (handler changes, progress, diff base) failed.
-    #[error("patching: {0}")]
-    Patch(#[source] kube::Error),
-    /// Adding or removing kopr's finalizer failed.
-    #[error("{action} the finalizer: {source}")]
-    Finalizer {
-        /// `updating` or `removing`.
-        action: &'static str,
-        /// The API's error.
-        #[source]
-        source: kube::Error,
-    },
-}
-
-impl CycleError {
-    fn source(&self) -> &kube::Error {
-        match self {
-            CycleError::Patch(error) | CycleError::Finalizer { source: error, .. } => error,
-        }
-    }
-
-    /// Whether the failure is one that passes by itself: the connection failed, the write
-    /// conflicted, the server was throttling (429) or failing (5xx).
-    ///
-    /// A finalizer's 422 is its resourceVersion test failing (the object changed meanwhile): it
-    /// passes with the next body too.
-    pub(crate) fn is_transient(&self) -> bool {
-        let guarded = matches!(self, CycleError::Finalizer { .. });
-        match self.source() {
-            kube::Error::Api(status) => {
-                matches!(status.code, 409 | 429 | 500 | 502 | 503 | 504)
-                    || (guarded && status.code == 422)
-            }
-            kube::Error::HyperError(_) | kube::Error::Service(_) | kube::Error::ReadEvents(_) => {
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// The server's `retryAfterSeconds`, when its Status gave one.
-    pub(crate) fn retry_after(&self) -> Option<Duration> {
-        match self.source() {
-            kube::Error::Api(status) => status
-                .details
-                .as_ref()
-                .map(|d| d.retry_after_seconds)
-                .filter(|s| *s > 0)
-                .map(|s| Duration::from_secs(u64::from(s))),
-            _ => None,
-        }
-    }
-}
 
 /// One cycle's object: its key, its body and typed value, and what its slot remembers, read
 /// once when the cycle starts.
@@ -142,11 +54,6 @@ enum Finish {
     DiffBase { write: bool },
     /// Remove kopr's finalizer so the object can go.
     RemoveFinalizer,
-}
-
-fn is_deleting(body: &Value) -> bool {
-    body.pointer("/metadata/deletionTimestamp")
-        .is_some_and(|v| !v.is_null())
 }
 
 /// Runs one cycle for `body`.
@@ -540,21 +447,6 @@ impl Cycle<'_> {
     }
 }
 
-/// The outcome of a cycle that stored `stored` as the diff base: when the patch response shows
-/// nobody changed the object since this cycle's body, the next cycle would find nothing to do,
-/// so it is skipped; any other change (say, a spec edit whose watch event is older than kopr's
-/// own write, and so dropped as stale) gets its cycle.
-pub(crate) fn after_diff_base(stored: Option<&Value>, outcome: Outcome) -> Outcome {
-    match outcome {
-        // A deletion started meanwhile is not in the essence, and its own watch event is older
-        // than this response (so dropped as stale): it needs its cycle.
-        Outcome::Continue(new) if stored == Some(&essence(&new)) && !is_deleting(&new) => {
-            Outcome::Handled(new)
-        }
-        outcome => outcome,
-    }
-}
-
 /// Removes from `patch` the keys that `purge` would clear (progress records of a finished
 /// deletion need no write).
 fn strip(patch: &mut Value, purge: &Value) {
@@ -636,6 +528,7 @@ async fn send(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reactor::outcome::after_diff_base;
 
     #[test]
     fn a_cycle_after_the_diff_base_runs_only_when_someone_else_changed_the_object() {

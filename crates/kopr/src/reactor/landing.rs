@@ -17,7 +17,7 @@
 
 use serde_json::Value;
 
-use super::cycle::{CycleError, Outcome, after_diff_base};
+use super::outcome::{CycleError, Outcome, after_diff_base};
 use super::patching::Sent;
 use super::{ObjectKey, ResourceRuntime, latest};
 use crate::persistence::storage::{self, has_finalizer};

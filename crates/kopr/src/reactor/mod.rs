@@ -10,6 +10,7 @@ mod cycle;
 mod invoke;
 mod landing;
 mod latest;
+mod outcome;
 mod patching;
 mod posting;
 mod progression;
@@ -446,14 +447,14 @@ impl ResourceRuntime {
         }
     }
 
-    fn settle(self: &Arc<Self>, key: &ObjectKey, outcome: cycle::Outcome) {
+    fn settle(self: &Arc<Self>, key: &ObjectKey, outcome: outcome::Outcome) {
         tracing::debug!(object = %key, outcome = outcome.name(), "cycle finished");
         match outcome {
-            cycle::Outcome::Done => {
+            outcome::Outcome::Done => {
                 self.reset_failures(key);
                 self.shrink(key);
             }
-            cycle::Outcome::Gone => {
+            outcome::Outcome::Gone => {
                 // As the DELETED event will: the next cycle sees the object gone.
                 self.reset_failures(key);
                 if let Some(slot) = self.slots().get_mut(key) {
@@ -463,16 +464,16 @@ impl ResourceRuntime {
                     slot.wake_at = None;
                 }
             }
-            cycle::Outcome::Continue(body) => self.keep(key, body, true),
-            cycle::Outcome::Handled(body) => {
+            outcome::Outcome::Continue(body) => self.keep(key, body, true),
+            outcome::Outcome::Handled(body) => {
                 self.keep(key, body, false);
                 self.shrink(key);
             }
-            cycle::Outcome::WakeAfter(delay) => {
+            outcome::Outcome::WakeAfter(delay) => {
                 self.reset_failures(key);
                 self.wake_after(key, delay);
             }
-            cycle::Outcome::Failed(error) => {
+            outcome::Outcome::Failed(error) => {
                 let failures = {
                     let mut slots = self.slots();
                     let Some(slot) = slots.get_mut(key) else {
