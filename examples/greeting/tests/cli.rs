@@ -232,16 +232,31 @@ fn dev_serves_applies_samples_and_runs_the_operator() {
         "{all}"
     );
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let listed = runtime.block_on(async {
+    let (listed, lease) = runtime.block_on(async {
         let client = kopr::cli::client_from(Some(&kubeconfig), None)
             .await
             .expect("client from the kubeconfig");
         let api: kopr::kube::Api<greeting::Greeting> =
+            kopr::kube::Api::namespaced(client.clone(), "default");
+        // dev elects a leader as `run` does: its Lease is there to see.
+        let leases: kopr::kube::Api<kopr::k8s_openapi::api::coordination::v1::Lease> =
             kopr::kube::Api::namespaced(client, "default");
-        api.list(&Default::default())
-            .await
-            .expect("greetings listed")
+        (
+            api.list(&Default::default())
+                .await
+                .expect("greetings listed"),
+            leases.get("greeting").await.expect("the leader election Lease"),
+        )
     });
+    let holder = lease
+        .spec
+        .and_then(|s| s.holder_identity)
+        .unwrap_or_default();
+    assert!(!holder.is_empty(), "the Lease has a holder");
+    assert!(
+        wanted(&seen, &["leading", "lease=greeting"]),
+        "dev logs its leadership: {all}"
+    );
     let mut names: Vec<String> = listed
         .items
         .iter()
