@@ -654,9 +654,10 @@ fn default_job(root: &mut Obj) {
         return;
     };
     default_job_spec(spec);
-    // Job strategy PrepareForCreate: generate selector and labels.
+    // Job strategy PrepareForCreate: generate selector and labels (once the object has its
+    // uid: on a create, after mutating admission, when defaulting runs again).
     let manual = spec.get("manualSelector").and_then(Value::as_bool) == Some(true);
-    if !manual {
+    if !manual && !uid.is_empty() {
         if let Some(t) = obj_mut(spec, "template")
             && let Some(m) = obj_mut(t, "metadata")
             && let Some(labels) = obj_mut(m, "labels")

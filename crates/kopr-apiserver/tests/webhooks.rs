@@ -729,3 +729,28 @@ async fn equivalent_match_policy_calls_a_webhook_for_another_version() {
     assert_eq!(seen[0]["object"]["apiVersion"], "example.com/v1");
     assert!(server.requests("/exact").is_empty(), "Exact: not called");
 }
+
+/// As kube's BeforeCreate runs between the two stages, mutating webhooks see a create without
+/// a generated name, `uid` or `creationTimestamp`, and validating webhooks with them.
+#[tokio::test]
+async fn mutating_webhooks_see_a_create_before_the_server_names_it() {
+    let fx = start().await;
+    let server = serve(|_, _| json!({"allowed": true})).await;
+    register_one(&fx.client, true, "m", "m.example.com", &server, "/m").await;
+    register_one(&fx.client, false, "v", "v.example.com", &server, "/v").await;
+    let api: Api<ConfigMap> = Api::namespaced(fx.client.clone(), "default");
+    let cm: ConfigMap = from(json!({"metadata": {"generateName": "gen-"}}));
+    let created = api.create(&PostParams::default(), &cm).await.unwrap();
+    let name = created.metadata.name.clone().unwrap();
+    assert!(name.starts_with("gen-") && name.len() > 4, "{name}");
+    let mutating = &server.requests("/m")[0];
+    assert_eq!(mutating["name"], Value::Null, "no name yet: {mutating}");
+    let meta = &mutating["object"]["metadata"];
+    assert!(meta["name"].is_null() && meta["uid"].is_null(), "{meta}");
+    assert!(meta["creationTimestamp"].is_null(), "{meta}");
+    let validating = &server.requests("/v")[0];
+    let meta = &validating["object"]["metadata"];
+    assert_eq!(meta["name"], name.as_str());
+    assert_eq!(meta["uid"], created.metadata.uid.clone().unwrap().as_str());
+    assert!(meta["creationTimestamp"].is_string(), "{meta}");
+}

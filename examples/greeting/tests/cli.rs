@@ -245,7 +245,10 @@ fn dev_serves_applies_samples_and_runs_the_operator() {
             api.list(&Default::default())
                 .await
                 .expect("greetings listed"),
-            leases.get("greeting").await.expect("the leader election Lease"),
+            leases
+                .get("greeting")
+                .await
+                .expect("the leader election Lease"),
         )
     });
     let holder = lease

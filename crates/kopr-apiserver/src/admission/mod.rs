@@ -120,6 +120,9 @@ impl Admission for Chain {
                         .map_err(|e| e.or_warnings(&warnings))?;
                 }
             }
+            if let Some(prepare) = request.before_validation {
+                (prepare.0)(obj);
+            }
             for plugin in &self.validating {
                 plugin
                     .validate(request, obj)

@@ -54,6 +54,20 @@ pub struct AdmissionRequest<'a> {
     pub name: &'a str,
     /// The object's namespace (for a Namespace itself, its own name).
     pub namespace: &'a str,
+    /// On creation, what the registry fills in once mutation is done and before validation
+    /// (kube's `BeforeCreate`): a generated name, `uid`, `creationTimestamp`, the kind's
+    /// preparation. Mutating admission sees the object without them, validating with.
+    pub before_validation: Option<BeforeValidation<'a>>,
+}
+
+/// The registry's step between mutating and validating admission.
+#[derive(Clone, Copy)]
+pub struct BeforeValidation<'a>(pub &'a (dyn Fn(&mut Value) + Send + Sync));
+
+impl std::fmt::Debug for BeforeValidation<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BeforeValidation(..)")
+    }
 }
 
 /// The admission stage: decodes, mutates and validates each new object

@@ -330,6 +330,7 @@ impl Api {
             user: opts.user.as_deref(),
             name: object::name(old),
             namespace: &namespace,
+            before_validation: None,
         };
         self.admission.admit_delete(&request).await
     }

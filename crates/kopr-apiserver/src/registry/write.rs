@@ -182,6 +182,18 @@ impl Api {
         subresource: Option<&str>,
         opts: &WriteOptions,
     ) -> Result<Vec<String>, ApiError> {
+        self.admit_with(rt, obj, old, subresource, opts, None).await
+    }
+
+    async fn admit_with(
+        &self,
+        rt: &ResourceType,
+        obj: &mut Value,
+        old: Option<&Value>,
+        subresource: Option<&str>,
+        opts: &WriteOptions,
+        before_validation: Option<super::admit::BeforeValidation<'_>>,
+    ) -> Result<Vec<String>, ApiError> {
         let name = object::name(obj).to_string();
         let namespace = admission_namespace(rt, obj);
         let request = super::AdmissionRequest {
@@ -198,6 +210,7 @@ impl Api {
             field_validation: opts.field_validation,
             dry_run: opts.dry_run,
             user: opts.user.as_deref(),
+            before_validation,
         };
         self.admission.admit(&request, obj).await
     }
@@ -272,14 +285,10 @@ impl Api {
     ) -> Result<Written, ApiError> {
         reconcile_type(rt, &mut obj)?;
         reconcile_namespace(rt, &mut obj, namespace)?;
+        let (mut warnings, generate) = self.admit_for_create(rt, &mut obj, opts, applied).await?;
         let base = object::meta_str(&obj, "generateName")
             .unwrap_or("")
             .to_string();
-        let generate = object::name(&obj).is_empty() && !base.is_empty();
-        if generate && let Some(m) = object::meta_mut(&mut obj) {
-            m.insert("name".into(), json!(generate_name(&base)));
-        }
-        let mut warnings = self.admit_for_create(rt, &mut obj, opts, applied).await?;
         self.check_namespace_for_create(rt, &obj).await?;
         if rt.strategy.allocates_service_addresses() {
             self.allocate_service_addresses(&mut obj).await?;
@@ -346,7 +355,7 @@ impl Api {
         obj: &mut Value,
         opts: &WriteOptions,
         applied: bool,
-    ) -> Result<Vec<String>, ApiError> {
+    ) -> Result<(Vec<String>, bool), ApiError> {
         if let Some(meta) = object::meta_mut(obj) {
             if meta
                 .get("resourceVersion")
@@ -366,15 +375,49 @@ impl Api {
             ] {
                 meta.remove(k);
             }
-            meta.insert("uid".into(), json!(object::new_uid()));
-            meta.insert("creationTimestamp".into(), json!(object::now_rfc3339()));
         }
-        strategy::prepare_for_create(rt, obj);
-        let warnings = self.admit(rt, obj, None, None, opts).await?;
+        // kube's BeforeCreate, between mutating and validating admission: a generated name
+        // (when mutation left none), the system fields, the kind's preparation.
+        let generated = std::sync::atomic::AtomicBool::new(false);
+        let prepare = |obj: &mut Value| {
+            if let Some(meta) = object::meta_mut(obj) {
+                let base = meta
+                    .get("generateName")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                let unnamed = meta
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty);
+                if unnamed && !base.is_empty() {
+                    meta.insert("name".into(), json!(generate_name(&base)));
+                    generated.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                meta.insert("uid".into(), json!(object::new_uid()));
+                meta.insert("creationTimestamp".into(), json!(object::now_rfc3339()));
+            }
+            // What the kind derives from its name and uid (a Job's selector).
+            rt.strategy.default(rt, obj);
+            strategy::prepare_for_create(rt, obj);
+        };
+        let warnings = self
+            .admit_with(
+                rt,
+                obj,
+                None,
+                None,
+                opts,
+                Some(super::admit::BeforeValidation(&prepare)),
+            )
+            .await?;
         if !applied {
             crate::patch::record_update(rt, None, obj, &opts.field_manager, None);
         }
-        Ok(warnings)
+        Ok((
+            warnings,
+            generated.load(std::sync::atomic::Ordering::Relaxed),
+        ))
     }
 
     /// Replaces an object (PUT), on the main resource or a subresource.
