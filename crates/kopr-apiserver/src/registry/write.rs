@@ -380,16 +380,11 @@ impl Api {
         // (when mutation left none), the system fields, the kind's preparation.
         let generated = std::sync::atomic::AtomicBool::new(false);
         let prepare = |obj: &mut Value| {
+            let base = object::meta_str(obj, "generateName")
+                .unwrap_or("")
+                .to_string();
+            let unnamed = object::name(obj).is_empty();
             if let Some(meta) = object::meta_mut(obj) {
-                let base = meta
-                    .get("generateName")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string();
-                let unnamed = meta
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .is_none_or(str::is_empty);
                 if unnamed && !base.is_empty() {
                     meta.insert("name".into(), json!(generate_name(&base)));
                     generated.store(true, std::sync::atomic::Ordering::Relaxed);
