@@ -35,8 +35,9 @@ fn events(path: &std::path::Path, count: usize, pred: impl Fn(&Value) -> bool) -
     }
 }
 
-#[tokio::test]
-async fn requests_are_audited_at_the_policys_level_without_secrets() {
+/// A server auditing by [`POLICY`] into `<dir>/audit.log`: the directory, the log's path, the
+/// fixture.
+async fn audited_server() -> (tempfile::TempDir, std::path::PathBuf, common::Fixture) {
     let dir = tempfile::tempdir().expect("tempdir");
     let log = dir.path().join("audit.log");
     let policy = dir.path().join("policy.yaml");
@@ -45,6 +46,12 @@ async fn requests_are_audited_at_the_policys_level_without_secrets() {
     config.audit_log_path = Some(log.clone());
     config.audit_policy_file = Some(policy);
     let f = common::start_with(config).await;
+    (dir, log, f)
+}
+
+#[tokio::test]
+async fn requests_are_audited_at_the_policys_level_without_secrets() {
+    let (_dir, log, f) = audited_server().await;
 
     let cms: Api<ConfigMap> = Api::namespaced(f.client.clone(), "default");
     let cm: ConfigMap =
@@ -132,14 +139,7 @@ async fn requests_are_audited_at_the_policys_level_without_secrets() {
 
 #[tokio::test]
 async fn admission_annotations_reach_the_audit_event() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let log = dir.path().join("audit.log");
-    let policy = dir.path().join("policy.yaml");
-    std::fs::write(&policy, POLICY).expect("policy written");
-    let mut config = kopr_apiserver::Config::ephemeral();
-    config.audit_log_path = Some(log.clone());
-    config.audit_policy_file = Some(policy);
-    let f = common::start_with(config).await;
+    let (_dir, log, f) = audited_server().await;
     let admission = |kind: &str, plural: &str| {
         let resource = kube::discovery::ApiResource {
             group: "admissionregistration.k8s.io".into(),

@@ -474,9 +474,11 @@ impl WebhookServer {
             let resource = configuration_resource(mutating);
             let kind = resource.kind.clone();
             let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-            if self
-                .configuration_entries(settings, mutating, "")
-                .is_empty()
+            if !self
+                .shared
+                .handlers
+                .iter()
+                .any(|s| s.spec.mutating == mutating)
             {
                 let _ = api.delete(&settings.name, &Default::default()).await;
                 continue;
