@@ -44,8 +44,8 @@
 //! - `persistence/`: what is kept on objects: [`progress`] records, the diff base and the
 //!   finalizer ([`storage`]);
 //! - `runtime/`: [`client`] (the API client), [`discovery`], [`namespaces`], [`events`],
-//!   [`logging`]; where leader
-//!   election and the health and metrics server go;
+//!   [`logging`], [`leader`] (leader election), [`shards`] (sharding over active replicas),
+//!   [`endpoints`] and [`metrics`] (health, readiness and metrics), [`webhooks`];
 //! - `kits/`: [`adopt`](mod@adopt), [`apply`], [`cli`], [`manifests`], [`service_account`]
 //!   and [`testing`].
 
@@ -64,7 +64,7 @@ pub use kits::testing;
 pub use kits::{adopt, apply, cli, manifests, service_account};
 pub use persistence::{progress, storage};
 pub use runtime::{
-    client, discovery, endpoints, events, leader, logging, metrics, namespaces, webhooks,
+    client, discovery, endpoints, events, leader, logging, metrics, namespaces, shards, webhooks,
 };
 
 pub use admission::{AdmissionResult, Denial, Review};

@@ -85,6 +85,7 @@ pub struct Operator {
     pub(crate) settings: Settings,
     pub(crate) webhooks: Option<crate::webhooks::Webhooks>,
     pub(crate) leader: Option<crate::leader::LeaderElection>,
+    pub(crate) sharding: Option<crate::shards::Sharding>,
     health_listen: Option<std::net::SocketAddr>,
     metrics_listen: Option<std::net::SocketAddr>,
 }
@@ -107,6 +108,7 @@ impl Operator {
             settings: Settings::default(),
             webhooks: None,
             leader: None,
+            sharding: None,
             health_listen: None,
             metrics_listen: None,
         }
@@ -133,6 +135,25 @@ impl Operator {
     /// [`LeaderElection`]: crate::leader::LeaderElection
     pub fn leader_election(mut self, election: crate::leader::LeaderElection) -> Self {
         self.leader = Some(election);
+        self
+    }
+
+    /// Splits objects over every running replica ([`Sharding`]): each replica handles the
+    /// objects of the virtual shards it owns, and shards move between replicas as they join,
+    /// leave or die, never handled by two at once. Excludes
+    /// [`leader_election`](Self::leader_election). Admission handlers are served by every
+    /// replica.
+    ///
+    /// ```no_run
+    /// use kopr::leader::LeaderElection;
+    /// use kopr::shards::Sharding;
+    /// let operator = kopr::Operator::new()
+    ///     .sharding(Sharding::new(LeaderElection::new("my-operator").namespace("operators")));
+    /// ```
+    ///
+    /// [`Sharding`]: crate::shards::Sharding
+    pub fn sharding(mut self, sharding: crate::shards::Sharding) -> Self {
+        self.sharding = Some(sharding);
         self
     }
 
@@ -304,7 +325,18 @@ impl Operator {
             tracing::info!(%address, "serving /metrics");
         }
         let leader_gauge = &crate::metrics::global().leader;
+        let filter = self
+            .sharding
+            .as_ref()
+            .map(|_| crate::runtime::shards::ShardFilter::new());
+        let mut membership = crate::runtime::membership::Membership::new(
+            &client,
+            self.leader.as_ref(),
+            self.sharding.as_ref(),
+            filter.as_ref(),
+        )?;
         let shared = Arc::new(Shared {
+            shards: filter,
             health: health.clone(),
             client: client.clone(),
             events,
@@ -336,67 +368,63 @@ impl Operator {
                 server.register(&client, settings).await?;
             }
         }
-        let mut elector = match &self.leader {
-            Some(settings) => {
-                settings.check()?;
-                Some(crate::leader::Elector::new(
-                    client.clone(),
-                    settings.clone(),
-                ))
+        health.standing_by(membership.stands_by());
+        tokio::select! {
+            () = membership.join() => {}
+            () = &mut shutdown => {
+                token.cancel();
+                self.run_cleanup(&lifecycle).await;
+                return Ok(());
             }
-            None => None,
-        };
-        if let Some(elector) = elector.as_mut() {
-            health.standing_by(true);
-            let forever = CancellationToken::new();
-            tokio::select! {
-                _ = elector.acquire(&forever) => {}
-                () = &mut shutdown => {
-                    token.cancel();
-                    self.run_cleanup(&lifecycle).await;
-                    return Ok(());
-                }
-            }
-            health.standing_by(false);
         }
+        health.standing_by(false);
         leader_gauge.inc();
         for spec in std::mem::take(&mut self.resources) {
             let shared = shared.clone();
             tasks.spawn(serve(shared, spec));
         }
         tracing::info!("operator started");
-        let lost = match elector.as_mut() {
-            Some(elector) => {
-                let forever = CancellationToken::new();
-                tokio::select! {
-                    held = elector.hold(&forever) => !held,
-                    () = &mut shutdown => false,
-                }
-            }
-            None => {
-                shutdown.await;
-                false
-            }
+        let forever = CancellationToken::new();
+        let lost = tokio::select! {
+            held = membership.hold(&forever) => !held,
+            () = &mut shutdown => false,
         };
         tracing::info!("operator stopping");
         leader_gauge.dec();
+        membership.leave();
         token.cancel();
         tasks.close();
-        // A leader that lost the lease stops before a standby may take it over.
-        let grace = match (&self.leader, lost) {
-            (Some(leader), true) => leader.margin(),
-            _ => self.settings.shutdown_timeout,
+        let lost = if lost {
+            // A replica that lost its Lease stops before another may take its objects over.
+            let margin = membership.margin().unwrap_or_default();
+            if tokio::time::timeout(margin, tasks.wait()).await.is_err() {
+                tracing::warn!("handlers did not finish within {margin:?}; stopping anyway");
+            }
+            true
+        } else {
+            // Renewing meanwhile: no other replica takes over while handlers finish.
+            let grace = self.settings.shutdown_timeout;
+            let finished = tokio::time::timeout(grace, tasks.wait());
+            tokio::select! {
+                finished = finished => {
+                    if finished.is_err() {
+                        tracing::warn!("handlers did not finish within {grace:?}; stopping anyway");
+                    }
+                    false
+                }
+                held = membership.hold(&forever) => {
+                    let margin = membership.margin().unwrap_or_default();
+                    let _ = tokio::time::timeout(margin, tasks.wait()).await;
+                    !held
+                }
+            }
         };
-        if tokio::time::timeout(grace, tasks.wait()).await.is_err() {
-            tracing::warn!("handlers did not finish within {grace:?}; stopping anyway");
-        }
-        if let Some(elector) = elector.as_mut().filter(|_| lost) {
-            return Err(Error::LeadershipLost(elector.identity().to_string()));
+        if lost {
+            let identity = membership.identity().unwrap_or_default();
+            return Err(Error::LeadershipLost(identity));
         }
         self.run_cleanup(&lifecycle).await;
-        if let Some(elector) = elector.as_mut() {
-            elector.release().await;
-        }
+        membership.release().await;
         tracing::info!("operator stopped");
         Ok(())
     }

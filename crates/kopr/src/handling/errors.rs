@@ -167,7 +167,7 @@ pub enum Error {
     Io(#[from] std::io::Error),
     /// This replica could not renew its Lease in time and stopped handling (the process
     /// should exit and start again as a candidate).
-    #[error("leader election: {0} lost the lease")]
+    #[error("{0} lost its Lease (leader election or shard membership) and stopped handling")]
     LeadershipLost(String),
 }
 

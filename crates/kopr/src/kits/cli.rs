@@ -141,6 +141,15 @@ struct Common {
     /// operator, and only the leader handles objects.
     #[arg(long)]
     standalone: bool,
+    /// Shard instead of electing a leader: every replica handles objects, each the objects of
+    /// the virtual shards it owns (by a hash of namespace/name), and shards move as replicas
+    /// join, leave or die, never handled by two at once. Uses the Lease options below: a
+    /// member Lease per replica and a shard map Lease, `<operator>-shards`.
+    #[arg(long, conflicts_with = "standalone")]
+    shards: bool,
+    /// The number of virtual shards, fixed when the shard map is first created.
+    #[arg(long, value_name = "N", default_value_t = 64, requires = "shards")]
+    shard_count: u32,
     /// The namespace of the leader election Lease (default: the pod's namespace in a cluster,
     /// else `default`).
     #[arg(long, value_name = "NAMESPACE")]
@@ -255,6 +264,10 @@ struct ManifestsArgs {
     /// The namespace of the ServiceAccount and Deployment.
     #[arg(long)]
     namespace: Option<String>,
+    /// Run N sharded replicas (`run --shards`), every one handling its share of the objects,
+    /// instead of a leader and a standby.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    shards: Option<u32>,
     /// Operator options for the Deployment's `run -A`, after `--`.
     #[arg(last = true, value_name = "OPTIONS")]
     run_args: Vec<String>,
@@ -285,6 +298,25 @@ impl Common {
             }
         };
         logging::init(verbosity, self.log_format);
+    }
+
+    /// Adds the leader election or sharding these options ask for, unless the operator
+    /// already has one.
+    fn membership(
+        &self,
+        operator: Operator,
+        name: &str,
+        namespace: Option<&str>,
+    ) -> Result<Operator, Error> {
+        if operator.leader.is_some() || operator.sharding.is_some() {
+            return Ok(operator);
+        }
+        Ok(match self.election(name, namespace)? {
+            Some(election) if self.shards => operator
+                .sharding(crate::runtime::shards::Sharding::new(election).count(self.shard_count)),
+            Some(election) => operator.leader_election(election),
+            None => operator,
+        })
     }
 
     /// The leader election these options ask for (`None` with `--standalone`).
@@ -546,12 +578,8 @@ impl<A: Args + 'static, X: Subcommand + 'static> App<A, X> {
         match command {
             Command::Run(args) => {
                 args.common.init_logging();
-                let mut operator = args.common.configure((self.build)(&args.options))?;
-                if operator.leader.is_none()
-                    && let Some(election) = args.common.election(name, None)?
-                {
-                    operator = operator.leader_election(election);
-                }
+                let operator = args.common.configure((self.build)(&args.options))?;
+                let mut operator = args.common.membership(operator, name, None)?;
                 if operator.has_admission_handlers() && operator.webhooks.is_none() {
                     match args
                         .webhook_service
@@ -604,6 +632,9 @@ impl<A: Args + 'static, X: Subcommand + 'static> App<A, X> {
                 }
                 if let Some(namespace) = args.namespace {
                     manifests = manifests.namespace(namespace);
+                }
+                if let Some(replicas) = args.shards {
+                    manifests = manifests.shards(replicas);
                 }
                 print!("{}", manifests.render(&operator)?);
                 Ok(())
@@ -754,15 +785,11 @@ async fn dev<A: Args>(
     args.common.init_logging();
     // Read every manifest first: a broken file stops here, before anything starts.
     let documents = crate::kits::apply::load(&args.apply)?;
-    let mut operator = args.common.configure(build(&args.options))?;
+    let operator = args.common.configure(build(&args.options))?;
     // One replica, with leader election on as in a cluster, so the Lease shows in kubectl.
-    if operator.leader.is_none()
-        && let Some(election) = args
-            .common
-            .election(name, Some(manifests.namespace_name()))?
-    {
-        operator = operator.leader_election(election);
-    }
+    let mut operator = args
+        .common
+        .membership(operator, name, Some(manifests.namespace_name()))?;
     if operator.has_admission_handlers() && operator.webhooks.is_none() {
         // Served on loopback and registered with the dev cluster, so a denial in dev reads as
         // one on a real cluster.

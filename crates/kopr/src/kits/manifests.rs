@@ -4,7 +4,8 @@
 //! least-privilege ClusterRole with its ClusterRoleBinding, a Role and RoleBinding for the
 //! leader election Lease in the operator's namespace, a `<name>-metrics` Service, and a
 //! Deployment of two replicas (`RollingUpdate`; `run` elects one leader through the Lease, the
-//! other stands by) running `<operator> run -A --health-listen 0.0.0.0:8081 --metrics-listen
+//! other stands by; or N replicas that split the objects with [`Manifests::shards`], each
+//! running `run --shards`, with `list` and `delete` on Leases too) running `<operator> run -A --health-listen 0.0.0.0:8081 --metrics-listen
 //! 0.0.0.0:8080`, with liveness (`/healthz`) and readiness (`/readyz`) probes on the `health`
 //! port, resource requests, and a non-root, read-only, no-escalation, `RuntimeDefault` seccomp
 //! security context. What the operator does that kopr cannot see, creating children or its
@@ -120,6 +121,8 @@ pub struct Manifests {
     reads: Vec<ResourceKind>,
     run_args: Vec<String>,
     certificates: WebhookCertificates,
+    /// Sharded replicas, instead of a leader and a standby.
+    shards: Option<u32>,
 }
 
 const NAME_LABEL: &str = "app.kubernetes.io/name";
@@ -137,7 +140,20 @@ impl Manifests {
             reads: Vec::new(),
             run_args: Vec::new(),
             certificates: WebhookCertificates::Generated,
+            shards: None,
         }
+    }
+
+    /// Deploys `replicas` replicas that split the objects between them (`run --shards`, see
+    /// [`crate::shards`]) instead of a leader and a standby; the Lease Role also grants `list`
+    /// and `delete` (members list each other and clean up after dead ones).
+    ///
+    /// ```
+    /// let manifests = kopr::manifests::Manifests::new("greeting").shards(3);
+    /// ```
+    pub fn shards(mut self, replicas: u32) -> Self {
+        self.shards = Some(replicas.max(1));
+        self
     }
 
     /// Where the admission webhook server's certificate comes from (default: generated at
@@ -360,6 +376,9 @@ impl Manifests {
             .clone()
             .unwrap_or_else(|| format!("{}:latest", self.name));
         let mut args = vec!["run".to_owned(), "-A".to_owned()];
+        if self.shards.is_some() {
+            args.push("--shards".into());
+        }
         args.extend(
             [
                 "--health-listen",
@@ -455,8 +474,11 @@ impl Manifests {
         Deployment {
             metadata: self.meta(true),
             spec: DeploymentSpec {
-                // A leader and a standby (`run` elects one through a Lease).
-                replicas: Some(2),
+                // A leader and a standby (`run` elects one through a Lease), or the shards.
+                replicas: Some(
+                    self.shards
+                        .map_or(2, |n| i32::try_from(n).unwrap_or(i32::MAX)),
+                ),
                 strategy: Some(DeploymentStrategy {
                     type_: Some("RollingUpdate".into()),
                     ..DeploymentStrategy::default()
@@ -562,7 +584,11 @@ impl Manifests {
             rules: Some(vec![rule(
                 "coordination.k8s.io",
                 vec!["leases".into()],
-                &["get", "create", "update"],
+                if self.shards.is_some() {
+                    &["get", "list", "create", "update", "delete"]
+                } else {
+                    &["get", "create", "update"]
+                },
             )]),
         };
         let binding = RoleBinding {
@@ -850,6 +876,33 @@ mod tests {
 
     async fn check(_: crate::Review<kube::api::DynamicObject>) -> Result<(), crate::Denial> {
         Ok(())
+    }
+
+    #[test]
+    fn sharded_replicas_run_with_shards_and_may_list_and_delete_leases() {
+        let operator =
+            Operator::new().resource(Resource::dynamic("example.com", "v1", "greetings"));
+        let objects = Manifests::new("greeting")
+            .shards(3)
+            .objects(&operator)
+            .unwrap();
+        let role = objects
+            .iter()
+            .find(|o| o["kind"] == "Role")
+            .expect("a Lease role");
+        assert_eq!(
+            role["rules"][0]["verbs"],
+            serde_json::json!(["get", "list", "create", "update", "delete"])
+        );
+        let deployment = objects.iter().find(|o| o["kind"] == "Deployment").unwrap();
+        assert_eq!(deployment["spec"]["replicas"], 3);
+        let args = &deployment["spec"]["template"]["spec"]["containers"][0]["args"];
+        assert_eq!(args[0], "run");
+        assert!(
+            args.as_array()
+                .unwrap()
+                .contains(&serde_json::json!("--shards"))
+        );
     }
 
     #[test]

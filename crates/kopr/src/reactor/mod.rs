@@ -90,6 +90,8 @@ pub(crate) struct Shared {
     pub(crate) tasks: TaskTracker,
     /// What the health probes report.
     pub(crate) health: Arc<crate::runtime::endpoints::Health>,
+    /// With sharding, the shards this replica owns: only their objects are handled.
+    pub(crate) shards: Option<Arc<crate::runtime::shards::ShardFilter>>,
 }
 
 /// An object's identity within a resource.
@@ -156,6 +158,16 @@ pub(crate) struct Slot {
     pub(crate) body_channel: Option<tokio::sync::watch::Sender<(Arc<Value>, Instant)>>,
 }
 
+/// What a worker does next for its object.
+enum Job {
+    /// Run a cycle on this body (`true`: the object is gone).
+    Cycle(Latest, bool),
+    /// Nothing is pending: the worker ends.
+    Idle,
+    /// The object's shard is no longer owned: drop the slot.
+    Evict,
+}
+
 /// One served resource: its spec, how it is served, and the per-object slots.
 pub(crate) struct ResourceRuntime {
     pub(crate) shared: Arc<Shared>,
@@ -188,6 +200,19 @@ impl ResourceRuntime {
             label,
             slots: Mutex::new(HashMap::new()),
         });
+        if let Some(filter) = &runtime.shared.shards {
+            // The coordinator hands a shard over only once no slot of it is left.
+            let weak = Arc::downgrade(&runtime);
+            filter.register(Box::new(move |visit| {
+                let Some(runtime) = weak.upgrade() else {
+                    return false;
+                };
+                for key in runtime.slots().keys() {
+                    visit(key.namespace.as_deref(), &key.name);
+                }
+                true
+            }));
+        }
         let weak = Arc::downgrade(&runtime);
         crate::runtime::metrics::global().count_slots(Box::new(move || {
             let runtime = weak.upgrade()?;
@@ -212,6 +237,54 @@ impl ResourceRuntime {
 
     pub(crate) fn slots(&self) -> MutexGuard<'_, HashMap<ObjectKey, Slot>> {
         self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether this replica handles the object (always, without sharding).
+    pub(crate) fn owns(&self, key: &ObjectKey) -> bool {
+        self.shared
+            .shards
+            .as_ref()
+            .is_none_or(|filter| filter.owns(key.namespace.as_deref(), &key.name))
+    }
+
+    /// Drops the idle slots of objects whose shard this replica no longer owns, after stopping
+    /// their timers and daemons. Slots with a cycle in flight are dropped by their worker when
+    /// it ends, and slots with an outcome still to land once it landed.
+    pub(crate) async fn evict_unowned(self: &Arc<Self>) {
+        let idle: Vec<ObjectKey> = self
+            .slots()
+            .iter()
+            .filter(|(key, slot)| {
+                !slot.running && (slot.landing.is_none() || slot.deleted) && !self.owns(key)
+            })
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in idle {
+            {
+                // Claimed, so that no worker starts while its background tasks stop.
+                let mut slots = self.slots();
+                match slots.get_mut(&key) {
+                    Some(slot) if !slot.running => slot.running = true,
+                    _ => continue,
+                }
+            }
+            background::stop_all(self, &key).await;
+            self.drop_or_resume(&key);
+        }
+    }
+
+    /// After its background tasks stopped: removes an unowned slot, or hands an owned-again
+    /// one back to the workers.
+    fn drop_or_resume(self: &Arc<Self>, key: &ObjectKey) {
+        let mut slots = self.slots();
+        if !self.owns(key) {
+            slots.remove(key);
+        } else if let Some(slot) = slots.get_mut(key) {
+            slot.running = false;
+            if slot.pending {
+                self.mark_pending(key.clone(), slot);
+            }
+        }
     }
 
     pub(crate) fn api_resource(&self) -> &ApiResource {
@@ -250,7 +323,8 @@ impl ResourceRuntime {
             return;
         };
         let mut slots = self.slots();
-        if !slots.contains_key(&key) && !self.concerns(&body) {
+        // Checked under the slots' lock: a shard's handover looks for its slots under it too.
+        if !self.owns(&key) || (!slots.contains_key(&key) && !self.concerns(&body)) {
             return;
         }
         let slot = slots.entry(key.clone()).or_insert_with(|| Slot {
@@ -303,6 +377,9 @@ impl ResourceRuntime {
             return;
         };
         let mut slots = self.slots();
+        if !self.owns(&key) {
+            return;
+        }
         let Some(slot) = slots.get_mut(&key) else {
             return;
         };
@@ -333,7 +410,9 @@ impl ResourceRuntime {
         let missing: Vec<Value> = self
             .slots()
             .iter()
-            .filter(|(key, slot)| in_scope(key) && !listed.contains(key) && !slot.deleted)
+            .filter(|(key, slot)| {
+                in_scope(key) && self.owns(key) && !listed.contains(key) && !slot.deleted
+            })
             .filter_map(|(_, slot)| slot.latest.as_ref().map(|l| Value::clone(&l.body())))
             .collect();
         for body in missing {
@@ -406,27 +485,43 @@ impl ResourceRuntime {
                 let Some(slot) = slots.get_mut(&key) else {
                     return;
                 };
-                match (&slot.latest, slot.pending) {
-                    (Some(latest), true) => {
-                        slot.pending = false;
-                        Some((latest.clone(), slot.deleted))
-                    }
-                    _ => {
-                        // Checked and released under one lock, so no event slips in between.
-                        slot.running = false;
-                        if slot.deleted && slot.background.is_empty() {
-                            if slot.gone {
-                                // Kept as a tombstone: only the identity.
-                                slot.latest = slot.latest.as_ref().map(Latest::skeleton);
-                            } else {
-                                slots.remove(&key);
-                            }
+                if !self.owns(&key) && (slot.landing.is_none() || slot.deleted) {
+                    // Its shard went to another replica: no cycle starts (an outcome still to
+                    // land lands first), and the slot goes.
+                    slot.pending = false;
+                    Job::Evict
+                } else {
+                    match (&slot.latest, slot.pending) {
+                        (Some(latest), true) => {
+                            slot.pending = false;
+                            Job::Cycle(latest.clone(), slot.deleted)
                         }
-                        None
+                        _ => {
+                            // Checked and released under one lock, so no event slips in between.
+                            slot.running = false;
+                            if slot.deleted && slot.background.is_empty() {
+                                if slot.gone {
+                                    // Kept as a tombstone: only the identity.
+                                    slot.latest = slot.latest.as_ref().map(Latest::skeleton);
+                                } else {
+                                    slots.remove(&key);
+                                }
+                            }
+                            Job::Idle
+                        }
                     }
                 }
             };
-            let Some((latest, deleted)) = job else { return };
+            let (latest, deleted) = match job {
+                Job::Cycle(latest, deleted) => (latest, deleted),
+                Job::Idle => return,
+                Job::Evict => {
+                    drop(permit);
+                    background::stop_all(&self, &key).await;
+                    self.drop_or_resume(&key);
+                    return;
+                }
+            };
             // Parsed outside the lock.
             let body = latest.body();
             // Boxed, so that a worker waiting for its turn is small: with thousands of objects

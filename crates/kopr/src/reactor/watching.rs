@@ -1,6 +1,8 @@
 //! Watching a resource with kube-runtime's watcher: relists after 410s, backs off on errors,
 //! renews the watch every `watch_timeout`, and restarts a stream that stays silent for too long
-//! (a dead connection), so events are never silently lost.
+//! (a dead connection), so events are never silently lost. With sharding, only events of owned
+//! shards pass, a shard gained makes every stream list again, and shards lost have their slots
+//! dropped.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -21,6 +23,20 @@ use crate::handling::handlers::Trigger;
 pub(crate) async fn watch_resource(runtime: Arc<ResourceRuntime>) {
     let patterns = &runtime.shared.settings.namespaces;
     let mut streams = Vec::new();
+    if let Some(filter) = &runtime.shared.shards {
+        let mut changes = filter.subscribe();
+        let runtime = runtime.clone();
+        streams.push(tokio::spawn(async move {
+            let shutdown = runtime.shared.shutdown.clone();
+            loop {
+                tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    changed = changes.changed() => if changed.is_err() { return },
+                }
+                runtime.evict_unowned().await;
+            }
+        }));
+    }
     match patterns.exact_names() {
         Some(names) if runtime.resolved.namespaced => {
             for namespace in names {
@@ -40,6 +56,10 @@ pub(crate) async fn watch_resource(runtime: Arc<ResourceRuntime>) {
 }
 
 fn served(runtime: &ResourceRuntime, body: &Value) -> bool {
+    if runtime.shared.shards.is_some() && !ObjectKey::of(body).is_some_and(|key| runtime.owns(&key))
+    {
+        return false;
+    }
     if !runtime.resolved.namespaced {
         return true;
     }
@@ -70,7 +90,12 @@ async fn watch_stream(
         resource: runtime.label.clone(),
     };
     let mut listed_once = false;
+    let mut shard_changes = runtime.shared.shards.as_ref().map(|f| f.subscribe());
     'restart: loop {
+        // Shards gained from here on make the stream list again; earlier ones are in this list.
+        let mut gains = shard_changes
+            .as_mut()
+            .map_or(0, |changes| changes.borrow_and_update().gains);
         metrics.watch_starts.get_or_create(&labels).inc();
         let config = watcher::Config::default().timeout(timeout_secs);
         let stream = watcher::watcher(api.clone(), config).backoff(WatchBackoff {
@@ -82,6 +107,10 @@ async fn watch_stream(
         loop {
             let next = tokio::select! {
                 () = shutdown.cancelled() => return,
+                () = next_gain(&mut shard_changes, &mut gains) => {
+                    tracing::debug!(%kind, "shards gained; listing again");
+                    continue 'restart;
+                }
                 next = tokio::time::timeout(silence_limit, stream.next()) => next,
             };
             let item = match next {
@@ -146,6 +175,26 @@ async fn watch_stream(
                     }
                 }
             }
+        }
+    }
+}
+
+/// Waits until shards were gained since `seen` (never, without sharding).
+async fn next_gain(
+    changes: &mut Option<tokio::sync::watch::Receiver<crate::runtime::shards::Change>>,
+    seen: &mut u64,
+) {
+    let Some(changes) = changes else {
+        return std::future::pending().await;
+    };
+    loop {
+        if changes.changed().await.is_err() {
+            return std::future::pending().await;
+        }
+        let gains = changes.borrow_and_update().gains;
+        if gains != *seen {
+            *seen = gains;
+            return;
         }
     }
 }

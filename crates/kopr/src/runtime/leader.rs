@@ -113,6 +113,21 @@ impl LeaderElection {
         self.identity.clone().unwrap_or_else(default_identity)
     }
 
+    /// How long a Lease whose record does not change stays held.
+    pub(crate) fn duration(&self) -> Duration {
+        self.lease_duration
+    }
+
+    /// How long a failed renewal is retried.
+    pub(crate) fn deadline(&self) -> Duration {
+        self.renew_deadline
+    }
+
+    /// How often candidates try and holders renew.
+    pub(crate) fn period(&self) -> Duration {
+        self.retry_period
+    }
+
     /// How long a leader that lost the Lease may take to stop: half the time between its
     /// renew deadline and the lease's expiry.
     pub(crate) fn margin(&self) -> Duration {
@@ -189,6 +204,8 @@ pub(crate) struct Elector {
     settings: LeaderElection,
     identity: String,
     api: Api<Lease>,
+    /// Labels a Lease this replica creates carries.
+    labels: std::collections::BTreeMap<String, String>,
     /// The Lease's spec as last read or written, and when (on this replica's clock).
     observed: Option<(LeaseSpec, Instant)>,
 }
@@ -200,8 +217,15 @@ impl Elector {
             identity: settings.holder_identity(),
             settings,
             api,
+            labels: std::collections::BTreeMap::new(),
             observed: None,
         }
+    }
+
+    /// Labels the Lease when this replica creates it.
+    pub fn labelled(mut self, key: &str, value: &str) -> Elector {
+        self.labels.insert(key.to_string(), value.to_string());
+        self
     }
 
     /// This replica's identity.
@@ -215,7 +239,7 @@ impl Elector {
 
     /// One attempt: takes or renews the Lease; `false` when another holds it or the write
     /// failed.
-    async fn try_acquire_or_renew(&mut self) -> bool {
+    pub(crate) async fn try_acquire_or_renew(&mut self) -> bool {
         matches!(self.attempt().await, Attempt::Held)
     }
 
@@ -239,6 +263,7 @@ impl Elector {
             let lease = Lease {
                 metadata: ObjectMeta {
                     name: Some(self.settings.name.clone()),
+                    labels: (!self.labels.is_empty()).then(|| self.labels.clone()),
                     ..ObjectMeta::default()
                 },
                 spec: Some(desired.clone()),

@@ -16,7 +16,9 @@
 //! | `kopr_api_requests_total` | verb, code | API requests by HTTP method and status (`error` without one) |
 //! | `kopr_events_posted_total` | | Kubernetes Events posted |
 //! | `kopr_admission_failures_total` | | admission handlers that panicked or overran |
-//! | `kopr_leader` | | 1 while this replica leads (or runs without election), else 0 (the number of leading operators, in a process that runs several) |
+//! | `kopr_leader` | | 1 while this replica handles objects: it leads, runs without election, or is a shard member (the number of such operators, in a process that runs several), else 0 |
+//! | `kopr_shards_owned` | | virtual shards this replica owns (with sharding) |
+//! | `kopr_shard_members` | | live shard members this replica sees, itself included |
 
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
@@ -98,6 +100,10 @@ pub struct Metrics {
     pub admission_failures: Counter,
     /// Whether this replica leads.
     pub leader: Gauge,
+    /// Virtual shards owned.
+    pub shards_owned: Gauge,
+    /// Live shard members seen.
+    pub shard_members: Gauge,
     registry: Registry,
     slot_counts: Mutex<Vec<SlotCount>>,
 }
@@ -123,6 +129,8 @@ impl Metrics {
             events_posted: Counter::default(),
             admission_failures: Counter::default(),
             leader: Gauge::default(),
+            shards_owned: Gauge::default(),
+            shard_members: Gauge::default(),
             registry: Registry::with_prefix("kopr"),
             slot_counts: Mutex::new(Vec::new()),
         };
@@ -182,6 +190,16 @@ impl Metrics {
             "leader",
             "1 while this replica leads, else 0",
             metrics.leader.clone(),
+        );
+        r.register(
+            "shards_owned",
+            "Virtual shards this replica owns",
+            metrics.shards_owned.clone(),
+        );
+        r.register(
+            "shard_members",
+            "Live shard members this replica sees, itself included",
+            metrics.shard_members.clone(),
         );
         metrics
     }

@@ -1,7 +1,7 @@
 //! The operator's runtime around the reactor: its API client ([`client`]), resolving resources through
 //! discovery ([`discovery`]), the namespaces it serves ([`namespaces`]),
 //! Kubernetes Events ([`events`]), logging ([`logging`]), leader election on a Lease
-//! ([`leader`]), the admission webhook server ([`webhooks`]), and the health and metrics
+//! ([`leader`]), sharding over active replicas ([`shards`]), the admission webhook server ([`webhooks`]), and the health and metrics
 //! endpoints ([`endpoints`], [`metrics`]).
 
 pub mod client;
@@ -10,6 +10,8 @@ pub mod endpoints;
 pub mod events;
 pub mod leader;
 pub mod logging;
+pub(crate) mod membership;
 pub mod metrics;
 pub mod namespaces;
+pub mod shards;
 pub mod webhooks;
