@@ -31,13 +31,23 @@ pub struct Args {
 }
 
 /// One `kopr-operator` replica.
-struct Replica {
+pub(crate) struct Replica {
     child: Child,
     identity: String,
 }
 
 impl Replica {
     fn start(binary: &Path, kubeconfig: &Path, identity: &str) -> anyhow::Result<Replica> {
+        Replica::spawn(binary, kubeconfig, identity, &[])
+    }
+
+    /// `run -A` with the Lease in `default`, as `identity`, with `extra` options.
+    pub(crate) fn spawn(
+        binary: &Path,
+        kubeconfig: &Path,
+        identity: &str,
+        extra: &[&str],
+    ) -> anyhow::Result<Replica> {
         let child = Command::new(binary)
             .args([
                 "run",
@@ -47,6 +57,7 @@ impl Replica {
                 "--identity",
                 identity,
             ])
+            .args(extra)
             .env("KUBECONFIG", kubeconfig)
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
@@ -76,7 +87,13 @@ impl Replica {
         let _ = self.child.wait();
     }
 
-    fn terminate(mut self) -> anyhow::Result<()> {
+    /// The process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Stops the replica with SIGTERM and waits for it.
+    pub(crate) fn terminate(mut self) -> anyhow::Result<()> {
         let pid = i32::try_from(self.child.id())?;
         let status = Command::new("kill")
             .args(["-TERM", &pid.to_string()])

@@ -16,6 +16,7 @@ mod authz;
 mod compare;
 mod failover;
 mod scrape;
+mod shards;
 mod workloads;
 
 use clap::{Parser, Subcommand};
@@ -41,6 +42,8 @@ enum Command {
     CompareOperators(compare::Args),
     /// What the metrics endpoint costs the operator.
     Scrape(scrape::Args),
+    /// Throughput of 1, 2 and 3 sharded replicas on the compare-operators workload.
+    Shards(shards::Args),
     /// Time Deployments to availability and measure idle CPU with many pods.
     Workloads(workloads::Args),
 }
@@ -58,6 +61,7 @@ fn main() -> anyhow::Result<()> {
             Command::CompareOperators(args) => compare::run(args).await,
             Command::Failover(args) => failover::run(args).await,
             Command::Scrape(args) => scrape::run(args).await,
+            Command::Shards(args) => shards::run(args).await,
             Command::Workloads(args) => workloads::run(args).await,
         }
     })

@@ -11,7 +11,7 @@
 pub(crate) mod cluster;
 pub(crate) mod operators;
 mod report;
-mod tracker;
+pub(crate) mod tracker;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
