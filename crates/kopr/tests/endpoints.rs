@@ -148,3 +148,40 @@ async fn metrics_count_handler_runs_by_outcome() {
     assert!(text.ends_with("# EOF\n"), "{text}");
     running.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shard_member_reports_the_shards_it_owns_and_the_members_it_sees() {
+    let cluster = cluster().await;
+    let metrics = free_address();
+    let sharding = kopr::shards::Sharding::new(
+        kopr::leader::LeaderElection::new("metered-shards")
+            .namespace("default")
+            .identity("only")
+            .lease_duration(Duration::from_secs(3))
+            .renew_deadline(Duration::from_secs(2))
+            .retry_period(Duration::from_millis(200)),
+    )
+    .count(16);
+    let operator = Operator::new()
+        .resource(
+            Resource::<Widget>::custom()
+                .on_create(|_ctx: Context<Widget>| async { HandlerResult::Ok(()) }),
+        )
+        .sharding(sharding)
+        .metrics_listen(metrics);
+    let running = cluster.run(operator);
+    let mut owned = None;
+    for _ in 0..500 {
+        let text = until(metrics, "/metrics", 200).await;
+        owned = sample(&text, "kopr_shards_owned");
+        if owned == Some(16.0) {
+            assert_eq!(sample(&text, "kopr_shard_members"), Some(1.0));
+            // Other tests of this binary may run operators in this process at the same time.
+            assert!(sample(&text, "kopr_leader").is_some_and(|n| n >= 1.0));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(owned, Some(16.0), "the only member owns every shard");
+    running.stop().await.unwrap();
+}

@@ -611,7 +611,11 @@ impl<A: Args + 'static, X: Subcommand + 'static> App<A, X> {
             }
             #[cfg(feature = "embedded")]
             Command::Dev(args) => {
-                let manifests = self.manifests.unwrap_or_else(|| Manifests::new(name));
+                let mut manifests = self.manifests.unwrap_or_else(|| Manifests::new(name));
+                if args.common.shards {
+                    // Its RBAC lets the member list the others and clean up after dead ones.
+                    manifests = manifests.shards(1);
+                }
                 dev(name, args, self.build, manifests).await
             }
             Command::Crd => {
