@@ -285,8 +285,7 @@ impl Coordinator {
 
     /// Whether this replica owns or still holds any shard.
     fn holding(&self) -> bool {
-        let count = self.filter.count() as usize;
-        self.filter.owned_count() > 0 || (count > 0 && self.filter.holds(&vec![true; count]))
+        self.filter.owned_count() > 0 || self.filter.held(self.filter.count()).contains(&true)
     }
 
     /// One round: renew, see the members, read the map, hand over, assign, take. `false` when
@@ -355,13 +354,7 @@ impl Coordinator {
         // Stop handling what goes away before asking what is still held.
         self.filter.set(own(&owners));
         let held = if drop.contains(&true) {
-            let mut held = vec![false; count as usize];
-            for n in (0..count as usize).filter(|&n| drop[n]) {
-                let mut one = vec![false; count as usize];
-                one[n] = true;
-                held[n] = self.filter.holds(&one);
-            }
-            held
+            self.filter.held(count)
         } else {
             vec![false; count as usize]
         };

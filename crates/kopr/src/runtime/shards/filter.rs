@@ -124,24 +124,25 @@ impl ShardFilter {
         self.changes.subscribe()
     }
 
-    /// Adds a resource whose slots [`holds`](Self::holds) visits.
+    /// Adds a resource whose slots [`held`](Self::held) visits.
     pub(crate) fn register(&self, holder: Holder) {
         if let Ok(mut holders) = self.holders.lock() {
             holders.push(holder);
         }
     }
 
-    /// Whether any resource still keeps an object of a shard marked in `shards` (of `count`).
-    pub(crate) fn holds(&self, shards: &[bool]) -> bool {
-        let count = u32::try_from(shards.len()).unwrap_or(u32::MAX);
+    /// Which of `count` shards any resource still keeps an object of, in one pass over the
+    /// slots.
+    pub(crate) fn held(&self, count: u32) -> Vec<bool> {
+        let mut held = vec![false; count as usize];
         let Ok(mut holders) = self.holders.lock() else {
-            return true;
+            return vec![true; count as usize];
         };
-        let mut held = false;
         holders.retain(|holder| {
             holder(&mut |namespace, name| {
-                let shard = shard_of(namespace, name, count) as usize;
-                held |= shards.get(shard).copied().unwrap_or(false);
+                if let Some(slot) = held.get_mut(shard_of(namespace, name, count) as usize) {
+                    *slot = true;
+                }
             })
         });
         held
@@ -203,11 +204,10 @@ mod tests {
             true
         }));
         let mut shards = vec![false; 8];
-        assert!(!filter.holds(&shards));
         shards[shard_of(Some("ns"), "a", 8) as usize] = true;
-        assert!(filter.holds(&shards));
+        assert_eq!(filter.held(8), shards);
         alive.store(false, std::sync::atomic::Ordering::SeqCst);
-        assert!(!filter.holds(&shards));
+        assert_eq!(filter.held(8), vec![false; 8]);
         assert!(filter.holders.lock().unwrap().is_empty());
     }
 }
