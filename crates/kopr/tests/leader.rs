@@ -12,7 +12,6 @@ use common::*;
 use k8s_openapi::api::coordination::v1::Lease;
 use kopr::kube::api::Api;
 use kopr::leader::LeaderElection;
-use kopr::testing::{FaultProxy, Faults};
 use kopr::{Context, HandlerResult, Operator, Resource};
 
 /// Which replica handled which widget, in order.
@@ -148,16 +147,7 @@ async fn a_stopped_leader_releases_the_lease_for_the_standby() {
 async fn a_leader_that_cannot_renew_stops_handling() {
     let cluster = cluster().await;
     let log = Log::default();
-    let proxy = FaultProxy::start(
-        &cluster,
-        Faults::rate(1.0)
-            .only(false, true, false, false)
-            .watch_cuts(0.0)
-            .only_for(|parts| parts.uri.path().contains("/leases")),
-    )
-    .await
-    .unwrap();
-    proxy.set_enabled(false);
+    let proxy = lease_outage(&cluster).await;
     let a = cluster.run_through(replica("a", Duration::from_secs(1), &log), &proxy);
     holder_is(&cluster, "a").await;
     // Every lease request now fails: past the renew deadline the leader gives up.

@@ -17,7 +17,7 @@ use kopr::kube::api::{Api, ListParams, Patch, PatchParams};
 use kopr::kube::runtime::watcher;
 use kopr::leader::LeaderElection;
 use kopr::shards::{MEMBER_LABEL, OWNERS_ANNOTATION, Sharding};
-use kopr::testing::{FaultProxy, Faults, TestCluster};
+use kopr::testing::TestCluster;
 use kopr::{Context, HandlerResult, Operator, Resource};
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -456,16 +456,7 @@ async fn a_stopped_replica_hands_its_shards_over_at_once() {
 async fn a_member_that_cannot_renew_stops_handling() {
     let cluster = cluster().await;
     let log = Log::default();
-    let proxy = FaultProxy::start(
-        &cluster,
-        Faults::rate(1.0)
-            .only(false, true, false, false)
-            .watch_cuts(0.0)
-            .only_for(|parts| parts.uri.path().contains("/leases")),
-    )
-    .await
-    .unwrap();
-    proxy.set_enabled(false);
+    let proxy = lease_outage(&cluster).await;
     let a = cluster.run_through(replica("a", Duration::from_secs(3), &log), &proxy);
     settled(&cluster, &["a"]).await;
     proxy.set_enabled(true);

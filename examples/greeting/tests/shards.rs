@@ -143,12 +143,18 @@ fn names(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}-{i}")).collect()
 }
 
-fn terminate(child: &Child) {
+/// Stops the replica with SIGTERM and checks that it exits cleanly.
+async fn terminate(mut child: Child) {
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
         .expect("kill");
     assert!(status.success());
+    let status = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .expect("join")
+        .expect("wait");
+    assert!(status.success(), "{status:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -162,9 +168,9 @@ async fn three_sharded_replicas_split_the_work_and_survive_losing_one() {
     let kubeconfig = dir.join("kubeconfig");
     std::fs::write(&kubeconfig, cluster.kubeconfig_yaml()).expect("kubeconfig");
     let greeted = Greeted::default();
-    let mut g0 = replica("g0", &kubeconfig, &greeted);
+    let g0 = replica("g0", &kubeconfig, &greeted);
     let mut g1 = replica("g1", &kubeconfig, &greeted);
-    let mut g2 = replica("g2", &kubeconfig, &greeted);
+    let g2 = replica("g2", &kubeconfig, &greeted);
     let owners = settled(&cluster, &["g0", "g1", "g2"]).await;
 
     let api: Api<Greeting> = Api::namespaced(cluster.client(), "default");
@@ -196,12 +202,7 @@ async fn three_sharded_replicas_split_the_work_and_survive_losing_one() {
     greeted_once(&api, &first, &greeted).await;
 
     // SIGTERM: g0 hands its shards over at once and exits cleanly.
-    terminate(&g0);
-    let status = tokio::task::spawn_blocking(move || g0.wait())
-        .await
-        .expect("join")
-        .expect("wait");
-    assert!(status.success(), "{status:?}");
+    terminate(g0).await;
     settled(&cluster, &["g2"]).await;
     let third = names("third", 10);
     create(&api, &third).await;
@@ -212,12 +213,7 @@ async fn three_sharded_replicas_split_the_work_and_survive_losing_one() {
             .all(|r| r == "g2")
     );
     greeted_once(&api, &second, &greeted).await;
-    terminate(&g2);
-    let status = tokio::task::spawn_blocking(move || g2.wait())
-        .await
-        .expect("join")
-        .expect("wait");
-    assert!(status.success(), "{status:?}");
+    terminate(g2).await;
     let _ = std::fs::remove_dir_all(&dir);
     cluster.shutdown().await;
 }

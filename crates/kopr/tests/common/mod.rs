@@ -177,3 +177,19 @@ pub fn finalizers(body: &Value) -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+/// A proxy that, once enabled, answers every Lease request with a 5xx (off at first): a
+/// replica behind it cannot renew its Lease.
+pub async fn lease_outage(cluster: &TestCluster) -> kopr::testing::FaultProxy {
+    let proxy = kopr::testing::FaultProxy::start(
+        cluster,
+        kopr::testing::Faults::rate(1.0)
+            .only(false, true, false, false)
+            .watch_cuts(0.0)
+            .only_for(|parts| parts.uri.path().contains("/leases")),
+    )
+    .await
+    .expect("proxy starts");
+    proxy.set_enabled(false);
+    proxy
+}
