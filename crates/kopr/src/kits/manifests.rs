@@ -5,7 +5,7 @@
 //! leader election Lease in the operator's namespace, a `<name>-metrics` Service, and a
 //! Deployment of two replicas (`RollingUpdate`; `run` elects one leader through the Lease, the
 //! other stands by; or N replicas that split the objects with [`Manifests::shards`], each
-//! running `run --shards`, with `list` and `delete` on Leases too) running `<operator> run -A --health-listen 0.0.0.0:8081 --metrics-listen
+//! running `run --shards`, with `list`, `watch` and `delete` on Leases too) running `<operator> run -A --health-listen 0.0.0.0:8081 --metrics-listen
 //! 0.0.0.0:8080`, with liveness (`/healthz`) and readiness (`/readyz`) probes on the `health`
 //! port, resource requests, and a non-root, read-only, no-escalation, `RuntimeDefault` seccomp
 //! security context. What the operator does that kopr cannot see, creating children or its
@@ -145,8 +145,9 @@ impl Manifests {
     }
 
     /// Deploys `replicas` replicas that split the objects between them (`run --shards`, see
-    /// [`crate::shards`]) instead of a leader and a standby; the Lease Role also grants `list`
-    /// and `delete` (members list each other and clean up after dead ones).
+    /// [`crate::shards`]) instead of a leader and a standby; the Lease Role also grants `list`,
+    /// `watch` and `delete` (members list each other, watch the shard map and clean up after
+    /// dead ones).
     ///
     /// ```
     /// let manifests = kopr::manifests::Manifests::new("greeting").shards(3);
@@ -585,7 +586,7 @@ impl Manifests {
                 "coordination.k8s.io",
                 vec!["leases".into()],
                 if self.shards.is_some() {
-                    &["get", "list", "create", "update", "delete"]
+                    &["get", "list", "watch", "create", "update", "delete"]
                 } else {
                     &["get", "create", "update"]
                 },
@@ -892,7 +893,7 @@ mod tests {
             .expect("a Lease role");
         assert_eq!(
             role["rules"][0]["verbs"],
-            serde_json::json!(["get", "list", "create", "update", "delete"])
+            serde_json::json!(["get", "list", "watch", "create", "update", "delete"])
         );
         let deployment = objects.iter().find(|o| o["kind"] == "Deployment").unwrap();
         assert_eq!(deployment["spec"]["replicas"], 3);

@@ -9,6 +9,9 @@ use std::time::Duration;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, ListParams, PostParams, Preconditions};
+use futures::StreamExt;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -49,6 +52,10 @@ pub(crate) struct Coordinator {
     map_uid: Option<String>,
     /// Stop taking part in rebalancing (the replica is leaving): renew only.
     leaving: bool,
+    /// The shard map's resourceVersion as this replica last read or wrote it.
+    map_version: Option<String>,
+    /// Shards being handed over whose objects were still held at the last round.
+    draining: Option<Vec<bool>>,
     /// The last state logged, so that a steady state is logged once.
     said: String,
 }
@@ -59,6 +66,9 @@ fn member_name(name: &str, identity: &str) -> String {
     hasher.write(identity.as_bytes());
     format!("{name}-member-{:016x}", hasher.finish())
 }
+
+/// How often a replica handing shards over looks whether their objects were let go.
+const DRAIN_CHECK: Duration = Duration::from_millis(50);
 
 fn conflict(error: &kube::Error) -> bool {
     matches!(error, kube::Error::Api(s) if s.code == 409)
@@ -93,6 +103,8 @@ impl Coordinator {
             last_renewal: None,
             map_uid: None,
             leaving: false,
+            map_version: None,
+            draining: None,
             said: String::new(),
         }
     }
@@ -140,11 +152,35 @@ impl Coordinator {
     /// Takes part every retry period until `stop` (returns `true`) or until the member Lease
     /// could not be renewed within the renew deadline or the map vanished under this
     /// replica's shards (returns `false`: membership lost).
+    ///
+    /// A round comes every retry period, and sooner when another replica changed the shard
+    /// map (watched), or when every object of the shards being handed over was let go: so a
+    /// handover leaves its shards unhandled for milliseconds, not for two retry periods.
     pub(crate) async fn hold(&mut self, stop: &CancellationToken) -> bool {
+        let config = watcher::Config::default()
+            .fields(&format!("metadata.name={}", self.settings.map_name()));
+        let changes = watcher::watcher(self.leases.clone(), config).default_backoff();
+        futures::pin_mut!(changes);
         loop {
-            tokio::select! {
-                () = stop.cancelled() => return true,
-                () = tokio::time::sleep(self.pause()) => {}
+            let due = tokio::time::sleep(self.pause());
+            tokio::pin!(due);
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return true,
+                    () = &mut due => break,
+                    event = changes.next() => {
+                        if let Some(Ok(Event::Apply(lease) | Event::InitApply(lease))) = event
+                            && lease.metadata.resource_version != self.map_version
+                        {
+                            break;
+                        }
+                    }
+                    () = tokio::time::sleep(DRAIN_CHECK), if self.draining.is_some() => {
+                        if self.drained() {
+                            break;
+                        }
+                    }
+                }
             }
             if !self.tick().await {
                 crate::runtime::metrics::global().shards_owned.set(0);
@@ -153,9 +189,19 @@ impl Coordinator {
         }
     }
 
+    /// Whether the shards being handed over hold no object any more.
+    fn drained(&self) -> bool {
+        let Some(draining) = &self.draining else {
+            return false;
+        };
+        let held = self.filter.held(self.filter.count());
+        !draining.iter().zip(&held).any(|(d, h)| *d && *h)
+    }
+
     /// From now on, only renews the member Lease: the replica is stopping.
     pub(crate) fn leave(&mut self) {
         self.leaving = true;
+        self.draining = None;
         self.filter.set(vec![false; self.filter.count() as usize]);
         crate::runtime::metrics::global().shards_owned.set(0);
     }
@@ -333,6 +379,7 @@ impl Coordinator {
             }
         };
         let uid = lease.metadata.uid.clone();
+        self.map_version = lease.metadata.resource_version.clone();
         if self.map_uid.is_some() && self.map_uid != uid && self.holding() {
             tracing::error!(map = %self.settings.map_name(),
                 "the shard map was replaced while this replica holds shards; stopping");
@@ -384,7 +431,8 @@ impl Coordinator {
                 .replace(&name, &PostParams::default(), &lease)
                 .await
             {
-                Ok(_) => {
+                Ok(written) => {
+                    self.map_version = written.metadata.resource_version;
                     if handed > 0 || assigned > 0 {
                         tracing::info!(
                             handed_over = handed,
@@ -424,7 +472,9 @@ impl Coordinator {
         metrics
             .shard_members
             .set(i64::try_from(live.len()).unwrap_or(i64::MAX));
-        let draining = drop.iter().zip(&held).filter(|(d, h)| **d && **h).count();
+        let still: Vec<bool> = drop.iter().zip(&held).map(|(d, h)| *d && *h).collect();
+        let draining = still.iter().filter(|s| **s).count();
+        self.draining = (draining > 0).then_some(still);
         self.say(format!(
             "owning {owned} of {count} shards with {} members{}",
             live.len(),

@@ -9,8 +9,9 @@
 //! member joining takes only the shards it now ranks highest for, and one leaving or dying
 //! gives away only its own: the rest do not move.
 //!
-//! Every retry period each replica renews its member Lease, lists the members, reads the map
-//! and, with writes conditional on the map's resourceVersion:
+//! Every retry period (and at once when another replica changed the map, which it watches, or
+//! when the objects of shards it hands over were let go) each replica renews its member Lease,
+//! lists the members, reads the map and, with writes conditional on the map's resourceVersion:
 //! - **hands over** a shard it owns whose owner should now be another member: it stops
 //!   handling the shard's objects at once, and writes the new owner into the map only once no
 //!   object of the shard is held any more (no cycle in flight, no outcome waiting to land, no
