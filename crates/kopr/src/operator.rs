@@ -325,10 +325,10 @@ impl Operator {
             tracing::info!(%address, "serving /metrics");
         }
         let leader_gauge = &crate::metrics::global().leader;
-        let filter = self
-            .sharding
-            .as_ref()
-            .map(|_| crate::runtime::shards::ShardFilter::new());
+        // Sharding and leader election both fence the reactor: objects are handled only
+        // within the renew deadline of the last renewal (a leader owns the one shard of all).
+        let filter = (self.sharding.is_some() || self.leader.is_some())
+            .then(crate::runtime::shards::ShardFilter::new);
         let mut membership = crate::runtime::membership::Membership::new(
             &client,
             self.leader.as_ref(),

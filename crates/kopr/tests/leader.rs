@@ -22,8 +22,8 @@ fn election(identity: &str, lease: Duration) -> LeaderElection {
         .namespace("default")
         .identity(identity)
         .lease_duration(lease)
-        .renew_deadline(Duration::from_millis(600))
-        .retry_period(Duration::from_millis(150))
+        .renew_deadline(Duration::from_secs(2))
+        .retry_period(Duration::from_millis(200))
 }
 
 fn replica(identity: &str, lease: Duration, log: &Log) -> Operator {
@@ -98,9 +98,9 @@ fn exactly_once(log: &Log, names: &[String]) -> Vec<String> {
 async fn a_standby_takes_over_after_the_leader_crashes() {
     let cluster = cluster().await;
     let log = Log::default();
-    let a = cluster.run(replica("a", Duration::from_secs(1), &log));
+    let a = cluster.run(replica("a", Duration::from_secs(3), &log));
     holder_is(&cluster, "a").await;
-    let b = cluster.run(replica("b", Duration::from_secs(1), &log));
+    let b = cluster.run(replica("b", Duration::from_secs(3), &log));
     let api = widgets(&cluster, "default");
     let first = names("first-", 10);
     handled(&api, &first).await;
@@ -148,7 +148,7 @@ async fn a_leader_that_cannot_renew_stops_handling() {
     let cluster = cluster().await;
     let log = Log::default();
     let proxy = lease_outage(&cluster).await;
-    let a = cluster.run_through(replica("a", Duration::from_secs(1), &log), &proxy);
+    let a = cluster.run_through(replica("a", Duration::from_secs(3), &log), &proxy);
     holder_is(&cluster, "a").await;
     // Every lease request now fails: past the renew deadline the leader gives up.
     proxy.set_enabled(true);

@@ -23,6 +23,10 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 const OPERATOR: &str = "widgets-op";
+
+/// The tests of this file run one at a time: each runs a cluster and up to three replicas,
+/// and five of them at once on two cores starve renewals past their deadline.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const SHARDS: u32 = 32;
 
 /// One handler run: which object, which replica, which cause, and when it entered and left.
@@ -255,6 +259,7 @@ fn share(handled_by: &BTreeMap<String, String>) -> BTreeMap<String, usize> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_replicas_split_three_hundred_objects_each_handled_exactly_once() {
+    let _turn = ONE_AT_A_TIME.lock().await;
     let cluster = cluster().await;
     let log = Log::default();
     let lease = Duration::from_secs(3);
@@ -285,6 +290,7 @@ async fn three_replicas_split_three_hundred_objects_each_handled_exactly_once() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_replica_s_shards_are_taken_over_after_its_lease_expires() {
+    let _turn = ONE_AT_A_TIME.lock().await;
     let cluster = cluster().await;
     let log = Log::default();
     let lease = Duration::from_secs(3);
@@ -375,6 +381,7 @@ async fn a_killed_replica_s_shards_are_taken_over_after_its_lease_expires() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_third_replica_takes_only_its_share_while_objects_change() {
+    let _turn = ONE_AT_A_TIME.lock().await;
     let cluster = cluster().await;
     let log = Log::default();
     let lease = Duration::from_secs(3);
@@ -422,6 +429,7 @@ async fn a_third_replica_takes_only_its_share_while_objects_change() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_replica_hands_its_shards_over_at_once() {
+    let _turn = ONE_AT_A_TIME.lock().await;
     let cluster = cluster().await;
     let log = Log::default();
     // A lease far longer than the test waits: only a handover moves the shards.
@@ -454,6 +462,7 @@ async fn a_stopped_replica_hands_its_shards_over_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_member_that_cannot_renew_stops_handling() {
+    let _turn = ONE_AT_A_TIME.lock().await;
     let cluster = cluster().await;
     let log = Log::default();
     let proxy = lease_outage(&cluster).await;

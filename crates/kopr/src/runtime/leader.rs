@@ -19,7 +19,9 @@
 //! While the leader's clock and the standby's run at the same rate, a standby takes the Lease
 //! only after `lease_duration` without a change it observed, and the leader has stopped
 //! handling by `renew_deadline` after its last renewal; as `renew_deadline < lease_duration`,
-//! the two never handle objects at the same time.
+//! the two never handle objects at the same time. The leader's workers check the deadline
+//! themselves before every cycle and event (the start of the last successful renewal plus
+//! `renew_deadline`), so a renewal task starved of CPU cannot leave them handling past it.
 //!
 //! A standby watches nothing and keeps no objects: it holds only the Lease it last read.
 //!
@@ -208,6 +210,10 @@ pub(crate) struct Elector {
     labels: std::collections::BTreeMap<String, String>,
     /// The Lease's spec as last read or written, and when (on this replica's clock).
     observed: Option<(LeaseSpec, Instant)>,
+    /// When the last successful acquisition or renewal started.
+    last_renewal: Option<Instant>,
+    /// Told the start of every successful acquisition or renewal.
+    on_renewed: Option<Box<dyn Fn(Instant) + Send + Sync>>,
 }
 
 impl Elector {
@@ -219,6 +225,23 @@ impl Elector {
             api,
             labels: std::collections::BTreeMap::new(),
             observed: None,
+            last_renewal: None,
+            on_renewed: None,
+        }
+    }
+
+    /// Calls `renewed` with the start of every successful acquisition or renewal: the Lease
+    /// cannot have changed before then, so handling may go on until that start plus the renew
+    /// deadline (the operator's fence).
+    pub fn on_renewed(mut self, renewed: impl Fn(Instant) + Send + Sync + 'static) -> Elector {
+        self.on_renewed = Some(Box::new(renewed));
+        self
+    }
+
+    fn renewed(&mut self, started: Instant) {
+        self.last_renewal = Some(started);
+        if let Some(renewed) = &self.on_renewed {
+            renewed(started);
         }
     }
 
@@ -317,8 +340,10 @@ impl Elector {
     pub async fn acquire(&mut self, shutdown: &CancellationToken) -> bool {
         let mut said = String::new();
         loop {
+            let started = Instant::now();
             let message = match self.attempt().await {
                 Attempt::Held => {
+                    self.renewed(started);
                     tracing::info!(lease = %self.settings.name, identity = %self.identity, "leading");
                     return true;
                 }
@@ -349,18 +374,19 @@ impl Elector {
     /// Renews the Lease until `shutdown` (returns `true`) or until a renewal fails for longer
     /// than the renew deadline (returns `false`: leadership lost).
     pub async fn hold(&mut self, shutdown: &CancellationToken) -> bool {
-        let mut last = Instant::now();
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => return true,
                 () = tokio::time::sleep(self.settings.retry_period) => {}
             }
+            let last = *self.last_renewal.get_or_insert_with(Instant::now);
+            let started = Instant::now();
             let attempt = tokio::time::timeout(
                 self.settings.renew_deadline.saturating_sub(last.elapsed()),
                 self.try_acquire_or_renew(),
             );
             match attempt.await {
-                Ok(true) => last = Instant::now(),
+                Ok(true) => self.renewed(started),
                 _ if last.elapsed() >= self.settings.renew_deadline => {
                     tracing::error!(lease = %self.settings.name, identity = %self.identity,
                         "could not renew the lease within the renew deadline; leadership lost");

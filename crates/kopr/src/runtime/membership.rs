@@ -38,9 +38,16 @@ impl Membership {
             (Some(_), Some(_), _) => Err(Error::Config(
                 "leader election and sharding exclude each other: choose one".into(),
             )),
-            (Some(settings), None, _) => {
+            (Some(settings), None, filter) => {
                 settings.check()?;
-                let elector = Elector::new(client.clone(), settings.clone());
+                let mut elector = Elector::new(client.clone(), settings.clone());
+                if let Some(filter) = filter {
+                    // The leader owns the one shard of everything, until its renew deadline.
+                    filter.set(vec![true]);
+                    let (filter, deadline) = (filter.clone(), settings.deadline());
+                    elector =
+                        elector.on_renewed(move |started| filter.valid_until(started + deadline));
+                }
                 Ok(Membership::Leader(Box::new(elector), settings.clone()))
             }
             (None, Some(sharding), Some(filter)) => {

@@ -5,7 +5,8 @@
 //!
 //! Ownership also lapses by itself at the renew deadline after the last renewal of the member
 //! Lease, so that a coordinator starved of CPU cannot leave the workers handling objects past
-//! the point where other replicas may take them.
+//! the point where other replicas may take them. A leader (leader election) uses the same
+//! fence: it owns the one shard of all objects, until its own renew deadline.
 
 use std::sync::{Arc, Mutex, RwLock};
 
