@@ -194,3 +194,90 @@ async fn no_finalizer_without_delete_handlers_timers_or_daemons() {
     wait_gone(&api, "plain").await;
     running.stop().await.unwrap();
 }
+
+/// One `on_event` run: the object, the message it saw, and when it entered and left.
+type EventRuns =
+    std::sync::Arc<std::sync::Mutex<Vec<(String, String, std::time::Instant, std::time::Instant)>>>;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_object_s_events_reach_its_event_handlers_in_order_one_at_a_time() {
+    let cluster = cluster().await;
+    namespace(&cluster, "ordered").await;
+    let runs = EventRuns::default();
+    let seen = std::sync::Arc::new(tokio::sync::Notify::new());
+    let (record, told) = (runs.clone(), seen.clone());
+    let operator = Operator::new().resource(
+        Resource::<Widget>::custom().on_event(
+            kopr::Handler::new(move |ctx: Context<Widget>| {
+                let (runs, told) = (record.clone(), told.clone());
+                async move {
+                    let entered = std::time::Instant::now();
+                    // Some work, so that two runs for one object at once would overlap.
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    let message = ctx.object.spec.message.clone();
+                    runs.lock().unwrap().push((
+                        ctx.name().to_string(),
+                        message,
+                        entered,
+                        std::time::Instant::now(),
+                    ));
+                    told.notify_waiters();
+                    HandlerResult::Ok(())
+                }
+            })
+            .id("log"),
+        ),
+    );
+    let running = cluster.run(operator);
+    let api = widgets(&cluster, "ordered");
+    let objects = ["o1", "o2", "o3"];
+    for name in objects {
+        create_widget(&api, name, "m00").await;
+    }
+    // Every object changes 20 times, the objects concurrently.
+    let changes = objects.iter().map(|name| {
+        let api = api.clone();
+        async move {
+            for i in 1..=20 {
+                let patch = json!({"spec": {"message": format!("m{i:02}")}});
+                api.patch(name, &PatchParams::default(), &merge(patch))
+                    .await
+                    .unwrap();
+            }
+        }
+    });
+    futures::future::join_all(changes).await;
+    let all_seen = || {
+        let runs = runs.lock().unwrap();
+        objects
+            .iter()
+            .all(|name| runs.iter().any(|(o, m, _, _)| o == name && m == "m20"))
+    };
+    let wait = async {
+        loop {
+            let notified = seen.notified();
+            if all_seen() {
+                return;
+            }
+            notified.await;
+        }
+    };
+    tokio::time::timeout(WAIT, wait)
+        .await
+        .expect("every object's last change reached the event handler");
+    let runs = runs.lock().unwrap().clone();
+    for name in objects {
+        let mine: Vec<_> = runs.iter().filter(|(o, ..)| o == name).collect();
+        for pair in mine.windows(2) {
+            assert!(pair[0].3 <= pair[1].2, "{name}: two event runs overlapped");
+            assert!(
+                pair[0].1 <= pair[1].1,
+                "{name}: {} after {}",
+                pair[1].1,
+                pair[0].1
+            );
+        }
+        assert!(mine.len() >= 2, "{name}: {mine:?}");
+    }
+    running.stop().await.unwrap();
+}

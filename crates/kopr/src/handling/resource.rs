@@ -175,6 +175,13 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
 
     /// Runs `handler` on every raw watch event, without persistence; errors are logged and
     /// ignored.
+    ///
+    /// # Guarantees
+    /// The events of one object reach its event handlers in the order the watch delivered
+    /// them, one event at a time (each event's handlers in the order they were registered);
+    /// different objects' events are handled concurrently. They run beside the object's cause
+    /// handlers, not between them. With sharding, only the replica owning the object's shard
+    /// runs them, and a shard is handed over only once its queued events are done.
     pub fn on_event<M>(self, handler: impl IntoHandler<K, M>) -> Self {
         self.register(Trigger::Event, handler)
     }

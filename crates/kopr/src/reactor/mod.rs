@@ -176,6 +176,16 @@ pub(crate) struct ResourceRuntime {
     /// The resource's metrics label: `group/version/plural`.
     pub(crate) label: String,
     slots: Mutex<HashMap<ObjectKey, Slot>>,
+    /// Raw events waiting for their object's `on_event` handlers; an object is here while a
+    /// task drains its events, one at a time, in order.
+    events: Mutex<HashMap<ObjectKey, std::collections::VecDeque<QueuedEvent>>>,
+}
+
+/// A raw watch event waiting for the `on_event` handlers that matched it.
+pub(crate) struct QueuedEvent {
+    pub(crate) body: Arc<Value>,
+    pub(crate) event_type: &'static str,
+    pub(crate) handlers: Vec<crate::handling::handlers::HandlerSpec>,
 }
 
 impl ResourceRuntime {
@@ -199,6 +209,7 @@ impl ResourceRuntime {
             resolved,
             label,
             slots: Mutex::new(HashMap::new()),
+            events: Mutex::new(HashMap::new()),
         });
         if let Some(filter) = &runtime.shared.shards {
             // The coordinator hands a shard over only once no slot of it is left.
@@ -208,6 +219,9 @@ impl ResourceRuntime {
                     return false;
                 };
                 for key in runtime.slots().keys() {
+                    visit(key.namespace.as_deref(), &key.name);
+                }
+                for key in runtime.queued_events().keys() {
                     visit(key.namespace.as_deref(), &key.name);
                 }
                 true
@@ -237,6 +251,44 @@ impl ResourceRuntime {
 
     pub(crate) fn slots(&self) -> MutexGuard<'_, HashMap<ObjectKey, Slot>> {
         self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn queued_events(
+        &self,
+    ) -> MutexGuard<'_, HashMap<ObjectKey, std::collections::VecDeque<QueuedEvent>>> {
+        self.events.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues an event for the object's `on_event` handlers; `true` when no task drains the
+    /// object's events yet (the caller starts one).
+    pub(crate) fn queue_event(&self, key: &ObjectKey, event: QueuedEvent) -> bool {
+        let mut events = self.queued_events();
+        match events.get_mut(key) {
+            Some(queue) => {
+                queue.push_back(event);
+                false
+            }
+            None => {
+                events.insert(key.clone(), std::collections::VecDeque::from([event]));
+                true
+            }
+        }
+    }
+
+    /// The object's next queued event, or `None` (and the object leaves the queue) when there
+    /// is none, the operator stops, or the object's shard went to another replica.
+    pub(crate) fn next_event(&self, key: &ObjectKey) -> Option<QueuedEvent> {
+        let mut events = self.queued_events();
+        let queue = events.get_mut(key)?;
+        let next = if self.shared.shutdown.is_cancelled() || !self.owns(key) {
+            None
+        } else {
+            queue.pop_front()
+        };
+        if next.is_none() {
+            events.remove(key);
+        }
+        next
     }
 
     /// Whether this replica handles the object (always, without sharding).

@@ -228,7 +228,8 @@ fn to_value(mut object: DynamicObject) -> Value {
     serde_json::to_value(object).unwrap_or(Value::Null)
 }
 
-/// Runs `on_event` handlers for a raw watch event in the background; errors are logged only.
+/// Queues a raw watch event for the object's `on_event` handlers, which run in the
+/// background in event order, one event at a time per object; errors are logged only.
 fn run_event_handlers(runtime: &Arc<ResourceRuntime>, body: &Value, event_type: &'static str) {
     let no_diff = Diff::default();
     // Events carry no old state: `when` predicates see the body with no old/new and no diff.
@@ -248,31 +249,46 @@ fn run_event_handlers(runtime: &Arc<ResourceRuntime>, body: &Value, event_type: 
     if handlers.is_empty() {
         return;
     }
-    let Ok(typed) = (runtime.spec.parse)(body) else {
-        return;
-    };
     let Some(key) = ObjectKey::of(body) else {
         return;
     };
+    let event = super::QueuedEvent {
+        body: Arc::new(body.clone()),
+        event_type,
+        handlers,
+    };
+    if !runtime.queue_event(&key, event) {
+        return;
+    }
+    // No worker drains this object's events yet: start one.
     let runtime = runtime.clone();
-    let body = Arc::new(body.clone());
     runtime.shared.tasks.clone().spawn(async move {
-        for handler in &handlers {
-            let call = Call {
-                handler,
-                reason: Reason::Event,
-                diff: Diff::default(),
-                old: None,
-                new: None,
-                event_type: Some(event_type),
-                retry: 0,
-                started: jiff::Timestamp::now(),
-                cancel: runtime.shared.shutdown.child_token(),
-            };
-            let (result, _) = invoke(&runtime, &key, &body, &typed, call).await;
-            if let Err(error) = result {
-                tracing::warn!(object = %key, handler = %handler.id, %error, "event handler failed (ignored)");
-            }
+        while let Some(event) = runtime.next_event(&key) {
+            run_event(&runtime, &key, event).await;
         }
     });
+}
+
+/// Runs one event's handlers, in order.
+async fn run_event(runtime: &Arc<ResourceRuntime>, key: &ObjectKey, event: super::QueuedEvent) {
+    let Ok(typed) = (runtime.spec.parse)(&event.body) else {
+        return;
+    };
+    for handler in &event.handlers {
+        let call = Call {
+            handler,
+            reason: Reason::Event,
+            diff: Diff::default(),
+            old: None,
+            new: None,
+            event_type: Some(event.event_type),
+            retry: 0,
+            started: jiff::Timestamp::now(),
+            cancel: runtime.shared.shutdown.child_token(),
+        };
+        let (result, _) = invoke(runtime, key, &event.body, &typed, call).await;
+        if let Err(error) = result {
+            tracing::warn!(object = %key, handler = %handler.id, %error, "event handler failed (ignored)");
+        }
+    }
 }

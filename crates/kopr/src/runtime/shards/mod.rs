@@ -49,8 +49,8 @@
 //! a fresh map within one retry period before that. Delete it only with every replica
 //! stopped (say, to change the shard count, which is fixed when the map is created).
 //!
-//! `on_event` handlers, which keep no state, are not fenced: around a handover, an event of
-//! one object may reach the old and the new owner's event handlers.
+//! `on_event` handlers are fenced too: an object's queued events hold its shard as a cycle
+//! does, and none runs once the shard is dropped.
 //!
 //! # Watch cost
 //! Every replica still watches every object of each resource and drops the events of shards
