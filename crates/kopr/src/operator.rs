@@ -76,7 +76,7 @@ type LifecycleFn =
 ///   that window; delete handlers are no exception, so they should tolerate a second run.
 /// - **Nothing lost.** Events arriving while an object is handled are coalesced into its newest
 ///   body and handled after; API failures are retried with a per-object backoff (see
-///   [`Settings`](crate::Settings)) until the write lands or the object is gone.
+///   [`Settings`]) until the write lands or the object is gone.
 pub struct Operator {
     pub(crate) resources: Vec<ResourceSpec>,
     startup: Vec<(String, LifecycleFn)>,

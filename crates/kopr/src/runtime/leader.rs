@@ -9,7 +9,7 @@
 //! - **Holding:** the leader renews every `retry_period`; a renewal that fails is retried
 //!   until `renew_deadline` has passed since the last success, after which leadership is lost.
 //!   The operator then stops handling at once and [`run_until`](crate::Operator::run_until)
-//!   returns [`Error::LeadershipLost`]: the process should exit, as controller-runtime's does,
+//!   returns [`Error::LeadershipLost`](crate::Error::LeadershipLost): the process should exit, as controller-runtime's does,
 //!   and come back as a candidate.
 //! - **Releasing:** on shutdown, after handlers finished (or were cancelled), the leader empties
 //!   `holderIdentity`, so a standby takes over within one retry period instead of waiting for

@@ -25,7 +25,7 @@
 //! On SIGTERM a replica stops handling, lets handlers finish, hands all its shards to the
 //! others and deletes its member Lease, so they are taken within a retry period. A replica
 //! that cannot renew its member Lease within the renew deadline stops handling at once and
-//! [`run_until`](crate::Operator::run_until) returns [`Error::LeadershipLost`](crate::Error):
+//! [`run_until`](crate::Operator::run_until) returns [`Error::LeadershipLost`](crate::Error::LeadershipLost):
 //! the process should exit and start again.
 //!
 //! # Guarantees
