@@ -268,6 +268,18 @@ impl Operator {
     }
 
     fn check(&self) -> Result<(), Error> {
+        let mut indices: Vec<&str> = self
+            .resources
+            .iter()
+            .flat_map(|r| r.indices.iter().map(|i| i.name()))
+            .collect();
+        indices.sort_unstable();
+        if let Some(pair) = indices.windows(2).find(|w| w[0] == w[1]) {
+            return Err(Error::Config(format!(
+                "two indices share the name '{}'",
+                pair[0]
+            )));
+        }
         for resource in &self.resources {
             let mut seen: Vec<(String, std::mem::Discriminant<Trigger>)> = Vec::new();
             for handler in &resource.handlers {
@@ -306,6 +318,11 @@ impl Operator {
         shutdown: impl Future<Output = ()>,
     ) -> Result<(), Error> {
         self.check()?;
+        let mut indices = crate::handling::index::Indices::default();
+        for indexer in self.resources.iter().flat_map(|r| &r.indices) {
+            indices.insert(indexer.as_ref());
+        }
+        self.memo.insert(indices);
         let token = CancellationToken::new();
         let lifecycle = Lifecycle {
             client: client.clone(),

@@ -228,6 +228,18 @@ impl<K> Context<K> {
         self.raw.memo.get::<T>()
     }
 
+    /// The index `name` (registered with [`Resource::index`](crate::Resource::index)) whose
+    /// values are of type `V`; `None` for an unknown name or another value type.
+    pub fn index<V: Send + Sync + 'static>(
+        &self,
+        name: &str,
+    ) -> Option<Arc<crate::handling::index::Index<V>>> {
+        self.raw
+            .memo
+            .get::<crate::handling::index::Indices>()?
+            .get::<V>(name)
+    }
+
     /// Posts a Normal event about the object (in the background).
     pub fn info(&self, reason: &str, message: &str) {
         self.raw

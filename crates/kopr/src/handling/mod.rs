@@ -1,6 +1,7 @@
 //! The author's surface: what handlers are registered on ([`resource`],
 //! [`handlers`], [`filters`]), what they see ([`context`], [`diff`]), what
-//! they return ([`errors`]) and how they change their object ([`patch`]);
+//! they return ([`errors`]) and how they change their object ([`patch`]); [`index`]es of
+//! watched objects they read;
 //! [`admission`] handlers check or change objects before they are stored.
 
 pub mod admission;
@@ -9,5 +10,6 @@ pub mod diff;
 pub mod errors;
 pub mod filters;
 pub mod handlers;
+pub mod index;
 pub mod patch;
 pub mod resource;

@@ -29,6 +29,7 @@ pub struct ResourceSpec {
     pub(crate) crd: Option<CustomResourceDefinition>,
     pub(crate) parse: ParseFn,
     pub(crate) admission: Vec<AdmissionSpec>,
+    pub(crate) indices: Vec<std::sync::Arc<dyn crate::handling::index::Indexer>>,
 }
 
 impl std::fmt::Debug for ResourceSpec {
@@ -127,6 +128,7 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
                 crd: None,
                 parse: parser::<K>(),
                 admission: Vec::new(),
+                indices: Vec::new(),
             },
             _resource: PhantomData,
         }
@@ -171,6 +173,29 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
             Trigger::Field(crate::handling::diff::parse_path(path)),
             handler,
         )
+    }
+
+    /// Keeps the index `name` of this resource's objects (as Kopf's `@kopf.index`): `pairs`
+    /// maps each object to zero or more `(key, value)` pairs, and handlers of any resource
+    /// read them with [`Context::index`](crate::Context::index). See [`crate::index`].
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// let pods = kopr::Resource::<Pod>::new().index("pods-by-node", |pod: &Pod| {
+    ///     let node = pod.spec.as_ref().and_then(|s| s.node_name.clone());
+    ///     node.map(|node| (node, pod.metadata.name.clone().unwrap_or_default()))
+    ///         .into_iter()
+    ///         .collect()
+    /// });
+    /// ```
+    pub fn index<V: Clone + Send + Sync + 'static>(
+        mut self,
+        name: &str,
+        pairs: impl Fn(&K) -> Vec<(String, V)> + Send + Sync + 'static,
+    ) -> Self {
+        let indexer = crate::handling::index::Typed::<K, V>::new(name, pairs);
+        self.spec.indices.push(std::sync::Arc::new(indexer));
+        self
     }
 
     /// Runs `handler` on every raw watch event, without persistence; errors are logged and

@@ -55,11 +55,16 @@ pub(crate) async fn watch_resource(runtime: Arc<ResourceRuntime>) {
     }
 }
 
+/// Whether the object is for this replica's handlers: in a served namespace and, with
+/// sharding, in an owned shard.
 fn served(runtime: &ResourceRuntime, body: &Value) -> bool {
-    if runtime.shared.shards.is_some() && !ObjectKey::of(body).is_some_and(|key| runtime.owns(&key))
-    {
-        return false;
-    }
+    in_namespaces(runtime, body)
+        && (runtime.shared.shards.is_none()
+            || ObjectKey::of(body).is_some_and(|key| runtime.owns(&key)))
+}
+
+/// Whether the object is in a namespace the operator serves (always, cluster-scoped).
+fn in_namespaces(runtime: &ResourceRuntime, body: &Value) -> bool {
     if !runtime.resolved.namespaced {
         return true;
     }
@@ -104,6 +109,7 @@ async fn watch_stream(
         });
         futures::pin_mut!(stream);
         let mut listing: Option<HashSet<ObjectKey>> = None;
+        let mut indexed: Option<HashSet<String>> = None;
         loop {
             let next = tokio::select! {
                 () = shutdown.cancelled() => return,
@@ -125,9 +131,13 @@ async fn watch_stream(
                 Ok(Some(item)) => item,
             };
             match item {
-                Ok(Event::Init) => listing = Some(HashSet::new()),
+                Ok(Event::Init) => {
+                    listing = Some(HashSet::new());
+                    indexed = Some(HashSet::new());
+                }
                 Ok(Event::InitApply(object)) => {
                     let body = to_value(object);
+                    index(&runtime, &body, indexed.as_mut());
                     if !served(&runtime, &body) {
                         continue;
                     }
@@ -142,6 +152,9 @@ async fn watch_stream(
                         listed_once = true;
                         runtime.shared.health.listed();
                     }
+                    if let Some(indexed) = indexed.take() {
+                        forget_unlisted(&runtime, &indexed, scope.as_deref());
+                    }
                     if let Some(listed) = listing.take() {
                         let scope = scope.clone();
                         runtime.forget_missing(&listed, |key| {
@@ -151,6 +164,7 @@ async fn watch_stream(
                 }
                 Ok(Event::Apply(object)) => {
                     let body = to_value(object);
+                    index(&runtime, &body, None);
                     if served(&runtime, &body) {
                         run_event_handlers(&runtime, &body, "MODIFIED");
                         runtime.enqueue(body, false);
@@ -158,6 +172,14 @@ async fn watch_stream(
                 }
                 Ok(Event::Delete(object)) => {
                     let body = to_value(object);
+                    if in_namespaces(&runtime, &body)
+                        && let Some(key) = ObjectKey::of(&body)
+                    {
+                        let object = key.to_string();
+                        for indexer in &runtime.spec.indices {
+                            indexer.forget(&object);
+                        }
+                    }
                     if served(&runtime, &body) {
                         run_event_handlers(&runtime, &body, "DELETED");
                         runtime.enqueue_deleted(body);
@@ -176,6 +198,36 @@ async fn watch_stream(
                 }
             }
         }
+    }
+}
+
+/// Updates the resource's indices with an object of a served namespace (whatever its shard),
+/// before any handler sees its event; records it in `listed` during a relist.
+fn index(runtime: &ResourceRuntime, body: &Value, listed: Option<&mut HashSet<String>>) {
+    if runtime.spec.indices.is_empty() || !in_namespaces(runtime, body) {
+        return;
+    }
+    let Some(key) = ObjectKey::of(body) else {
+        return;
+    };
+    let object = key.to_string();
+    for indexer in &runtime.spec.indices {
+        indexer.apply(&object, body);
+    }
+    if let Some(listed) = listed {
+        listed.insert(object);
+    }
+}
+
+/// After a relist of `scope` (a namespace, or everything), forgets the indexed objects of that
+/// scope that the listing did not return.
+fn forget_unlisted(runtime: &ResourceRuntime, listed: &HashSet<String>, scope: Option<&str>) {
+    let prefix = scope.map(|namespace| format!("{namespace}/"));
+    let keep = |object: &str| {
+        listed.contains(object) || prefix.as_deref().is_some_and(|p| !object.starts_with(p))
+    };
+    for indexer in &runtime.spec.indices {
+        indexer.retain(&keep);
     }
 }
 
