@@ -15,6 +15,7 @@ mod apiserver;
 mod authz;
 mod compare;
 mod failover;
+mod index;
 mod scrape;
 mod shards;
 mod workloads;
@@ -36,6 +37,8 @@ enum Command {
     Apiserver(apiserver::Args),
     /// Creates as a service account under RBAC against creates as the admin.
     Authz(authz::Args),
+    /// What an index of 10,000 pods costs an operator.
+    Index(index::Args),
     /// Leader election: failover after kill -9 and SIGTERM, and the standby's RSS.
     Failover(failover::Args),
     /// Compare kopr with Kopf and a kube-rs controller on one workload.
@@ -60,6 +63,7 @@ fn main() -> anyhow::Result<()> {
             Command::Authz(args) => authz::run(args).await,
             Command::CompareOperators(args) => compare::run(args).await,
             Command::Failover(args) => failover::run(args).await,
+            Command::Index(args) => index::run(args).await,
             Command::Scrape(args) => scrape::run(args).await,
             Command::Shards(args) => shards::run(args).await,
             Command::Workloads(args) => workloads::run(args).await,

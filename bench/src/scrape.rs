@@ -37,6 +37,11 @@ pub struct Args {
 
 /// GETs `/metrics`; returns the body's length.
 async fn scrape(address: std::net::SocketAddr) -> anyhow::Result<usize> {
+    Ok(metrics_text(address).await?.len())
+}
+
+/// GETs `/metrics`; returns the body.
+pub(crate) async fn metrics_text(address: std::net::SocketAddr) -> anyhow::Result<String> {
     let mut stream = tokio::net::TcpStream::connect(address).await?;
     stream
         .write_all(b"GET /metrics HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n")
@@ -46,8 +51,8 @@ async fn scrape(address: std::net::SocketAddr) -> anyhow::Result<usize> {
     let body = text
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
-        .map_or(0, |at| text.len() - at - 4);
-    Ok(body)
+        .map_or(&text[..0], |at| &text[at + 4..]);
+    Ok(String::from_utf8_lossy(body).into_owned())
 }
 
 /// Creates `n` items named `<prefix>-<i>` and waits until all are handled.

@@ -171,6 +171,8 @@ pub(crate) trait Indexer: Send + Sync {
     fn retain(&self, keep: &dyn Fn(&str) -> bool);
     /// The typed [`Index`], for handlers to read.
     fn shared(&self) -> Arc<dyn Any + Send + Sync>;
+    /// How many objects gave at least one pair.
+    fn objects(&self) -> usize;
 }
 
 /// Maps a typed object to its pairs.
@@ -228,6 +230,10 @@ where
 
     fn shared(&self) -> Arc<dyn Any + Send + Sync> {
         self.index.clone()
+    }
+
+    fn objects(&self) -> usize {
+        self.index.objects()
     }
 }
 

@@ -179,6 +179,7 @@ async fn watch_stream(
                         for indexer in &runtime.spec.indices {
                             indexer.forget(&object);
                         }
+                        count_indexed(&runtime);
                     }
                     if served(&runtime, &body) {
                         run_event_handlers(&runtime, &body, "DELETED");
@@ -214,6 +215,7 @@ fn index(runtime: &ResourceRuntime, body: &Value, listed: Option<&mut HashSet<St
     for indexer in &runtime.spec.indices {
         indexer.apply(&object, body);
     }
+    count_indexed(runtime);
     if let Some(listed) = listed {
         listed.insert(object);
     }
@@ -228,6 +230,19 @@ fn forget_unlisted(runtime: &ResourceRuntime, listed: &HashSet<String>, scope: O
     };
     for indexer in &runtime.spec.indices {
         indexer.retain(&keep);
+    }
+    count_indexed(runtime);
+}
+
+/// Sets `kopr_index_objects` of the resource's indices.
+fn count_indexed(runtime: &ResourceRuntime) {
+    let metrics = crate::runtime::metrics::global();
+    for indexer in &runtime.spec.indices {
+        let labels = crate::runtime::metrics::IndexLabels {
+            index: indexer.name().to_string(),
+        };
+        let objects = i64::try_from(indexer.objects()).unwrap_or(i64::MAX);
+        metrics.index_objects.get_or_create(&labels).set(objects);
     }
 }
 

@@ -18,6 +18,7 @@
 //! | `kopr_admission_failures_total` | | admission handlers that panicked or overran |
 //! | `kopr_leader` | | 1 while this replica handles objects: it leads, runs without election, or is a shard member (the number of such operators, in a process that runs several), else 0 |
 //! | `kopr_shards_owned` | | virtual shards this replica owns (with sharding) |
+//! | `kopr_index_objects` | index | objects that gave pairs to the index |
 //! | `kopr_shard_members` | | live shard members this replica sees, itself included |
 
 use std::sync::{Mutex, OnceLock};
@@ -55,6 +56,13 @@ pub struct OutcomeLabels {
     pub handler: String,
     /// `success`, `temporary`, `permanent`, `error`, `timeout` or `panic`.
     pub outcome: String,
+}
+
+/// An index's label.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct IndexLabels {
+    /// The index's name.
+    pub index: String,
 }
 
 /// An API request's labels.
@@ -104,6 +112,8 @@ pub struct Metrics {
     pub shards_owned: Gauge,
     /// Live shard members seen.
     pub shard_members: Gauge,
+    /// Objects in each index.
+    pub index_objects: Family<IndexLabels, Gauge>,
     registry: Registry,
     slot_counts: Mutex<Vec<SlotCount>>,
 }
@@ -131,6 +141,7 @@ impl Metrics {
             leader: Gauge::default(),
             shards_owned: Gauge::default(),
             shard_members: Gauge::default(),
+            index_objects: Family::default(),
             registry: Registry::with_prefix("kopr"),
             slot_counts: Mutex::new(Vec::new()),
         };
@@ -195,6 +206,11 @@ impl Metrics {
             "shards_owned",
             "Virtual shards this replica owns",
             metrics.shards_owned.clone(),
+        );
+        r.register(
+            "index_objects",
+            "Objects that gave pairs to each index",
+            metrics.index_objects.clone(),
         );
         r.register(
             "shard_members",
