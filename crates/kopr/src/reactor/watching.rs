@@ -59,8 +59,11 @@ pub(crate) async fn watch_resource(runtime: Arc<ResourceRuntime>) {
 /// sharding, in an owned shard.
 fn served(runtime: &ResourceRuntime, body: &Value) -> bool {
     in_namespaces(runtime, body)
-        && (runtime.shared.shards.is_none()
-            || ObjectKey::of(body).is_some_and(|key| runtime.owns(&key)))
+        && runtime.shared.shards.as_ref().is_none_or(|filter| {
+            let meta = body.get("metadata");
+            let field = |name: &str| meta.and_then(|m| m.get(name)).and_then(Value::as_str);
+            field("name").is_some_and(|name| filter.owns(field("namespace"), name))
+        })
 }
 
 /// Whether the object is in a namespace the operator serves (always, cluster-scoped).

@@ -75,7 +75,12 @@ impl ShardFilter {
         {
             return false;
         }
-        let shard = shard_of(namespace, name, state.count);
+        // A leader's one shard: no hash needed.
+        let shard = if state.count == 1 {
+            0
+        } else {
+            shard_of(namespace, name, state.count)
+        };
         state.owned.get(shard as usize).copied().unwrap_or(false)
     }
 
