@@ -30,6 +30,18 @@ pub struct Args {
     rounds: usize,
 }
 
+/// The resident set size of process `pid`, in MiB.
+pub(crate) fn rss_mib(pid: u32) -> anyhow::Result<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .context("no VmRSS")?
+        .parse()?;
+    Ok(kib / 1024.0)
+}
+
 /// One `kopr-operator` replica.
 pub(crate) struct Replica {
     child: Child,
@@ -72,14 +84,7 @@ impl Replica {
     }
 
     fn rss_mib(&self) -> anyhow::Result<f64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
-        let kib: f64 = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.split_whitespace().next())
-            .context("no VmRSS")?
-            .parse()?;
-        Ok(kib / 1024.0)
+        rss_mib(self.child.id())
     }
 
     fn kill(mut self) {

@@ -17,6 +17,7 @@ use serde_json::json;
 use crate::apiserver::{client, concurrent, kopr_binary, start_server};
 use crate::compare::cluster::create_namespace;
 use crate::compare::operators::peak_rss_mib;
+use crate::failover::rss_mib;
 use crate::scrape::metrics_text;
 
 /// Options of `kopr-bench index`.
@@ -37,18 +38,6 @@ impl Drop for Operator {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// The resident set size of `pid`, in MiB.
-fn rss_mib(pid: u32) -> anyhow::Result<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .context("no VmRSS")?
-        .parse()?;
-    Ok(kib / 1024.0)
 }
 
 /// Waits until the index holds `count` objects.
