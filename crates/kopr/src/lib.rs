@@ -58,7 +58,10 @@ mod persistence;
 mod reactor;
 mod runtime;
 
-pub use handling::{admission, context, diff, errors, filters, handlers, index, patch, resource};
+pub use handling::{
+    admission, children, context, diff, errors, filters, handlers, index, patch, reconcile,
+    resource,
+};
 #[cfg(feature = "embedded")]
 pub use kits::testing;
 pub use kits::{adopt, apply, cli, manifests, service_account};

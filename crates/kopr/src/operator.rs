@@ -281,6 +281,12 @@ impl Operator {
             )));
         }
         for resource in &self.resources {
+            if !resource.related.is_empty() && resource.reconcile.is_none() {
+                return Err(Error::Config(format!(
+                    "{} owns or watches other kinds but has no reconcile; add .reconcile(...)",
+                    resource.target
+                )));
+            }
             let mut seen: Vec<(String, std::mem::Discriminant<Trigger>)> = Vec::new();
             for handler in &resource.handlers {
                 let entry = (handler.id.clone(), std::mem::discriminant(&handler.trigger));
@@ -323,6 +329,15 @@ impl Operator {
             indices.insert(indexer.as_ref());
         }
         self.memo.insert(indices);
+        let mut children = crate::handling::children::Children::new(&self.settings.field_manager);
+        for resource in &self.resources {
+            for related in &resource.related {
+                if matches!(related.relation, crate::reconcile::Relation::Owns) {
+                    children.cache(&related.api_resource);
+                }
+            }
+        }
+        self.memo.insert(children);
         let token = CancellationToken::new();
         let lifecycle = Lifecycle {
             client: client.clone(),
@@ -362,6 +377,7 @@ impl Operator {
             settings: self.settings.clone(),
             shutdown: token.clone(),
             tasks: tasks.clone(),
+            related: crate::reactor::related::Related::default(),
         });
         tokio::pin!(shutdown);
         let startup = run_startup(&self.startup, &lifecycle);
@@ -558,5 +574,7 @@ async fn serve(shared: Arc<Shared>, spec: ResourceSpec) {
         namespaced = resolved.namespaced,
         "watching"
     );
-    watch_resource(ResourceRuntime::new(shared, spec, resolved)).await;
+    let runtime = ResourceRuntime::new(shared, spec, resolved);
+    runtime.subscribe_related();
+    watch_resource(runtime).await;
 }

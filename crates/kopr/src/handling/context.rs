@@ -31,6 +31,8 @@ pub enum Reason {
     Daemon,
     /// A raw watch event.
     Event,
+    /// A level-triggered reconcile ([`crate::reconcile`]).
+    Reconcile,
 }
 
 impl Reason {
@@ -44,6 +46,7 @@ impl Reason {
             Reason::Timer => "timer",
             Reason::Daemon => "daemon",
             Reason::Event => "event",
+            Reason::Reconcile => "reconcile",
         }
     }
 }
@@ -238,6 +241,153 @@ impl<K> Context<K> {
             .memo
             .get::<crate::handling::index::Indices>()?
             .get::<V>(name)
+    }
+
+    /// The children of kind `C` that this object controls (a controller owner reference
+    /// points at it), ordered by namespace and name, from the cache that
+    /// [`Resource::owns`](crate::Resource::owns) keeps: no request is made. Empty when no
+    /// resource owns `C`.
+    ///
+    /// ```no_run
+    /// # use k8s_openapi::api::apps::v1::Deployment;
+    /// # async fn reconcile(ctx: kopr::Context<k8s_openapi::api::core::v1::ConfigMap>) {
+    /// let ready: i32 = ctx
+    ///     .owned::<Deployment>()
+    ///     .iter()
+    ///     .filter_map(|d| d.status.as_ref()?.ready_replicas)
+    ///     .sum();
+    /// # }
+    /// ```
+    pub fn owned<C>(&self) -> Vec<C>
+    where
+        C: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned,
+    {
+        use crate::handling::children::{Children, owner_id_of};
+        let api_resource = kube::api::ApiResource::erase::<C>(&());
+        let (Some(children), Some(owner)) =
+            (self.raw.memo.get::<Children>(), owner_id_of(&self.raw.body))
+        else {
+            return Vec::new();
+        };
+        let Some(cache) = children.get(&api_resource) else {
+            return Vec::new();
+        };
+        cache
+            .owned_by(&owner)
+            .into_iter()
+            .filter_map(|body| C::deserialize(body).ok())
+            .collect()
+    }
+
+    /// Applies `child` as a child of this object with server-side apply, forcing ownership of
+    /// its fields: a controller owner reference, the object's labels and (for a namespaced
+    /// child) its namespace are added as [`kopr::adopt`](crate::adopt) does, and the apply is
+    /// made under the operator's field manager ([`Settings::field_manager`](crate::Settings)).
+    /// Fields the operator applied before and leaves out now are removed; a field someone
+    /// changed by hand is put back. So drift repair is "apply again".
+    ///
+    /// [`Applied::changed`](crate::children::Applied) says whether anything changed. It
+    /// compares resourceVersions: the cached one for an owned kind, otherwise one read before
+    /// the apply (one more request).
+    ///
+    /// # Errors
+    /// [`ApplyError`](crate::children::ApplyError) when the child has no name, cannot be
+    /// adopted (another controller owns it), or the server refuses it.
+    ///
+    /// ```no_run
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # async fn reconcile(ctx: kopr::Context<ConfigMap>) -> kopr::HandlerResult<()> {
+    /// let child = ConfigMap {
+    ///     metadata: kube::api::ObjectMeta { name: Some("settings".into()), ..Default::default() },
+    ///     data: Some([("level".to_owned(), "debug".to_owned())].into()),
+    ///     ..Default::default()
+    /// };
+    /// if ctx.apply(&child).await?.changed {
+    ///     ctx.info("ChildUpdated", "settings applied");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn apply<C>(
+        &self,
+        child: &C,
+    ) -> Result<crate::children::Applied<C>, crate::children::ApplyError>
+    where
+        C: kube::Resource<DynamicType = ()> + serde::Serialize + serde::de::DeserializeOwned,
+        C::Scope: 'static,
+    {
+        self.apply_with(child, crate::children::ApplyOptions::default())
+            .await
+    }
+
+    /// [`apply`](Self::apply) with options (say, without forcing).
+    ///
+    /// # Errors
+    /// As [`apply`](Self::apply); without `force`, also a conflict (409) when another manager
+    /// owns a field the child sets.
+    pub async fn apply_with<C>(
+        &self,
+        child: &C,
+        options: crate::children::ApplyOptions,
+    ) -> Result<crate::children::Applied<C>, crate::children::ApplyError>
+    where
+        C: kube::Resource<DynamicType = ()> + serde::Serialize + serde::de::DeserializeOwned,
+        C::Scope: 'static,
+    {
+        let api_resource = kube::api::ApiResource::erase::<C>(&());
+        let namespaced =
+            TypeId::of::<C::Scope>() == TypeId::of::<k8s_openapi::NamespaceResourceScope>();
+        let value = serde_json::to_value(child)?;
+        let (applied, changed) = self
+            .apply_value(value, &api_resource, namespaced, options)
+            .await?;
+        Ok(crate::children::Applied {
+            object: C::deserialize(applied)?,
+            changed,
+        })
+    }
+
+    /// [`apply_with`](Self::apply_with) for a child known only at run time: its API resource
+    /// and whether it is namespaced.
+    ///
+    /// # Errors
+    /// As [`apply_with`](Self::apply_with).
+    pub async fn apply_dynamic(
+        &self,
+        child: &kube::api::DynamicObject,
+        api_resource: &kube::api::ApiResource,
+        namespaced: bool,
+        options: crate::children::ApplyOptions,
+    ) -> Result<crate::children::Applied<kube::api::DynamicObject>, crate::children::ApplyError>
+    {
+        let value = serde_json::to_value(child)?;
+        let (applied, changed) = self
+            .apply_value(value, api_resource, namespaced, options)
+            .await?;
+        Ok(crate::children::Applied {
+            object: serde_json::from_value(applied)?,
+            changed,
+        })
+    }
+
+    async fn apply_value(
+        &self,
+        child: Value,
+        api_resource: &kube::api::ApiResource,
+        namespaced: bool,
+        options: crate::children::ApplyOptions,
+    ) -> Result<(Value, bool), crate::children::ApplyError> {
+        let children = self.raw.memo.get::<crate::handling::children::Children>();
+        crate::handling::children::apply_value(
+            &self.raw.client,
+            children.as_deref(),
+            &self.raw.body,
+            child,
+            api_resource,
+            namespaced,
+            options,
+        )
+        .await
     }
 
     /// Posts a Normal event about the object (in the background).

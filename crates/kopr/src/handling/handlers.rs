@@ -78,6 +78,8 @@ pub enum Trigger {
     Field(Vec<String>),
     /// Every raw watch event, with no persistence.
     Event,
+    /// The resource's level-triggered reconcile ([`crate::reconcile`]).
+    Reconcile,
 }
 
 /// An erased change or event handler.

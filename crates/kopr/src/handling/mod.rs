@@ -2,9 +2,11 @@
 //! [`handlers`], [`filters`]), what they see ([`context`], [`diff`]), what
 //! they return ([`errors`]) and how they change their object ([`patch`]); [`index`]es of
 //! watched objects they read;
+//! the [`reconcile`] model and the [`children`] it owns and applies;
 //! [`admission`] handlers check or change objects before they are stored.
 
 pub mod admission;
+pub mod children;
 pub mod context;
 pub mod diff;
 pub mod errors;
@@ -12,4 +14,5 @@ pub mod filters;
 pub mod handlers;
 pub mod index;
 pub mod patch;
+pub mod reconcile;
 pub mod resource;

@@ -18,6 +18,7 @@ use crate::handling::admission::{AdmissionResult, AdmissionSpec, Review};
 use crate::handling::handlers::{
     Daemon, DaemonSpec, HandlerSpec, IntoHandler, ParseFn, Timer, TimerSpec, Trigger,
 };
+use crate::handling::reconcile::{IntoReconcile, Key, ReconcileSpec, RelatedSpec, Relation};
 
 /// A resource with its handlers, erased over the object type.
 #[derive(Clone)]
@@ -30,6 +31,8 @@ pub struct ResourceSpec {
     pub(crate) parse: ParseFn,
     pub(crate) admission: Vec<AdmissionSpec>,
     pub(crate) indices: Vec<std::sync::Arc<dyn crate::handling::index::Indexer>>,
+    pub(crate) reconcile: Option<ReconcileSpec>,
+    pub(crate) related: Vec<RelatedSpec>,
 }
 
 impl std::fmt::Debug for ResourceSpec {
@@ -129,6 +132,8 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
                 parse: parser::<K>(),
                 admission: Vec::new(),
                 indices: Vec::new(),
+                reconcile: None,
+                related: Vec::new(),
             },
             _resource: PhantomData,
         }
@@ -136,6 +141,82 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
 
     fn position(&self) -> usize {
         self.spec.handlers.len() + self.spec.timers.len() + self.spec.daemons.len()
+    }
+
+    /// Reconciles every object with `reconcile`, level-triggered, as kubebuilder's
+    /// `Reconcile` (see [`crate::reconcile`] for when it runs and what it guarantees). It
+    /// returns an [`Action`](crate::reconcile::Action): requeue after a delay, or await a
+    /// change. One reconcile per resource; it may share the resource with cause handlers.
+    ///
+    /// ```
+    /// use kopr::reconcile::Action;
+    /// use k8s_openapi::api::{apps::v1::Deployment, core::v1::ConfigMap};
+    /// let resource = kopr::Resource::<ConfigMap>::new()
+    ///     .reconcile(|_ctx: kopr::Context<ConfigMap>| async { Ok(Action::await_change()) })
+    ///     .owns::<Deployment>();
+    /// ```
+    pub fn reconcile<M>(mut self, reconcile: impl IntoReconcile<K, M>) -> Self
+    where
+        K: DeserializeOwned,
+    {
+        let position = self.position();
+        self.spec.reconcile = Some(reconcile.into_reconcile().into_spec(position));
+        self
+    }
+
+    /// Reconciles an object when one of its children of kind `C` (an object whose controller
+    /// owner reference points at it) is added, changed or deleted, and keeps those children in
+    /// a cache that [`Context::owned`](crate::Context::owned) reads. One watch of `C` serves
+    /// every resource that owns or watches it. Needs [`reconcile`](Self::reconcile).
+    pub fn owns<C>(mut self) -> Self
+    where
+        C: kube::Resource<DynamicType = ()>,
+        C::Scope: 'static,
+    {
+        self.spec.related.push(RelatedSpec::of::<C>(Relation::Owns));
+        self
+    }
+
+    /// Reconciles the objects that `mapper` names whenever an object of kind `C` is added,
+    /// changed or deleted (say, the objects referring to a changed Secret). Objects of `C`
+    /// are not cached. Needs [`reconcile`](Self::reconcile).
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+    /// use kopr::reconcile::{Action, Key};
+    /// let resource = kopr::Resource::<ConfigMap>::new()
+    ///     .reconcile(|_ctx: kopr::Context<ConfigMap>| async { Ok(Action::await_change()) })
+    ///     .watches(|secret: &Secret| {
+    ///         // The ConfigMap of the same name uses the Secret.
+    ///         let namespace = secret.metadata.namespace.clone().unwrap_or_default();
+    ///         let name = secret.metadata.name.clone().unwrap_or_default();
+    ///         vec![Key::namespaced(namespace, name)]
+    ///     });
+    /// ```
+    pub fn watches<C>(mut self, mapper: impl Fn(&C) -> Vec<Key> + Send + Sync + 'static) -> Self
+    where
+        C: kube::Resource<DynamicType = ()> + DeserializeOwned,
+        C::Scope: 'static,
+    {
+        let mapper = std::sync::Arc::new(move |body: &Value| match C::deserialize(body) {
+            Ok(object) => mapper(&object),
+            Err(error) => {
+                tracing::debug!(%error, "a watched object does not parse; not mapped");
+                Vec::new()
+            }
+        });
+        self.spec
+            .related
+            .push(RelatedSpec::of::<C>(Relation::Watches(mapper)));
+        self
+    }
+
+    /// The reconcile model's cleanup: runs `handler` when an object is being deleted, and a
+    /// finalizer keeps the object until it succeeds (retried with the handler's backoff, its
+    /// progress kept on the object). It is a delete handler ([`on_delete`](Self::on_delete))
+    /// by another name.
+    pub fn cleanup<M>(self, handler: impl IntoHandler<K, M>) -> Self {
+        self.on_delete(handler)
     }
 
     fn register<M>(mut self, trigger: Trigger, handler: impl IntoHandler<K, M>) -> Self {

@@ -346,13 +346,18 @@ impl Common {
         Ok(Some(election))
     }
 
-    fn configure(&self, operator: Operator) -> Result<Operator, Error> {
+    fn configure(&self, operator: Operator, name: &str) -> Result<Operator, Error> {
         let patterns = if self.namespaces.is_empty() || self.all_namespaces {
             NamespacePatterns::all()
         } else {
             NamespacePatterns::parse(&self.namespaces).map_err(|e| Error::Config(e.to_string()))?
         };
-        let mut operator = operator.namespaces(patterns);
+        let mut operator = operator.namespaces(patterns).configure(|settings| {
+            // Children are applied under the operator's name unless it chose one.
+            if settings.field_manager == crate::Settings::default().field_manager {
+                settings.field_manager = name.to_owned();
+            }
+        });
         if let Some(workers) = self.workers {
             operator = operator.workers(workers);
         }
@@ -578,7 +583,7 @@ impl<A: Args + 'static, X: Subcommand + 'static> App<A, X> {
         match command {
             Command::Run(args) => {
                 args.common.init_logging();
-                let operator = args.common.configure((self.build)(&args.options))?;
+                let operator = args.common.configure((self.build)(&args.options), name)?;
                 let mut operator = args.common.membership(operator, name, None)?;
                 if operator.has_admission_handlers() && operator.webhooks.is_none() {
                     match args
@@ -789,7 +794,7 @@ async fn dev<A: Args>(
     args.common.init_logging();
     // Read every manifest first: a broken file stops here, before anything starts.
     let documents = crate::kits::apply::load(&args.apply)?;
-    let operator = args.common.configure(build(&args.options))?;
+    let operator = args.common.configure(build(&args.options), name)?;
     // One replica, with leader election on as in a cluster, so the Lease shows in kubectl.
     let mut operator = args
         .common

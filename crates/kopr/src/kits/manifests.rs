@@ -18,8 +18,10 @@
 //! - `create` on core `events`;
 //! - `get`, `list`, `watch` on `customresourcedefinitions` when the operator has CRDs, and also
 //!   `create` and `patch` when it [installs them itself](Manifests::installs_crds);
-//! - on each declared [child kind](Manifests::child): `create`, `get`, `list`, `watch`,
-//!   `patch`, `delete`;
+//! - on each declared [child kind](Manifests::child) and each kind a resource
+//!   [owns](crate::Resource::owns): `create`, `get`, `list`, `watch`, `patch`, `delete`;
+//! - `get`, `list`, `watch` on each kind [read](Manifests::reads) or
+//!   [watched](crate::Resource::watches);
 //! - `get`, `create`, `patch`, `delete` on `validatingwebhookconfigurations` and
 //!   `mutatingwebhookconfigurations` when the operator has admission handlers (it registers
 //!   them at start).
@@ -296,8 +298,21 @@ impl Manifests {
                 &verbs,
             ));
         }
+        // Owned kinds are children, watched kinds are read, as declared ones are.
+        let mut declared_children = self.children.clone();
+        let mut declared_reads = self.reads.clone();
+        for related in operator.resources.iter().flat_map(|r| &r.related) {
+            let kind = ResourceKind::new(&related.api_resource.group, &related.api_resource.plural);
+            let list = match related.relation {
+                crate::reconcile::Relation::Owns => &mut declared_children,
+                crate::reconcile::Relation::Watches(_) => &mut declared_reads,
+            };
+            if !list.contains(&kind) {
+                list.push(kind);
+            }
+        }
         let mut children: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for child in &self.children {
+        for child in &declared_children {
             children
                 .entry(child.group.clone())
                 .or_default()
@@ -311,7 +326,10 @@ impl Manifests {
             ));
         }
         let mut reads: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for kind in self.reads.iter().filter(|k| !self.children.contains(k)) {
+        for kind in declared_reads
+            .iter()
+            .filter(|k| !declared_children.contains(k))
+        {
             reads
                 .entry(kind.group.clone())
                 .or_default()
@@ -753,6 +771,26 @@ mod tests {
             })
             .flat_map(|r| r.verbs.clone())
             .collect()
+    }
+
+    #[test]
+    fn owned_kinds_are_children_and_watched_kinds_are_read() {
+        use k8s_openapi::api::core::v1::Secret;
+        let reconcile = |_: crate::Context<kube::api::DynamicObject>| async {
+            Ok(crate::reconcile::Action::await_change())
+        };
+        let operator = Operator::new().resource(
+            Resource::dynamic("example.com", "v1", "greetings")
+                .reconcile(reconcile)
+                .owns::<ConfigMap>()
+                .watches(|_: &Secret| Vec::new()),
+        );
+        let rules = Manifests::new("op").rules(&operator);
+        assert_eq!(
+            verbs_for(&rules, "", "configmaps"),
+            ["create", "get", "list", "watch", "patch", "delete"]
+        );
+        assert_eq!(verbs_for(&rules, "", "secrets"), ["get", "list", "watch"]);
     }
 
     #[test]

@@ -236,7 +236,8 @@ impl Cycle<'_> {
             if let Some(slot) = runtime.slots().get_mut(key) {
                 slot.resume_due = false;
             }
-            return send(runtime, key, body, patch, false).await;
+            // No cause handler is left: the reconcile's turn, if it is due.
+            return super::reconciling::run(runtime, key, body, &self.typed, patch).await;
         }
         let finish = Finish::DiffBase {
             write: cause.is_some() && tracks_changes,

@@ -33,6 +33,8 @@ pub(crate) enum Then {
     Handled(Value),
     /// The deletion is handled: release kopr's finalizer.
     ReleaseFinalizer,
+    /// The reconcile ran; the object should now read as this body (but for versions).
+    Reconciled(Value),
 }
 
 /// The writes of one cycle that have not landed yet.
@@ -92,6 +94,19 @@ impl Landing {
                 after_diff_base(Some(stored), Outcome::Continue(new))
             }
             (Then::ReleaseFinalizer, Sent::Body(new)) => self.release(runtime, key, &new).await,
+            (Then::Reconciled(_), Sent::Nothing) => Outcome::Done,
+            (Then::Reconciled(expected), Sent::Body(new)) => {
+                if super::reconciling::only_ours(expected, &new) {
+                    // The watch event of this write may have come in already.
+                    runtime.forget_own_change(key, &new);
+                    Outcome::Handled(new)
+                } else {
+                    // Someone else's change came in meanwhile (its own watch event is older
+                    // than this response, so dropped as stale): it gets its reconcile.
+                    runtime.reconcile_due(key, expected, &new);
+                    Outcome::Continue(new)
+                }
+            }
             (Then::ReleaseFinalizer, Sent::Nothing) => self.release(runtime, key, body).await,
         }
     }

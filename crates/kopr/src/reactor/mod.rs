@@ -7,6 +7,7 @@
 
 mod background;
 mod cycle;
+mod follow;
 mod invoke;
 mod landing;
 mod latest;
@@ -14,6 +15,8 @@ mod outcome;
 mod patching;
 mod posting;
 mod progression;
+mod reconciling;
+pub(crate) mod related;
 mod watching;
 
 use std::collections::HashMap;
@@ -61,6 +64,9 @@ pub struct Settings {
     pub success_events: bool,
     /// Store each handler's `Ok` value under `status.<handler-id>`, as Kopf does (on by default).
     pub store_results: bool,
+    /// The field manager children are applied under ([`Context::apply`](crate::Context::apply)):
+    /// the operator's name (`kopr` unless set; the command line sets its program's name).
+    pub field_manager: String,
 }
 
 impl Default for Settings {
@@ -75,6 +81,7 @@ impl Default for Settings {
             max_transient_backoff: Duration::from_secs(5),
             success_events: false,
             store_results: true,
+            field_manager: "kopr".to_owned(),
         }
     }
 }
@@ -92,6 +99,8 @@ pub(crate) struct Shared {
     pub(crate) health: Arc<crate::runtime::endpoints::Health>,
     /// With sharding, the shards this replica owns: only their objects are handled.
     pub(crate) shards: Option<Arc<crate::runtime::shards::ShardFilter>>,
+    /// The watches of owned and watched kinds.
+    pub(crate) related: related::Related,
 }
 
 /// An object's identity within a resource.
@@ -156,6 +165,14 @@ pub(crate) struct Slot {
     pub(crate) background: HashMap<String, background::Task>,
     /// Shares the newest body and the time of the last change with timers and daemons.
     pub(crate) body_channel: Option<tokio::sync::watch::Sender<(Arc<Value>, Instant)>>,
+    /// When the reconcile is due for a trigger, a requeue or a backoff (now or earlier: at
+    /// the next cycle with no cause handler left).
+    pub(crate) reconcile_at: Option<Instant>,
+    /// The reconcile is due for a change of the object, seen up to this resourceVersion
+    /// (`u64::MAX` when it is not a number).
+    pub(crate) reconcile_change: Option<u64>,
+    /// Consecutive failed reconciles, for their backoff.
+    pub(crate) reconcile_failures: u32,
 }
 
 /// What a worker does next for its object.
@@ -179,6 +196,10 @@ pub(crate) struct ResourceRuntime {
     /// Raw events waiting for their object's `on_event` handlers; an object is here while a
     /// task drains its events, one at a time, in order.
     events: Mutex<HashMap<ObjectKey, std::collections::VecDeque<QueuedEvent>>>,
+    /// What the reconcile waits for before it first runs: the related kinds' caches listed.
+    synced: std::sync::OnceLock<Vec<related::Synced>>,
+    /// Set once they are.
+    all_synced: std::sync::atomic::AtomicBool,
 }
 
 /// A raw watch event waiting for the `on_event` handlers that matched it.
@@ -210,6 +231,8 @@ impl ResourceRuntime {
             label,
             slots: Mutex::new(HashMap::new()),
             events: Mutex::new(HashMap::new()),
+            synced: std::sync::OnceLock::new(),
+            all_synced: std::sync::atomic::AtomicBool::new(false),
         });
         if let Some(filter) = &runtime.shared.shards {
             // The coordinator hands a shard over only once no slot of it is left.
@@ -366,7 +389,74 @@ impl ResourceRuntime {
                 .daemons
                 .iter()
                 .any(|d| d.handler.filters.matches_object(body))
+            || spec
+                .reconcile
+                .as_ref()
+                .is_some_and(|r| r.handler.filters.matches_object(body))
             || crate::persistence::storage::has_finalizer(body)
+    }
+
+    /// Watches the related kinds (owned children, watched objects) of this resource.
+    pub(crate) fn subscribe_related(self: &Arc<Self>) {
+        let synced = related::subscribe(&self.shared, self);
+        let _ = self.synced.set(synced);
+    }
+
+    /// Waits until the related kinds' watches listed what the reconcile may read.
+    pub(crate) async fn wait_synced(&self) {
+        use std::sync::atomic::Ordering;
+        if self.all_synced.load(Ordering::Acquire) {
+            return;
+        }
+        let synced = self.synced.get().cloned().unwrap_or_default();
+        for mut one in synced {
+            one.wait(&self.shared.shutdown).await;
+        }
+        if !self.shared.shutdown.is_cancelled() {
+            self.all_synced.store(true, Ordering::Release);
+        }
+    }
+
+    /// Makes the object's reconcile due now if the change from `old` to `new` triggers it.
+    pub(crate) fn reconcile_due(&self, key: &ObjectKey, old: &Value, new: &Value) {
+        let Some(reconcile) = &self.spec.reconcile else {
+            return;
+        };
+        if reconcile.triggered_by(|| Arc::new(old.clone()), new)
+            && let Some(slot) = self.slots().get_mut(key)
+        {
+            let version = latest::resource_version(new).unwrap_or(u64::MAX);
+            slot.reconcile_change = slot.reconcile_change.max(Some(version));
+        }
+    }
+
+    /// The reconcile's own write landed as `written`, with no one else's change in it: the
+    /// watch events up to it that came in during the run made the reconcile due for nothing.
+    pub(crate) fn forget_own_change(&self, key: &ObjectKey, written: &Value) {
+        let Some(version) = latest::resource_version(written) else {
+            return;
+        };
+        if let Some(slot) = self.slots().get_mut(key)
+            && slot.reconcile_change.is_some_and(|seen| seen <= version)
+        {
+            slot.reconcile_change = None;
+        }
+    }
+
+    /// Makes the object's reconcile due now (a child or a watched object changed).
+    pub(crate) fn trigger(self: &Arc<Self>, key: &ObjectKey) {
+        let mut slots = self.slots();
+        if !self.owns(key) {
+            return;
+        }
+        let Some(slot) = slots.get_mut(key) else {
+            return;
+        };
+        if slot.latest.is_none() || slot.deleted || slot.gone {
+            return;
+        }
+        slot.reconcile_at = Some(Instant::now());
+        self.mark_pending(key.clone(), slot);
     }
 
     /// Records a new body for an object and makes sure a worker will handle it.
@@ -383,6 +473,18 @@ impl ResourceRuntime {
             resume_due: listed,
             ..Slot::default()
         });
+        if let Some(reconcile) = &self.spec.reconcile {
+            let due = match &slot.latest {
+                None => true,
+                Some(latest) if latest.is_newer_or_same_as(&body) => false,
+                Some(latest) if latest::uid(&body) != latest.uid() => true,
+                Some(latest) => reconcile.triggered_by(|| latest.body(), &body),
+            };
+            if due {
+                let version = latest::resource_version(&body).unwrap_or(u64::MAX);
+                slot.reconcile_change = slot.reconcile_change.max(Some(version));
+            }
+        }
         if let Some(latest) = &slot.latest {
             if latest.is_newer_or_same_as(&body) {
                 return;
@@ -596,6 +698,43 @@ impl ResourceRuntime {
 
     fn settle(self: &Arc<Self>, key: &ObjectKey, outcome: outcome::Outcome) {
         tracing::debug!(object = %key, outcome = outcome.name(), "cycle finished");
+        // Only a cycle that left nothing to do may start the reconcile right away: any other
+        // runs again (or waits for a retry) by itself.
+        let at_rest = matches!(
+            outcome,
+            outcome::Outcome::Done | outcome::Outcome::Handled(_)
+        );
+        self.settle_outcome(key, outcome);
+        if self.spec.reconcile.is_some() {
+            self.schedule_reconcile(key, at_rest);
+        }
+    }
+
+    /// Makes sure a due reconcile runs: in the next cycle when it is due now (and `now` allows
+    /// it), or at its time.
+    fn schedule_reconcile(self: &Arc<Self>, key: &ObjectKey, now: bool) {
+        let at = {
+            let mut slots = self.slots();
+            let Some(slot) = slots.get_mut(key) else {
+                return;
+            };
+            let at = match (slot.reconcile_change, slot.reconcile_at) {
+                (Some(_), _) => Instant::now(),
+                (None, Some(at)) => at,
+                (None, None) => return,
+            };
+            if at <= Instant::now() {
+                if now && !slot.deleted {
+                    slot.pending = true;
+                }
+                return;
+            }
+            at
+        };
+        self.wake_after(key, at.saturating_duration_since(Instant::now()));
+    }
+
+    fn settle_outcome(self: &Arc<Self>, key: &ObjectKey, outcome: outcome::Outcome) {
         match outcome {
             outcome::Outcome::Done => {
                 self.reset_failures(key);
@@ -661,7 +800,8 @@ impl ResourceRuntime {
                     channel.send_modify(|(latest, _)| *latest = body.clone());
                     Latest::parsed(body)
                 }
-                None if again => Latest::packed(&body),
+                // A reconcile reads the body at rest, so it is kept (packed).
+                None if again || self.spec.reconcile.is_some() => Latest::packed(&body),
                 // Going to rest right away (`shrink` keeps only the identity, read straight
                 // from the parsed body): packing it in full first would be wasted.
                 None => Latest::parsed(Arc::new(body)),
@@ -680,8 +820,14 @@ impl ResourceRuntime {
         let Some(slot) = slots.get_mut(key) else {
             return;
         };
-        // Timers and daemons share the body through their channel: nothing to save there.
-        if slot.pending || slot.wake_at.is_some() || slot.deleted || slot.body_channel.is_some() {
+        // Timers and daemons share the body through their channel: nothing to save there. A
+        // reconcile may be triggered by a child at any time, and reads the body then.
+        if slot.pending
+            || slot.wake_at.is_some()
+            || slot.deleted
+            || slot.body_channel.is_some()
+            || self.spec.reconcile.is_some()
+        {
             return;
         }
         if let Some(latest) = &slot.latest {

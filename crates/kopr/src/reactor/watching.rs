@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use kube::api::{Api, DynamicObject};
-use kube::runtime::WatchStreamExt;
-use kube::runtime::watcher::{self, Event};
+use kube::runtime::watcher::Event;
 use serde_json::Value;
 
+use super::follow::to_value;
 use super::invoke::{Call, invoke};
 use super::{ObjectKey, ResourceRuntime};
 use crate::handling::context::Reason;
@@ -83,126 +83,79 @@ async fn watch_stream(
     api: Api<DynamicObject>,
     scope: Option<String>,
 ) {
-    let settings = &runtime.shared.settings;
-    let timeout_secs = u32::try_from(settings.watch_timeout.as_secs())
-        .unwrap_or(u32::MAX)
-        .max(1);
-    // kube's watcher yields nothing for bookmarks or renewals, so an idle resource is silent
-    // too; a stream silent for five watch periods is renewed with a relist (cheap, rare), which
-    // also recovers a connection that died without closing on a client with no read timeout.
-    let silence_limit = settings.watch_timeout * 5;
-    let shutdown = runtime.shared.shutdown.clone();
-    let kind = runtime.api_resource().kind.clone();
-    let metrics = crate::runtime::metrics::global();
-    let labels = crate::runtime::metrics::ResourceLabels {
-        resource: runtime.label.clone(),
-    };
     let mut listed_once = false;
-    let mut shard_changes = runtime.shared.shards.as_ref().map(|f| f.subscribe());
-    'restart: loop {
-        // Shards gained from here on make the stream list again; earlier ones are in this list.
-        let mut gains = shard_changes
-            .as_mut()
-            .map_or(0, |changes| changes.borrow_and_update().gains);
-        metrics.watch_starts.get_or_create(&labels).inc();
-        let config = watcher::Config::default().timeout(timeout_secs);
-        let stream = watcher::watcher(api.clone(), config).backoff(WatchBackoff {
-            failures: 0,
-            max: settings.max_transient_backoff,
-        });
-        futures::pin_mut!(stream);
-        let mut listing: Option<HashSet<ObjectKey>> = None;
-        let mut indexed: Option<HashSet<String>> = None;
-        loop {
-            let next = tokio::select! {
-                () = shutdown.cancelled() => return,
-                () = next_gain(&mut shard_changes, &mut gains) => {
-                    tracing::debug!(%kind, "shards gained; listing again");
-                    continue 'restart;
-                }
-                next = tokio::time::timeout(silence_limit, stream.next()) => next,
-            };
-            let item = match next {
-                Err(_) => {
-                    tracing::debug!(%kind, "no events for {silence_limit:?}; renewing the watch");
-                    continue 'restart;
-                }
-                Ok(None) => {
-                    tracing::warn!(%kind, "watch stream ended; restarting it");
-                    continue 'restart;
-                }
-                Ok(Some(item)) => item,
-            };
-            match item {
-                Ok(Event::Init) => {
-                    listing = Some(HashSet::new());
-                    indexed = Some(HashSet::new());
-                }
-                Ok(Event::InitApply(object)) => {
-                    let body = to_value(object);
-                    index(&runtime, &body, indexed.as_mut());
-                    if !served(&runtime, &body) {
-                        continue;
-                    }
-                    if let (Some(listed), Some(key)) = (listing.as_mut(), ObjectKey::of(&body)) {
-                        listed.insert(key);
-                    }
-                    run_event_handlers(&runtime, &body, "ADDED");
-                    runtime.enqueue(body, true);
-                }
-                Ok(Event::InitDone) => {
-                    if !listed_once {
-                        listed_once = true;
-                        runtime.shared.health.listed();
-                    }
-                    if let Some(indexed) = indexed.take() {
-                        forget_unlisted(&runtime, &indexed, scope.as_deref());
-                    }
-                    if let Some(listed) = listing.take() {
-                        let scope = scope.clone();
-                        runtime.forget_missing(&listed, |key| {
-                            scope.is_none() || key.namespace == scope
-                        });
-                    }
-                }
-                Ok(Event::Apply(object)) => {
-                    let body = to_value(object);
-                    index(&runtime, &body, None);
-                    if served(&runtime, &body) {
-                        run_event_handlers(&runtime, &body, "MODIFIED");
-                        runtime.enqueue(body, false);
-                    }
-                }
-                Ok(Event::Delete(object)) => {
-                    let body = to_value(object);
-                    if in_namespaces(&runtime, &body)
-                        && let Some(key) = ObjectKey::of(&body)
-                    {
-                        let object = key.to_string();
-                        for indexer in &runtime.spec.indices {
-                            indexer.forget(&object);
-                        }
-                        count_indexed(&runtime);
-                    }
-                    if served(&runtime, &body) {
-                        run_event_handlers(&runtime, &body, "DELETED");
-                        runtime.enqueue_deleted(body);
-                    }
-                }
-                Err(error) => {
-                    metrics.watch_errors.get_or_create(&labels).inc();
-                    match crate::errors::rbac_hint(&error.to_string()) {
-                        Some(hint) => {
-                            tracing::warn!(%kind, %error, %hint, "watch failed; retrying with backoff")
-                        }
-                        None => {
-                            tracing::warn!(%kind, %error, "watch failed; retrying with backoff")
-                        }
-                    }
-                }
+    let mut listing: Option<HashSet<ObjectKey>> = None;
+    let mut indexed: Option<HashSet<String>> = None;
+    // Shards gained make the stream list again: their objects were filtered out so far.
+    let relists = match &runtime.shared.shards {
+        Some(filter) => super::follow::bumps(filter.subscribe(), |change| change.gains),
+        None => futures::stream::pending().boxed(),
+    };
+    let followed = super::follow::Followed {
+        api,
+        kind: runtime.api_resource().kind.clone(),
+        label: runtime.label.clone(),
+    };
+    let shared = runtime.shared.clone();
+    super::follow::follow(&shared, followed, relists, |event| match event {
+        Event::Init => {
+            listing = Some(HashSet::new());
+            indexed = Some(HashSet::new());
+        }
+        Event::InitApply(object) => {
+            let body = to_value(object);
+            index(&runtime, &body, indexed.as_mut());
+            if !served(&runtime, &body) {
+                return;
+            }
+            if let (Some(listed), Some(key)) = (listing.as_mut(), ObjectKey::of(&body)) {
+                listed.insert(key);
+            }
+            let event = event_for_handlers(&runtime, &body, "ADDED");
+            runtime.enqueue(body, true);
+            run_event_handlers(&runtime, event);
+        }
+        Event::InitDone => {
+            if !listed_once {
+                listed_once = true;
+                runtime.shared.health.listed();
+            }
+            if let Some(indexed) = indexed.take() {
+                forget_unlisted(&runtime, &indexed, scope.as_deref());
+            }
+            if let Some(listed) = listing.take() {
+                let scope = scope.clone();
+                runtime.forget_missing(&listed, |key| scope.is_none() || key.namespace == scope);
             }
         }
-    }
+        Event::Apply(object) => {
+            let body = to_value(object);
+            index(&runtime, &body, None);
+            if served(&runtime, &body) {
+                let event = event_for_handlers(&runtime, &body, "MODIFIED");
+                runtime.enqueue(body, false);
+                run_event_handlers(&runtime, event);
+            }
+        }
+        Event::Delete(object) => {
+            let body = to_value(object);
+            if in_namespaces(&runtime, &body)
+                && let Some(key) = ObjectKey::of(&body)
+            {
+                let object = key.to_string();
+                for indexer in &runtime.spec.indices {
+                    indexer.forget(&object);
+                }
+                count_indexed(&runtime);
+            }
+            if served(&runtime, &body) {
+                let event = event_for_handlers(&runtime, &body, "DELETED");
+                runtime.enqueue_deleted(body);
+                run_event_handlers(&runtime, event);
+            }
+        }
+    })
+    .await;
 }
 
 /// Updates the resource's indices with an object of a served namespace (whatever its shard),
@@ -249,58 +202,12 @@ fn count_indexed(runtime: &ResourceRuntime) {
     }
 }
 
-/// Waits until shards were gained since `seen` (never, without sharding).
-async fn next_gain(
-    changes: &mut Option<tokio::sync::watch::Receiver<crate::runtime::shards::Change>>,
-    seen: &mut u64,
-) {
-    let Some(changes) = changes else {
-        return std::future::pending().await;
-    };
-    loop {
-        if changes.changed().await.is_err() {
-            return std::future::pending().await;
-        }
-        let gains = changes.borrow_and_update().gains;
-        if gains != *seen {
-            *seen = gains;
-            return;
-        }
-    }
-}
-
-/// The watch's backoff after a failed list or watch request: the reactor's short transient
-/// backoff (0.1 s doubling up to `max_transient_backoff`, jittered), reset by any event.
-struct WatchBackoff {
-    failures: u32,
-    max: std::time::Duration,
-}
-
-impl Iterator for WatchBackoff {
-    type Item = std::time::Duration;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.failures = self.failures.saturating_add(1);
-        Some(super::transient_backoff(self.failures, self.max))
-    }
-}
-
-impl kube::runtime::utils::Backoff for WatchBackoff {
-    fn reset(&mut self) {
-        self.failures = 0;
-    }
-}
-
-/// The object as handlers see it: JSON without `metadata.managedFields` (server bookkeeping
-/// that no handler needs and that would double the memory kept per object).
-fn to_value(mut object: DynamicObject) -> Value {
-    object.metadata.managed_fields = None;
-    serde_json::to_value(object).unwrap_or(Value::Null)
-}
-
-/// Queues a raw watch event for the object's `on_event` handlers, which run in the
-/// background in event order, one event at a time per object; errors are logged only.
-fn run_event_handlers(runtime: &Arc<ResourceRuntime>, body: &Value, event_type: &'static str) {
+/// The watch event of `body` for the object's `on_event` handlers that match it, if any.
+fn event_for_handlers(
+    runtime: &ResourceRuntime,
+    body: &Value,
+    event_type: &'static str,
+) -> Option<(ObjectKey, super::QueuedEvent)> {
     let no_diff = Diff::default();
     // Events carry no old state: `when` predicates see the body with no old/new and no diff.
     let input = crate::handling::filters::FilterInput {
@@ -317,15 +224,27 @@ fn run_event_handlers(runtime: &Arc<ResourceRuntime>, body: &Value, event_type: 
         .cloned()
         .collect();
     if handlers.is_empty() {
-        return;
+        return None;
     }
-    let Some(key) = ObjectKey::of(body) else {
-        return;
-    };
+    let key = ObjectKey::of(body)?;
     let event = super::QueuedEvent {
         body: Arc::new(body.clone()),
         event_type,
         handlers,
+    };
+    Some((key, event))
+}
+
+/// Queues a raw watch event for the object's `on_event` handlers, which run in the
+/// background in event order, one event at a time per object; errors are logged only. Called
+/// after the event reached the object's slot, so a handler sees its event only once the
+/// object's cycle for it is due.
+fn run_event_handlers(
+    runtime: &Arc<ResourceRuntime>,
+    event: Option<(ObjectKey, super::QueuedEvent)>,
+) {
+    let Some((key, event)) = event else {
+        return;
     };
     if !runtime.queue_event(&key, event) {
         return;

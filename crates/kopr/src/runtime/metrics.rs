@@ -114,6 +114,8 @@ pub struct Metrics {
     pub shard_members: Gauge,
     /// Objects in each index.
     pub index_objects: Family<IndexLabels, Gauge>,
+    /// Children in each owned kind's cache.
+    pub children_cached: Family<ResourceLabels, Gauge>,
     registry: Registry,
     slot_counts: Mutex<Vec<SlotCount>>,
 }
@@ -142,6 +144,7 @@ impl Metrics {
             shards_owned: Gauge::default(),
             shard_members: Gauge::default(),
             index_objects: Family::default(),
+            children_cached: Family::default(),
             registry: Registry::with_prefix("kopr"),
             slot_counts: Mutex::new(Vec::new()),
         };
@@ -211,6 +214,11 @@ impl Metrics {
             "index_objects",
             "Objects that gave pairs to each index",
             metrics.index_objects.clone(),
+        );
+        r.register(
+            "children_cached",
+            "Owned children kept in the cache of each child kind (group/version/plural)",
+            metrics.children_cached.clone(),
         );
         r.register(
             "shard_members",

@@ -72,7 +72,7 @@ mod filter;
 mod ring;
 
 pub(crate) use coordinator::Coordinator;
-pub(crate) use filter::{Change, ShardFilter};
+pub(crate) use filter::ShardFilter;
 pub use ring::{assign, shard_of};
 
 use crate::runtime::leader::LeaderElection;

@@ -1,0 +1,526 @@
+//! Owned children: the shared cache of the children a resource [owns](crate::Resource::owns)
+//! (objects whose controller owner reference points at one of its objects), read by
+//! [`Context::owned`](crate::Context::owned), and server-side apply of a desired child
+//! ([`Context::apply`](crate::Context::apply)).
+//!
+//! One cache per child kind serves every owner kind, fed by one watch of that kind (the
+//! reactor's). Only children whose controller is an object of an owner kind are kept, each as
+//! compact JSON text (without `managedFields` and kubectl's last-applied annotation) with its
+//! identity, resourceVersion and owner: a few hundred bytes for a ConfigMap, not the several
+//! KiB of a parsed object. Reads parse the owner's children when asked.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, RwLock};
+
+use kube::api::ApiResource;
+use serde_json::Value;
+
+use crate::kits::adopt::{AdoptError, AdoptOptions, Owner, adopt_value};
+
+/// kubectl's copy of the last applied manifest: as large as the object, and of no use to a
+/// reconcile.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// A child's identity: its namespace (if namespaced) and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct ChildId {
+    pub(crate) namespace: Option<Box<str>>,
+    pub(crate) name: Box<str>,
+}
+
+impl ChildId {
+    pub(crate) fn of(body: &Value) -> Option<ChildId> {
+        let meta = body.get("metadata")?;
+        Some(ChildId {
+            namespace: meta
+                .get("namespace")
+                .and_then(Value::as_str)
+                .filter(|ns| !ns.is_empty())
+                .map(Box::from),
+            name: Box::from(meta.get("name")?.as_str()?),
+        })
+    }
+}
+
+/// An owner's identity: its kind (`group/Kind`), namespace (if namespaced) and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct OwnerId {
+    pub(crate) kind: Arc<str>,
+    pub(crate) namespace: Option<Box<str>>,
+    pub(crate) name: Box<str>,
+}
+
+/// The `group/Kind` naming an owner kind, from an `apiVersion` and a kind.
+pub(crate) fn group_kind(api_version: &str, kind: &str) -> String {
+    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+    format!("{group}/{kind}")
+}
+
+/// One cached child.
+struct Child {
+    uid: Box<str>,
+    resource_version: Option<u64>,
+    owner: OwnerId,
+    text: Box<str>,
+}
+
+/// An owner kind whose children are kept.
+struct OwnerKind {
+    kind: Arc<str>,
+    namespaced: bool,
+}
+
+#[derive(Default)]
+struct State {
+    owner_kinds: Vec<OwnerKind>,
+    children: HashMap<ChildId, Child>,
+    by_owner: HashMap<OwnerId, BTreeSet<ChildId>>,
+}
+
+/// The cached children of one kind, by owner.
+pub(crate) struct ChildCache {
+    state: RwLock<State>,
+}
+
+impl ChildCache {
+    pub(crate) fn new() -> ChildCache {
+        ChildCache {
+            state: RwLock::new(State::default()),
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Keeps the children of `kind` (`group/Kind`) from now on; `false` when it already was.
+    pub(crate) fn add_owner_kind(&self, kind: &str, namespaced: bool) -> bool {
+        let mut state = self.write();
+        if state.owner_kinds.iter().any(|k| &*k.kind == kind) {
+            return false;
+        }
+        state.owner_kinds.push(OwnerKind {
+            kind: Arc::from(kind),
+            namespaced,
+        });
+        true
+    }
+
+    /// How many children are kept.
+    pub(crate) fn len(&self) -> usize {
+        self.read().children.len()
+    }
+
+    /// Takes in a child as a watch event or an apply response shows it. Returns the owners
+    /// whose children changed (the old and the new controller), or nothing when the body is
+    /// not newer than the one kept.
+    pub(crate) fn observe(&self, body: &Value) -> Vec<OwnerId> {
+        let Some(id) = ChildId::of(body) else {
+            return Vec::new();
+        };
+        let mut state = self.write();
+        let owner = controller(&state, body, id.namespace.as_deref());
+        let version = resource_version(body);
+        let uid = body
+            .pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if let Some(kept) = state.children.get(&id)
+            && &*kept.uid == uid
+            && let (Some(new), Some(old)) = (version, kept.resource_version)
+            && new <= old
+        {
+            return Vec::new();
+        }
+        let mut owners = Vec::new();
+        if let Some(old) = remove(&mut state, &id) {
+            owners.push(old);
+        }
+        if let Some(owner) = owner {
+            state
+                .by_owner
+                .entry(owner.clone())
+                .or_default()
+                .insert(id.clone());
+            state.children.insert(
+                id,
+                Child {
+                    uid: Box::from(uid),
+                    resource_version: version,
+                    owner: owner.clone(),
+                    text: pack(body),
+                },
+            );
+            if !owners.contains(&owner) {
+                owners.push(owner);
+            }
+        }
+        owners
+    }
+
+    /// Forgets a deleted child; returns its owner.
+    pub(crate) fn forget(&self, body: &Value) -> Vec<OwnerId> {
+        let Some(id) = ChildId::of(body) else {
+            return Vec::new();
+        };
+        let mut state = self.write();
+        let cached = remove(&mut state, &id);
+        let owner = cached.or_else(|| controller(&state, body, id.namespace.as_deref()));
+        owner.into_iter().collect()
+    }
+
+    /// After a relist: forgets the children in scope that the listing did not return, and
+    /// returns their owners.
+    pub(crate) fn forget_unlisted(
+        &self,
+        listed: &HashSet<ChildId>,
+        in_scope: impl Fn(&ChildId) -> bool,
+    ) -> Vec<OwnerId> {
+        let mut state = self.write();
+        let gone: Vec<ChildId> = state
+            .children
+            .keys()
+            .filter(|id| in_scope(id) && !listed.contains(*id))
+            .cloned()
+            .collect();
+        gone.iter()
+            .filter_map(|id| remove(&mut state, id))
+            .collect()
+    }
+
+    /// The kept resourceVersion of a child.
+    pub(crate) fn resource_version(&self, id: &ChildId) -> Option<u64> {
+        self.read().children.get(id)?.resource_version
+    }
+
+    /// The children of `owner`, as JSON, ordered by namespace and name.
+    pub(crate) fn owned_by(&self, owner: &OwnerId) -> Vec<Value> {
+        let state = self.read();
+        let Some(ids) = state.by_owner.get(owner) else {
+            return Vec::new();
+        };
+        ids.iter()
+            .filter_map(|id| state.children.get(id))
+            .filter_map(|child| serde_json::from_str(&child.text).ok())
+            .collect()
+    }
+}
+
+/// Removes a child; returns the owner it had.
+fn remove(state: &mut State, id: &ChildId) -> Option<OwnerId> {
+    let child = state.children.remove(id)?;
+    if let Some(ids) = state.by_owner.get_mut(&child.owner) {
+        ids.remove(id);
+        if ids.is_empty() {
+            state.by_owner.remove(&child.owner);
+        }
+    }
+    Some(child.owner)
+}
+
+/// The child's controller among the owner kinds, if any.
+fn controller(state: &State, body: &Value, namespace: Option<&str>) -> Option<OwnerId> {
+    let references = body.pointer("/metadata/ownerReferences")?.as_array()?;
+    let reference = references
+        .iter()
+        .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))?;
+    let field = |name: &str| reference.get(name).and_then(Value::as_str);
+    let kind = group_kind(field("apiVersion")?, field("kind")?);
+    let owner_kind = state.owner_kinds.iter().find(|k| *k.kind == *kind)?;
+    let namespace = match owner_kind.namespaced {
+        true => Some(Box::from(namespace?)),
+        false => None,
+    };
+    Some(OwnerId {
+        kind: owner_kind.kind.clone(),
+        namespace,
+        name: Box::from(field("name")?),
+    })
+}
+
+/// The numeric resourceVersion, when the server uses numbers (etcd and kopr-apiserver do).
+fn resource_version(body: &Value) -> Option<u64> {
+    body.pointer("/metadata/resourceVersion")?
+        .as_str()?
+        .parse()
+        .ok()
+}
+
+/// The child as kept: compact JSON without what no reconcile reads.
+fn pack(body: &Value) -> Box<str> {
+    let mut body = body.clone();
+    if let Some(meta) = body.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("managedFields");
+        if let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+            annotations.remove(LAST_APPLIED);
+            if annotations.is_empty() {
+                meta.remove("annotations");
+            }
+        }
+    }
+    serde_json::to_string(&body).unwrap_or_default().into()
+}
+
+/// Every child cache of an operator by child kind, and how children are applied (kept in the
+/// operator's memo, where contexts find it).
+#[derive(Default)]
+pub(crate) struct Children {
+    caches: HashMap<String, Arc<ChildCache>>,
+    /// The field manager of [`Context::apply`](crate::Context::apply).
+    pub(crate) field_manager: String,
+}
+
+/// The key of a kind, as resources are labelled in metrics: `group/version/plural`
+/// (`version/plural` for the core group).
+pub(crate) fn kind_key(api_resource: &ApiResource) -> String {
+    let ar = api_resource;
+    match ar.group.as_str() {
+        "" => format!("{}/{}", ar.version, ar.plural),
+        group => format!("{group}/{}/{}", ar.version, ar.plural),
+    }
+}
+
+impl Children {
+    pub(crate) fn new(field_manager: &str) -> Children {
+        Children {
+            caches: HashMap::new(),
+            field_manager: field_manager.to_owned(),
+        }
+    }
+
+    /// The cache of a child kind, made on first use.
+    pub(crate) fn cache(&mut self, api_resource: &ApiResource) -> Arc<ChildCache> {
+        self.caches
+            .entry(kind_key(api_resource))
+            .or_insert_with(|| Arc::new(ChildCache::new()))
+            .clone()
+    }
+
+    /// The cache of a child kind, if some resource owns it.
+    pub(crate) fn get(&self, api_resource: &ApiResource) -> Option<&Arc<ChildCache>> {
+        self.caches.get(&kind_key(api_resource))
+    }
+}
+
+/// The owner identity of an object as its children's owner references name it.
+pub(crate) fn owner_id_of(body: &Value) -> Option<OwnerId> {
+    let field = |pointer: &str| body.pointer(pointer).and_then(Value::as_str);
+    Some(OwnerId {
+        kind: Arc::from(group_kind(field("/apiVersion")?, field("/kind")?)),
+        namespace: field("/metadata/namespace")
+            .filter(|ns| !ns.is_empty())
+            .map(Box::from),
+        name: Box::from(field("/metadata/name")?),
+    })
+}
+
+/// How [`Context::apply`](crate::Context::apply) applies a child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApplyOptions {
+    /// Take over fields another manager owns (server-side apply's `force`); on by default, as
+    /// a controller owns its children's desired state.
+    pub force: bool,
+}
+
+impl Default for ApplyOptions {
+    fn default() -> Self {
+        ApplyOptions { force: true }
+    }
+}
+
+/// A child as the server has it after an apply.
+#[derive(Debug, Clone)]
+pub struct Applied<C> {
+    /// The child, as the server returned it.
+    pub object: C,
+    /// Whether the apply changed anything (a new resourceVersion): `false` when the child
+    /// already was as desired.
+    pub changed: bool,
+}
+
+/// Why a child could not be applied.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// The child could not be made the object's child.
+    #[error(transparent)]
+    Adopt(#[from] AdoptError),
+    /// The child has no `metadata.name` (server-side apply needs one).
+    #[error("a child to apply needs metadata.name")]
+    NoName,
+    /// The child or the server's answer is not the JSON its type expects.
+    #[error("the child's JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The API server refused the apply or could not be reached.
+    #[error(transparent)]
+    Api(#[from] kube::Error),
+}
+
+/// A desired child made ready to apply: adopted by `owner` (a controller owner reference,
+/// the owner's labels, its namespace for a namespaced child), with `apiVersion` and `kind`.
+pub(crate) fn prepare(
+    child: &mut Value,
+    owner: &Value,
+    api_resource: &ApiResource,
+    namespaced: bool,
+) -> Result<ChildId, ApplyError> {
+    let owner = Owner::from_value(owner)?;
+    let options = AdoptOptions {
+        harmonize_name: false,
+        set_namespace: namespaced,
+        ..AdoptOptions::default()
+    };
+    adopt_value(child, &owner, &options)?;
+    if let Some(root) = child.as_object_mut() {
+        root.entry("apiVersion")
+            .or_insert_with(|| Value::String(api_resource.api_version.clone()));
+        root.entry("kind")
+            .or_insert_with(|| Value::String(api_resource.kind.clone()));
+    }
+    let id = ChildId::of(child).ok_or(ApplyError::NoName)?;
+    if id.name.is_empty() {
+        return Err(ApplyError::NoName);
+    }
+    Ok(id)
+}
+
+/// Applies `child` as a child of `owner`: adopted (see [`prepare`]), sent with server-side
+/// apply under the operator's field manager, and taken into the cache of its kind (when one is
+/// kept), so the watch event of this very write triggers nothing. Returns the server's child
+/// and whether anything changed: compared with the cached resourceVersion, or, for a kind no
+/// resource owns, with the child read before the apply.
+pub(crate) async fn apply_value(
+    client: &kube::Client,
+    children: Option<&Children>,
+    owner: &Value,
+    mut child: Value,
+    api_resource: &ApiResource,
+    namespaced: bool,
+    options: ApplyOptions,
+) -> Result<(Value, bool), ApplyError> {
+    use kube::api::{Api, DynamicObject, Patch, PatchParams};
+    let id = prepare(&mut child, owner, api_resource, namespaced)?;
+    let api: Api<DynamicObject> = match id.namespace.as_deref() {
+        Some(namespace) if namespaced => {
+            Api::namespaced_with(client.clone(), namespace, api_resource)
+        }
+        _ => Api::all_with(client.clone(), api_resource),
+    };
+    let cache = children.and_then(|c| c.get(api_resource));
+    let before = match cache {
+        Some(cache) => cache.resource_version(&id),
+        None => match api.get_opt(&id.name).await? {
+            Some(current) => current
+                .metadata
+                .resource_version
+                .and_then(|rv| rv.parse().ok()),
+            None => None,
+        },
+    };
+    let manager = children.map_or("kopr", |c| c.field_manager.as_str());
+    let mut params = PatchParams::apply(manager);
+    params.force = options.force;
+    let mut applied = api.patch(&id.name, &params, &Patch::Apply(&child)).await?;
+    applied.metadata.managed_fields = None;
+    let applied = serde_json::to_value(applied)?;
+    let changed = before.is_none() || resource_version(&applied) != before;
+    if let Some(cache) = cache {
+        cache.observe(&applied);
+    }
+    Ok((applied, changed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn child(name: &str, rv: &str, owner: Option<&str>) -> Value {
+        let references = owner.map(|owner| {
+            json!([{"apiVersion": "example.com/v1", "kind": "Widget", "name": owner,
+                    "uid": "o", "controller": true}])
+        });
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": name, "namespace": "ns", "uid": format!("u-{name}"),
+                            "resourceVersion": rv, "ownerReferences": references,
+                            "managedFields": [{"manager": "x"}],
+                            "annotations": {LAST_APPLIED: "{...}"}},
+               "data": {"k": rv}})
+    }
+
+    fn widget(name: &str) -> OwnerId {
+        OwnerId {
+            kind: Arc::from("example.com/Widget"),
+            namespace: Some(Box::from("ns")),
+            name: Box::from(name),
+        }
+    }
+
+    #[test]
+    fn children_are_kept_by_owner_and_changes_name_the_owners() {
+        let cache = ChildCache::new();
+        assert!(cache.add_owner_kind("example.com/Widget", true));
+        assert!(!cache.add_owner_kind("example.com/Widget", true));
+        assert_eq!(
+            cache.observe(&child("a", "1", Some("w1"))),
+            vec![widget("w1")]
+        );
+        assert_eq!(
+            cache.observe(&child("a", "1", Some("w1"))),
+            vec![],
+            "same version"
+        );
+        assert!(
+            cache.observe(&child("x", "2", None)).is_empty(),
+            "not controlled"
+        );
+        assert_eq!(cache.len(), 1);
+        let kept = cache.owned_by(&widget("w1"));
+        assert_eq!(kept.len(), 1);
+        assert!(kept[0].pointer("/metadata/managedFields").is_none());
+        assert!(kept[0].pointer("/metadata/annotations").is_none());
+        // Handed to another owner: both hear of it.
+        assert_eq!(
+            cache.observe(&child("a", "3", Some("w2"))),
+            vec![widget("w1"), widget("w2")]
+        );
+        assert!(cache.owned_by(&widget("w1")).is_empty());
+        assert_eq!(
+            cache
+                .resource_version(&ChildId::of(&child("a", "3", None)).unwrap_or_else(|| panic!())),
+            Some(3)
+        );
+        assert_eq!(
+            cache.forget(&child("a", "4", Some("w2"))),
+            vec![widget("w2")]
+        );
+        assert_eq!(cache.len(), 0);
+        cache.observe(&child("b", "5", Some("w1")));
+        let gone = cache.forget_unlisted(&HashSet::new(), |_| true);
+        assert_eq!(gone, vec![widget("w1")]);
+    }
+
+    #[test]
+    fn a_child_is_prepared_with_its_owner_reference_and_namespace() {
+        let owner = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                           "metadata": {"name": "w", "namespace": "ns", "uid": "u1"}});
+        let mut desired = json!({"metadata": {"name": "c"}, "data": {}});
+        let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
+        let id = prepare(&mut desired, &owner, &ar, true).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(id.namespace.as_deref(), Some("ns"));
+        assert_eq!(desired["kind"], "ConfigMap");
+        assert_eq!(desired["apiVersion"], "v1");
+        assert_eq!(
+            desired["metadata"]["ownerReferences"][0]["controller"],
+            true
+        );
+        let mut unnamed = json!({"metadata": {}});
+        assert!(matches!(
+            prepare(&mut unnamed, &owner, &ar, true),
+            Err(ApplyError::NoName)
+        ));
+    }
+}

@@ -1,0 +1,204 @@
+//! The reconcile step of a cycle: once no cause handler is left for the object, runs the
+//! resource's reconcile if it is due, works out when it is due next (a requeue, a backoff
+//! after an error, or the next change), reports a failure, and sends the patch it built.
+//!
+//! Its write carries the body it expects back; a response showing nothing else changed is
+//! kept (so the watch event of this write is stale and triggers nothing), anything else
+//! (someone changed the object meanwhile) makes the reconcile due again.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::invoke::{Call, Typed, invoke_with_limit};
+use super::landing::{Landing, Then};
+use super::outcome::Outcome;
+use super::{ObjectKey, ResourceRuntime};
+use crate::handling::context::Reason;
+use crate::handling::diff::Diff;
+use crate::handling::errors::HandlerError;
+use crate::handling::patch::merge_into;
+use crate::handling::reconcile::action_of;
+use crate::runtime::events::EventType;
+
+/// Runs the reconcile when it is due, then sends `patch` (the cycle's bookkeeping) with the
+/// reconcile's own.
+pub(super) async fn run(
+    runtime: &Arc<ResourceRuntime>,
+    key: &ObjectKey,
+    body: &Arc<Value>,
+    typed: &Typed,
+    mut patch: Value,
+) -> Outcome {
+    let Some(spec) = &runtime.spec.reconcile else {
+        return send(runtime, key, body, patch, None).await;
+    };
+    let failures = {
+        let slots = runtime.slots();
+        match slots.get(key) {
+            Some(slot)
+                if slot.reconcile_change.is_some()
+                    || slot.reconcile_at.is_some_and(|at| at <= Instant::now()) =>
+            {
+                Some(slot.reconcile_failures)
+            }
+            _ => None,
+        }
+    };
+    let Some(failures) = failures else {
+        return send(runtime, key, body, patch, None).await;
+    };
+    if !spec.handler.filters.matches_object(body) {
+        clear_due(runtime, key);
+        return send(runtime, key, body, patch, None).await;
+    }
+    runtime.wait_synced().await;
+    // Triggers from here on make it due again.
+    clear_due(runtime, key);
+    let handler = &spec.handler;
+    let call = Call {
+        handler,
+        reason: Reason::Reconcile,
+        diff: Diff::default(),
+        old: None,
+        new: None,
+        event_type: None,
+        retry: failures,
+        started: Timestamp::now(),
+        cancel: runtime.shared.shutdown.child_token(),
+    };
+    let limit = handler.options.timeout;
+    let (result, own) = invoke_with_limit(runtime, key, body, typed, call, limit).await;
+    merge_into(&mut patch, own);
+    match result {
+        Ok(value) => {
+            let next = action_of(value).requeue_after();
+            tracing::debug!(object = %key, handler = %handler.id, requeue = ?next, "reconciled");
+            due_after(runtime, key, next, 0);
+        }
+        Err(error) => {
+            let failures = failures.saturating_add(1);
+            let delay = match &error {
+                HandlerError::Permanent(_) => None,
+                HandlerError::Temporary(_, delay) => Some(*delay),
+                HandlerError::Other(_) => Some(super::error_backoff(
+                    failures,
+                    runtime.shared.settings.max_error_backoff,
+                )),
+            };
+            let id = &handler.id;
+            let text = match delay {
+                Some(delay) => format!(
+                    "Reconcile '{id}' failed: {}; retrying in {:.1} s.",
+                    error.to_message(),
+                    delay.as_secs_f64()
+                ),
+                None => format!(
+                    "Reconcile '{id}' failed permanently: {}; waiting for a change.",
+                    error.to_message()
+                ),
+            };
+            tracing::error!(object = %key, handler = %id, "{text}");
+            runtime
+                .shared
+                .events
+                .post(body, EventType::Warning, "ReconcileFailed", &text);
+            due_after(runtime, key, delay, failures);
+        }
+    }
+    let mut expected = Value::clone(body);
+    if patch.is_object() {
+        json_patch::merge(&mut expected, &patch);
+    }
+    send(runtime, key, body, patch, Some(expected)).await
+}
+
+/// Makes the reconcile not due (a trigger from now on makes it due again).
+fn clear_due(runtime: &ResourceRuntime, key: &ObjectKey) {
+    if let Some(slot) = runtime.slots().get_mut(key) {
+        slot.reconcile_at = None;
+        slot.reconcile_change = None;
+    }
+}
+
+/// After a run: records the failure count and makes the reconcile due `after` from now
+/// (unless a trigger made it due earlier meanwhile).
+fn due_after(runtime: &ResourceRuntime, key: &ObjectKey, after: Option<Duration>, failures: u32) {
+    let mut slots = runtime.slots();
+    let Some(slot) = slots.get_mut(key) else {
+        return;
+    };
+    slot.reconcile_failures = failures;
+    if let Some(after) = after {
+        let at = Instant::now() + after;
+        slot.reconcile_at = Some(slot.reconcile_at.map_or(at, |due| due.min(at)));
+    }
+}
+
+/// Sends the cycle's patch. With `expected` (the body as the reconcile's write should leave
+/// it), a response showing only that is kept without another cycle.
+async fn send(
+    runtime: &ResourceRuntime,
+    key: &ObjectKey,
+    body: &Value,
+    patch: Value,
+    expected: Option<Value>,
+) -> Outcome {
+    let then = match expected {
+        Some(expected) => Then::Reconciled(expected),
+        None => Then::Rest,
+    };
+    Landing::new(runtime, body, patch, then)
+        .land(runtime, key, body)
+        .await
+}
+
+/// Whether `response` is `expected` but for what the server changes on every write
+/// (resourceVersion, generation, managedFields).
+pub(super) fn only_ours(expected: &Value, response: &Value) -> bool {
+    let (Some(expected), Some(response)) = (expected.as_object(), response.as_object()) else {
+        return expected == response;
+    };
+    let bookkeeping = ["resourceVersion", "generation", "managedFields"];
+    let same_metadata = |a: Option<&Value>, b: Option<&Value>| {
+        let empty = serde_json::Map::new();
+        let a = a.and_then(Value::as_object).unwrap_or(&empty);
+        let b = b.and_then(Value::as_object).unwrap_or(&empty);
+        let keys = a.keys().chain(b.keys());
+        keys.filter(|k| !bookkeeping.contains(&k.as_str()))
+            .all(|k| a.get(k) == b.get(k))
+    };
+    expected
+        .keys()
+        .chain(response.keys())
+        .all(|k| match k.as_str() {
+            "metadata" => same_metadata(expected.get(k), response.get(k)),
+            _ => expected.get(k) == response.get(k),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_response_with_only_our_write_is_told_apart_from_anyone_else_s() {
+        let expected = json!({"metadata": {"name": "a", "resourceVersion": "4", "generation": 1},
+                              "spec": {"x": 1}, "status": {"ready": true}});
+        let ours = json!({"metadata": {"name": "a", "resourceVersion": "9", "generation": 1,
+                                       "managedFields": []},
+                          "spec": {"x": 1}, "status": {"ready": true}});
+        assert!(only_ours(&expected, &ours));
+        let theirs = json!({"metadata": {"name": "a", "resourceVersion": "9", "generation": 2},
+                            "spec": {"x": 2}, "status": {"ready": true}});
+        assert!(!only_ours(&expected, &theirs));
+        let labelled = json!({"metadata": {"name": "a", "resourceVersion": "9",
+                                           "labels": {"k": "v"}, "generation": 1},
+                              "spec": {"x": 1}, "status": {"ready": true}});
+        assert!(!only_ours(&expected, &labelled));
+    }
+}

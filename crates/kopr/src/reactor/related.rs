@@ -1,0 +1,330 @@
+//! The watches of related kinds: children that resources [own](crate::Resource::owns) and
+//! objects they [watch](crate::Resource::watches). One watch per kind serves every resource
+//! related to it; it keeps the kind's [child cache](crate::handling::children) and turns each
+//! change into a reconcile trigger for the objects concerned.
+//!
+//! The first listing of a kind triggers nothing (every object reconciles at start anyway, once
+//! that listing is in the cache); later events trigger only when the object is new to the
+//! watch or has a newer resourceVersion, so a relist after a silence triggers nothing for
+//! what did not change. A child gone missing in a relist triggers its owner.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::runtime::watcher::Event;
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::follow::{Followed, bumps, follow, to_value};
+use super::{ObjectKey, ResourceRuntime, Shared};
+use crate::handling::children::{ChildCache, ChildId, Children, OwnerId, group_kind, kind_key};
+use crate::handling::reconcile::{MapFn, Relation};
+
+/// How far each stream of a kind's watch got: listings started and completed.
+#[derive(Debug, Clone, Copy, Default)]
+struct Listings {
+    started: u64,
+    done: u64,
+}
+
+/// What a reconcile waits for before it first runs: every stream of a kind's watch completed
+/// a listing numbered at least `needed`.
+#[derive(Clone)]
+pub(crate) struct Synced {
+    listings: watch::Receiver<Vec<Listings>>,
+    needed: Vec<u64>,
+}
+
+impl Synced {
+    /// Waits until the listings are in (or the operator stops).
+    pub(crate) async fn wait(&mut self, shutdown: &tokio_util::sync::CancellationToken) {
+        let needed = self.needed.clone();
+        let ready = move |listings: &Vec<Listings>| {
+            listings
+                .iter()
+                .zip(&needed)
+                .all(|(listing, needed)| listing.done >= *needed)
+        };
+        tokio::select! {
+            _ = self.listings.wait_for(ready) => {}
+            () = shutdown.cancelled() => {}
+        }
+    }
+}
+
+/// One related kind's watch and who listens to it.
+struct KindWatch {
+    api_resource: ApiResource,
+    namespaced: bool,
+    /// The namespaces watched one by one, or `[None]` for one watch of all.
+    scopes: Vec<Option<String>>,
+    cache: Option<Arc<ChildCache>>,
+    owners: Mutex<Vec<(Arc<str>, Weak<ResourceRuntime>)>>,
+    watchers: Mutex<Vec<(MapFn, Weak<ResourceRuntime>)>>,
+    /// The resourceVersions seen, when some resource watches the kind (to trigger only on
+    /// real changes after a relist).
+    seen: Mutex<HashMap<ObjectKey, u64>>,
+    listings: watch::Sender<Vec<Listings>>,
+    relist: watch::Sender<u64>,
+    started: std::sync::atomic::AtomicBool,
+}
+
+/// Every related kind's watch, by kind.
+#[derive(Default)]
+pub(crate) struct Related {
+    kinds: Mutex<HashMap<String, Arc<KindWatch>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Registers `runtime`'s owned and watched kinds, starting the kinds' watches that are not
+/// running yet, and returns what its reconciles wait for.
+pub(crate) fn subscribe(shared: &Arc<Shared>, runtime: &Arc<ResourceRuntime>) -> Vec<Synced> {
+    let children = shared.memo.get::<Children>();
+    let owner_kind = group_kind(
+        &runtime.api_resource().api_version,
+        &runtime.api_resource().kind,
+    );
+    let mut synced = Vec::new();
+    for spec in &runtime.spec.related {
+        let key = kind_key(&spec.api_resource);
+        let kind = {
+            let mut kinds = lock(&shared.related.kinds);
+            kinds
+                .entry(key)
+                .or_insert_with(|| {
+                    let scopes = match shared.settings.namespaces.exact_names() {
+                        Some(names) if spec.namespaced => names.into_iter().map(Some).collect(),
+                        _ => vec![None],
+                    };
+                    let streams = scopes.len();
+                    Arc::new(KindWatch {
+                        api_resource: spec.api_resource.clone(),
+                        namespaced: spec.namespaced,
+                        scopes,
+                        cache: children
+                            .as_ref()
+                            .and_then(|c| c.get(&spec.api_resource).cloned()),
+                        owners: Mutex::new(Vec::new()),
+                        watchers: Mutex::new(Vec::new()),
+                        seen: Mutex::new(HashMap::new()),
+                        listings: watch::Sender::new(vec![Listings::default(); streams]),
+                        relist: watch::Sender::new(0),
+                        started: std::sync::atomic::AtomicBool::new(false),
+                    })
+                })
+                .clone()
+        };
+        match &spec.relation {
+            Relation::Owns => {
+                let Some(cache) = &kind.cache else {
+                    continue;
+                };
+                let running = kind.started.load(std::sync::atomic::Ordering::SeqCst);
+                let added = cache.add_owner_kind(&owner_kind, runtime.resolved.namespaced);
+                lock(&kind.owners).push((Arc::from(owner_kind.as_str()), Arc::downgrade(runtime)));
+                // Children of a new owner kind were skipped so far: list again.
+                if added && running {
+                    kind.relist.send_modify(|n| *n += 1);
+                }
+                let needed = kind
+                    .listings
+                    .borrow()
+                    .iter()
+                    .map(|l| l.started + 1)
+                    .collect();
+                synced.push(Synced {
+                    listings: kind.listings.subscribe(),
+                    needed,
+                });
+            }
+            Relation::Watches(mapper) => {
+                lock(&kind.watchers).push((mapper.clone(), Arc::downgrade(runtime)));
+            }
+        }
+        if !kind.started.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            tracing::info!(kind = %kind.api_resource.kind, "watching a related kind");
+            for (stream, scope) in kind.scopes.iter().enumerate() {
+                let task = watch_kind(shared.clone(), kind.clone(), stream, scope.clone());
+                shared.tasks.spawn(task);
+            }
+        }
+    }
+    synced
+}
+
+/// Follows one stream (a namespace, or all) of a related kind until shutdown.
+async fn watch_kind(
+    shared: Arc<Shared>,
+    kind: Arc<KindWatch>,
+    stream: usize,
+    scope: Option<String>,
+) {
+    let client = shared.client.clone();
+    let api: Api<DynamicObject> = match &scope {
+        Some(namespace) => Api::namespaced_with(client, namespace, &kind.api_resource),
+        None => Api::all_with(client, &kind.api_resource),
+    };
+    let followed = Followed {
+        api,
+        kind: kind.api_resource.kind.clone(),
+        label: kind_key(&kind.api_resource),
+    };
+    let relists = bumps(kind.relist.subscribe(), |n| *n);
+    let mut listing: Option<HashSet<ObjectKey>> = None;
+    let mut first = true;
+    follow(&shared, followed, relists, |event| match event {
+        Event::Init => {
+            listing = Some(HashSet::new());
+            kind.listings.send_modify(|l| l[stream].started += 1);
+        }
+        Event::InitApply(object) => {
+            let body = to_value(object);
+            if !kind.in_namespaces(&shared, &body) {
+                return;
+            }
+            if let (Some(listed), Some(key)) = (listing.as_mut(), ObjectKey::of(&body)) {
+                listed.insert(key);
+            }
+            kind.changed(&body, first);
+        }
+        Event::InitDone => {
+            if let Some(listed) = listing.take() {
+                kind.forget_unlisted(&listed, scope.as_deref(), first);
+            }
+            first = false;
+            kind.listings
+                .send_modify(|l| l[stream].done = l[stream].started);
+        }
+        Event::Apply(object) => {
+            let body = to_value(object);
+            if kind.in_namespaces(&shared, &body) {
+                kind.changed(&body, false);
+            }
+        }
+        Event::Delete(object) => {
+            let body = to_value(object);
+            if kind.in_namespaces(&shared, &body) {
+                kind.deleted(&body);
+            }
+        }
+    })
+    .await;
+}
+
+impl KindWatch {
+    fn in_namespaces(&self, shared: &Shared, body: &Value) -> bool {
+        !self.namespaced || {
+            let namespace = body
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            shared.settings.namespaces.matches(namespace)
+        }
+    }
+
+    /// An object added or changed: updates the cache and, unless `quiet`, triggers the
+    /// objects concerned.
+    fn changed(&self, body: &Value, quiet: bool) {
+        if let Some(cache) = &self.cache {
+            let owners = cache.observe(body);
+            self.trigger_owners(if quiet { &[] } else { &owners });
+        }
+        let watchers = lock(&self.watchers).clone();
+        if watchers.is_empty() {
+            return;
+        }
+        if let (Some(key), Some(version)) =
+            (ObjectKey::of(body), super::latest::resource_version(body))
+        {
+            let mut seen = lock(&self.seen);
+            if seen.get(&key).is_some_and(|old| *old >= version) {
+                return;
+            }
+            seen.insert(key, version);
+        }
+        if !quiet {
+            trigger_mapped(&watchers, body);
+        }
+    }
+
+    /// An object deleted: forgets it and triggers the objects concerned.
+    fn deleted(&self, body: &Value) {
+        if let Some(cache) = &self.cache {
+            let owners = cache.forget(body);
+            self.trigger_owners(&owners);
+        }
+        let watchers = lock(&self.watchers).clone();
+        if watchers.is_empty() {
+            return;
+        }
+        if let Some(key) = ObjectKey::of(body) {
+            lock(&self.seen).remove(&key);
+        }
+        trigger_mapped(&watchers, body);
+    }
+
+    /// After a relist of `scope`: children missing from it are gone.
+    fn forget_unlisted(&self, listed: &HashSet<ObjectKey>, scope: Option<&str>, quiet: bool) {
+        let in_scope = |namespace: Option<&str>| scope.is_none() || namespace == scope;
+        if let Some(cache) = &self.cache {
+            let listed: HashSet<ChildId> = listed
+                .iter()
+                .map(|key| ChildId {
+                    namespace: key.namespace.as_deref().map(Box::from),
+                    name: Box::from(key.name.as_str()),
+                })
+                .collect();
+            let owners = cache.forget_unlisted(&listed, |id| in_scope(id.namespace.as_deref()));
+            self.trigger_owners(if quiet { &[] } else { &owners });
+        }
+        lock(&self.seen)
+            .retain(|key, _| !in_scope(key.namespace.as_deref()) || listed.contains(key));
+    }
+
+    fn trigger_owners(&self, owners: &[OwnerId]) {
+        if let Some(cache) = &self.cache {
+            let labels = crate::runtime::metrics::ResourceLabels {
+                resource: kind_key(&self.api_resource),
+            };
+            let count = i64::try_from(cache.len()).unwrap_or(i64::MAX);
+            let metrics = crate::runtime::metrics::global();
+            metrics.children_cached.get_or_create(&labels).set(count);
+        }
+        if owners.is_empty() {
+            return;
+        }
+        let runtimes = lock(&self.owners).clone();
+        for owner in owners {
+            let key = ObjectKey {
+                namespace: owner.namespace.as_deref().map(str::to_owned),
+                name: owner.name.to_string(),
+            };
+            for (kind, runtime) in &runtimes {
+                if *kind == owner.kind
+                    && let Some(runtime) = runtime.upgrade()
+                {
+                    runtime.trigger(&key);
+                }
+            }
+        }
+    }
+}
+
+/// Triggers the objects the watchers' mappers name for `body`.
+fn trigger_mapped(watchers: &[(MapFn, Weak<ResourceRuntime>)], body: &Value) {
+    for (mapper, runtime) in watchers {
+        let Some(runtime) = runtime.upgrade() else {
+            continue;
+        };
+        for key in mapper(body) {
+            runtime.trigger(&ObjectKey {
+                namespace: key.namespace,
+                name: key.name,
+            });
+        }
+    }
+}
