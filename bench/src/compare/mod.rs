@@ -41,7 +41,11 @@ pub struct Args {
     #[arg(long, default_value_t = 16)]
     creators: usize,
     /// The operators to compare, in the order of the first run.
-    #[arg(long, value_delimiter = ',', default_value = "kopr,kopf,kube-rs")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "kopr,kopr-reconcile,kopf,kube-rs"
+    )]
     operators: Vec<String>,
     /// The `kopr` binary (default: next to this one).
     #[arg(long)]

@@ -14,6 +14,8 @@ use anyhow::{Context, bail};
 pub enum Kind {
     /// kopr, `kopr-operator run -A --standalone`.
     Kopr,
+    /// kopr's reconcile model, `kopr-reconcile-operator run -A --standalone`.
+    KoprReconcile,
     /// Kopf, `kopf run --standalone -A kopf_operator.py`.
     Kopf,
     /// A hand-written kube-rs Controller, `kube-rs-operator`.
@@ -22,12 +24,13 @@ pub enum Kind {
 
 impl Kind {
     /// Every operator, in the order of the first run.
-    pub const ALL: [Kind; 3] = [Kind::Kopr, Kind::Kopf, Kind::KubeRs];
+    pub const ALL: [Kind; 4] = [Kind::Kopr, Kind::KoprReconcile, Kind::Kopf, Kind::KubeRs];
 
     /// The short name used in names, tables and the results file.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Kopr => "kopr",
+            Kind::KoprReconcile => "kopr-reconcile",
             Kind::Kopf => "kopf",
             Kind::KubeRs => "kube-rs",
         }
@@ -38,7 +41,9 @@ impl Kind {
         Kind::ALL
             .into_iter()
             .find(|k| k.name() == name)
-            .with_context(|| format!("unknown operator {name:?} (kopr, kopf or kube-rs)"))
+            .with_context(|| {
+                format!("unknown operator {name:?} (kopr, kopr-reconcile, kopf or kube-rs)")
+            })
     }
 }
 
@@ -62,6 +67,11 @@ impl Programs {
                 command.args(["run", "-A", "--standalone"]);
                 command
             }
+            Kind::KoprReconcile => {
+                let mut command = Command::new(self.bin_dir.join("kopr-reconcile-operator"));
+                command.args(["run", "-A", "--standalone"]);
+                command
+            }
             Kind::Kopf => {
                 let mut command = Command::new(self.venv.join("bin").join("kopf"));
                 command
@@ -78,6 +88,7 @@ impl Programs {
         for path in [
             self.bin_dir.join("kopr-operator"),
             self.bin_dir.join("kube-rs-operator"),
+            self.bin_dir.join("kopr-reconcile-operator"),
             self.venv.join("bin").join("kopf"),
             self.kopf_script.clone(),
         ] {

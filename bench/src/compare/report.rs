@@ -16,7 +16,8 @@ use super::{Args, PhaseFigures, RunResult};
 const SETTINGS: &str = "Settings: each operator's defaults plus what its documentation recommends \
     for throughput. kopr: `run -A` with `Storage::Status` (kopr's documentation recommends it when \
     the status keeps unknown fields, as the `BenchItem`'s does: one `/status` write per handled \
-    change). Kopf: `kopf run --standalone -A`, installed with its `uvloop` extra (Kopf's \
+    change). kopr-reconcile: `run -A`, default settings, one reconcile owning the ConfigMap \
+    child (`Context::apply`, `status.result` set when it differs). Kopf: `kopf run --standalone -A`, installed with its `uvloop` extra (Kopf's \
     installation guide recommends it for I/O performance). kube-rs: a `Controller` with default \
     settings.\n\n";
 
@@ -264,7 +265,7 @@ impl Summary {
             "bench/compare-operators --objects {} --runs {}",
             args.objects, args.runs
         );
-        if args.operators.join(",") != "kopr,kopf,kube-rs" {
+        if args.operators.join(",") != "kopr,kopr-reconcile,kopf,kube-rs" {
             let _ = write!(command, " --operators {}", args.operators.join(","));
         }
         if let Some(kopr) = &args.kopr {
@@ -297,6 +298,7 @@ impl Summary {
     pub fn ratio_lines(&self) -> Vec<String> {
         let throughput = |op| self.create_median(op, |p| p.throughput);
         let rss = |op| self.create_median(op, |p| p.peak_rss_mib);
+        let requests = |op| self.create_median(op, |p| p.requests_per_object);
         vec![
             format!(
                 "kopr/kopf throughput ratio: {}",
@@ -309,6 +311,14 @@ impl Summary {
             format!(
                 "kopr/kopf peak RSS ratio: {}",
                 fmt_ratio(rss("kopr"), rss("kopf"))
+            ),
+            format!(
+                "kopr-reconcile/kube-rs throughput ratio: {}",
+                fmt_ratio(throughput("kopr-reconcile"), throughput("kube-rs"))
+            ),
+            format!(
+                "kopr-reconcile/kube-rs API requests per object ratio: {}",
+                fmt_ratio(requests("kopr-reconcile"), requests("kube-rs"))
             ),
         ]
     }
@@ -362,7 +372,9 @@ impl Summary {
 
     fn markdown(&self) -> String {
         let mut out = String::new();
-        out.push_str("# Operator comparison: kopr, Kopf, kube-rs\n\n");
+        out.push_str(
+            "# Operator comparison: kopr (cause handlers and reconcile), Kopf, kube-rs\n\n",
+        );
         let _ = writeln!(out, "Command: `{}`\n", self.command);
         let _ = writeln!(
             out,

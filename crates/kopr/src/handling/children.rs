@@ -75,17 +75,85 @@ struct State {
     owner_kinds: Vec<OwnerKind>,
     children: HashMap<ChildId, Child>,
     by_owner: HashMap<OwnerId, BTreeSet<ChildId>>,
+    /// Children being applied, with the owners their watch events would have triggered
+    /// meanwhile (and those events' resourceVersions).
+    applying: HashMap<ChildId, Applying>,
 }
+
+#[derive(Default)]
+struct Applying {
+    count: u32,
+    held: Vec<(Option<u64>, Vec<OwnerId>)>,
+}
+
+/// Triggers the reconciles of owners (installed by the reactor).
+pub(crate) type TriggerFn = Box<dyn Fn(&[OwnerId]) + Send + Sync>;
 
 /// The cached children of one kind, by owner.
 pub(crate) struct ChildCache {
     state: RwLock<State>,
+    trigger: std::sync::OnceLock<TriggerFn>,
 }
 
 impl ChildCache {
     pub(crate) fn new() -> ChildCache {
         ChildCache {
             state: RwLock::new(State::default()),
+            trigger: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Sets how owners' reconciles are triggered by what [`end_apply`](Self::end_apply)
+    /// releases.
+    pub(crate) fn on_trigger(&self, trigger: TriggerFn) {
+        let _ = self.trigger.set(trigger);
+    }
+
+    /// An apply of child `id` starts: until it ends, the child's watch events trigger no one.
+    /// Returns the child as cached before.
+    pub(crate) fn begin_apply(&self, id: &ChildId) -> Option<Value> {
+        let mut state = self.write();
+        state.applying.entry(id.clone()).or_default().count += 1;
+        let child = state.children.get(id)?;
+        serde_json::from_str(&child.text).ok()
+    }
+
+    /// An apply of child `id` ended with `written` (the server's answer), or failed: takes the
+    /// answer in, and triggers what the watch events that came meanwhile would have, except
+    /// the event of this very write.
+    pub(crate) fn end_apply(&self, id: &ChildId, written: Option<&Value>) {
+        let released: Vec<OwnerId> = {
+            let mut state = self.write();
+            if let Some(written) = written {
+                take_in(&mut state, written);
+            }
+            let Some(applying) = state.applying.get_mut(id) else {
+                return;
+            };
+            applying.count = applying.count.saturating_sub(1);
+            if applying.count > 0 {
+                return;
+            }
+            let held = state
+                .applying
+                .remove(id)
+                .map(|a| a.held)
+                .unwrap_or_default();
+            let ours = written.and_then(resource_version);
+            let mut owners: Vec<OwnerId> = Vec::new();
+            for (version, triggered) in held {
+                if version.is_none() || version != ours {
+                    owners.extend(triggered);
+                }
+            }
+            owners.sort();
+            owners.dedup();
+            owners
+        };
+        if let Some(trigger) = self.trigger.get()
+            && !released.is_empty()
+        {
+            trigger(&released);
         }
     }
 
@@ -115,49 +183,15 @@ impl ChildCache {
         self.read().children.len()
     }
 
-    /// Takes in a child as a watch event or an apply response shows it. Returns the owners
-    /// whose children changed (the old and the new controller), or nothing when the body is
-    /// not newer than the one kept.
+    /// Takes in a child as a watch event shows it. Returns the owners whose children changed
+    /// (the old and the new controller), or nothing when the body is not newer than the one
+    /// kept, or while the child is being applied (those owners wait for the apply's end).
     pub(crate) fn observe(&self, body: &Value) -> Vec<OwnerId> {
-        let Some(id) = ChildId::of(body) else {
-            return Vec::new();
-        };
         let mut state = self.write();
-        let owner = controller(&state, body, id.namespace.as_deref());
-        let version = resource_version(body);
-        let uid = body
-            .pointer("/metadata/uid")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if let Some(kept) = state.children.get(&id)
-            && &*kept.uid == uid
-            && let (Some(new), Some(old)) = (version, kept.resource_version)
-            && new <= old
-        {
+        let owners = take_in(&mut state, body);
+        if let Some(applying) = ChildId::of(body).and_then(|id| state.applying.get_mut(&id)) {
+            applying.held.push((resource_version(body), owners));
             return Vec::new();
-        }
-        let mut owners = Vec::new();
-        if let Some(old) = remove(&mut state, &id) {
-            owners.push(old);
-        }
-        if let Some(owner) = owner {
-            state
-                .by_owner
-                .entry(owner.clone())
-                .or_default()
-                .insert(id.clone());
-            state.children.insert(
-                id,
-                Child {
-                    uid: Box::from(uid),
-                    resource_version: version,
-                    owner: owner.clone(),
-                    text: pack(body),
-                },
-            );
-            if !owners.contains(&owner) {
-                owners.push(owner);
-            }
         }
         owners
     }
@@ -192,11 +226,6 @@ impl ChildCache {
             .collect()
     }
 
-    /// The kept resourceVersion of a child.
-    pub(crate) fn resource_version(&self, id: &ChildId) -> Option<u64> {
-        self.read().children.get(id)?.resource_version
-    }
-
     /// The children of `owner`, as JSON, ordered by namespace and name.
     pub(crate) fn owned_by(&self, owner: &OwnerId) -> Vec<Value> {
         let state = self.read();
@@ -208,6 +237,50 @@ impl ChildCache {
             .filter_map(|child| serde_json::from_str(&child.text).ok())
             .collect()
     }
+}
+
+/// Takes in a child; returns the owners whose children changed.
+fn take_in(state: &mut State, body: &Value) -> Vec<OwnerId> {
+    let Some(id) = ChildId::of(body) else {
+        return Vec::new();
+    };
+    let owner = controller(state, body, id.namespace.as_deref());
+    let version = resource_version(body);
+    let uid = body
+        .pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if let Some(kept) = state.children.get(&id)
+        && &*kept.uid == uid
+        && let (Some(new), Some(old)) = (version, kept.resource_version)
+        && new <= old
+    {
+        return Vec::new();
+    }
+    let mut owners = Vec::new();
+    if let Some(old) = remove(state, &id) {
+        owners.push(old);
+    }
+    if let Some(owner) = owner {
+        state
+            .by_owner
+            .entry(owner.clone())
+            .or_default()
+            .insert(id.clone());
+        state.children.insert(
+            id,
+            Child {
+                uid: Box::from(uid),
+                resource_version: version,
+                owner: owner.clone(),
+                text: pack(body),
+            },
+        );
+        if !owners.contains(&owner) {
+            owners.push(owner);
+        }
+    }
+    owners
 }
 
 /// Removes a child; returns the owner it had.
@@ -337,9 +410,12 @@ impl Default for ApplyOptions {
 pub struct Applied<C> {
     /// The child, as the server returned it.
     pub object: C,
-    /// Whether the apply changed anything (a new resourceVersion): `false` when the child
-    /// already was as desired.
+    /// Whether the apply changed the child (anything but its status and the server's
+    /// bookkeeping), compared with the child as last seen: `false` when it already was as
+    /// desired.
     pub changed: bool,
+    /// Whether no child of that name was seen before (for an owned kind: none was cached).
+    pub created: bool,
 }
 
 /// Why a child could not be applied.
@@ -390,8 +466,8 @@ pub(crate) fn prepare(
 /// Applies `child` as a child of `owner`: adopted (see [`prepare`]), sent with server-side
 /// apply under the operator's field manager, and taken into the cache of its kind (when one is
 /// kept), so the watch event of this very write triggers nothing. Returns the server's child
-/// and whether anything changed: compared with the cached resourceVersion, or, for a kind no
-/// resource owns, with the child read before the apply.
+/// and whether anything changed: compared with the cached child, or, for a kind no resource
+/// owns, with the child read before the apply.
 pub(crate) async fn apply_value(
     client: &kube::Client,
     children: Option<&Children>,
@@ -400,7 +476,7 @@ pub(crate) async fn apply_value(
     api_resource: &ApiResource,
     namespaced: bool,
     options: ApplyOptions,
-) -> Result<(Value, bool), ApplyError> {
+) -> Result<Applied<Value>, ApplyError> {
     use kube::api::{Api, DynamicObject, Patch, PatchParams};
     let id = prepare(&mut child, owner, api_resource, namespaced)?;
     let api: Api<DynamicObject> = match id.namespace.as_deref() {
@@ -411,26 +487,53 @@ pub(crate) async fn apply_value(
     };
     let cache = children.and_then(|c| c.get(api_resource));
     let before = match cache {
-        Some(cache) => cache.resource_version(&id),
-        None => match api.get_opt(&id.name).await? {
-            Some(current) => current
-                .metadata
-                .resource_version
-                .and_then(|rv| rv.parse().ok()),
-            None => None,
-        },
+        Some(cache) => cache.begin_apply(&id),
+        None => api.get_opt(&id.name).await?.map(without_managed_fields),
     };
     let manager = children.map_or("kopr", |c| c.field_manager.as_str());
     let mut params = PatchParams::apply(manager);
     params.force = options.force;
-    let mut applied = api.patch(&id.name, &params, &Patch::Apply(&child)).await?;
-    applied.metadata.managed_fields = None;
-    let applied = serde_json::to_value(applied)?;
-    let changed = before.is_none() || resource_version(&applied) != before;
+    let result = api.patch(&id.name, &params, &Patch::Apply(&child)).await;
+    let applied = result.map(without_managed_fields);
     if let Some(cache) = cache {
-        cache.observe(&applied);
+        cache.end_apply(&id, applied.as_ref().ok());
     }
-    Ok((applied, changed))
+    let applied = applied?;
+    let changed = before
+        .as_ref()
+        .is_none_or(|before| comparable(before) != comparable(&applied));
+    Ok(Applied {
+        object: applied,
+        changed,
+        created: before.is_none(),
+    })
+}
+
+/// A child as the server sent it, without `managedFields`.
+fn without_managed_fields(mut object: kube::api::DynamicObject) -> Value {
+    object.metadata.managed_fields = None;
+    serde_json::to_value(object).unwrap_or(Value::Null)
+}
+
+/// What an apply may change: the child without its status and what the server changes on
+/// every write (resourceVersion, generation, managedFields) or kubectl keeps.
+fn comparable(child: &Value) -> Value {
+    let mut child = child.clone();
+    if let Some(root) = child.as_object_mut() {
+        root.remove("status");
+        if let Some(meta) = root.get_mut("metadata").and_then(Value::as_object_mut) {
+            for key in ["resourceVersion", "generation", "managedFields"] {
+                meta.remove(key);
+            }
+            if let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+                annotations.remove(LAST_APPLIED);
+                if annotations.is_empty() {
+                    meta.remove("annotations");
+                }
+            }
+        }
+    }
+    child
 }
 
 #[cfg(test)]
@@ -488,11 +591,7 @@ mod tests {
             vec![widget("w1"), widget("w2")]
         );
         assert!(cache.owned_by(&widget("w1")).is_empty());
-        assert_eq!(
-            cache
-                .resource_version(&ChildId::of(&child("a", "3", None)).unwrap_or_else(|| panic!())),
-            Some(3)
-        );
+        assert_eq!(cache.owned_by(&widget("w2"))[0]["data"]["k"], "3");
         assert_eq!(
             cache.forget(&child("a", "4", Some("w2"))),
             vec![widget("w2")]
@@ -501,6 +600,43 @@ mod tests {
         cache.observe(&child("b", "5", Some("w1")));
         let gone = cache.forget_unlisted(&HashSet::new(), |_| true);
         assert_eq!(gone, vec![widget("w1")]);
+    }
+
+    #[test]
+    fn watch_events_during_an_apply_trigger_only_when_they_are_not_its_own_write() {
+        let cache = ChildCache::new();
+        cache.add_owner_kind("example.com/Widget", true);
+        let released = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = released.clone();
+        cache.on_trigger(Box::new(move |owners| {
+            sink.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(owners.to_vec())
+        }));
+        let id = ChildId::of(&child("a", "1", None)).unwrap_or_else(|| panic!("id"));
+        assert!(cache.begin_apply(&id).is_none(), "nothing cached yet");
+        // The apply's own write comes back through the watch before its answer.
+        assert!(cache.observe(&child("a", "7", Some("w1"))).is_empty());
+        cache.end_apply(&id, Some(&child("a", "7", Some("w1"))));
+        assert!(
+            released
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_empty()
+        );
+        // Someone else's write during the next apply is released at its end.
+        assert!(cache.begin_apply(&id).is_some());
+        assert!(cache.observe(&child("a", "8", Some("w1"))).is_empty());
+        cache.end_apply(&id, Some(&child("a", "9", Some("w1"))));
+        assert_eq!(
+            *released.lock().unwrap_or_else(|p| p.into_inner()),
+            vec![widget("w1")]
+        );
+        assert_eq!(
+            cache.observe(&child("a", "9", Some("w1"))),
+            vec![],
+            "already taken in"
+        );
     }
 
     #[test]

@@ -287,8 +287,8 @@ impl<K> Context<K> {
     /// changed by hand is put back. So drift repair is "apply again".
     ///
     /// [`Applied::changed`](crate::children::Applied) says whether anything changed. It
-    /// compares resourceVersions: the cached one for an owned kind, otherwise one read before
-    /// the apply (one more request).
+    /// compares with the child as cached for an owned kind, otherwise as read before the apply
+    /// (one more request).
     ///
     /// # Errors
     /// [`ApplyError`](crate::children::ApplyError) when the child has no name, cannot be
@@ -338,12 +338,13 @@ impl<K> Context<K> {
         let namespaced =
             TypeId::of::<C::Scope>() == TypeId::of::<k8s_openapi::NamespaceResourceScope>();
         let value = serde_json::to_value(child)?;
-        let (applied, changed) = self
+        let applied = self
             .apply_value(value, &api_resource, namespaced, options)
             .await?;
         Ok(crate::children::Applied {
-            object: C::deserialize(applied)?,
-            changed,
+            object: C::deserialize(applied.object)?,
+            changed: applied.changed,
+            created: applied.created,
         })
     }
 
@@ -361,12 +362,13 @@ impl<K> Context<K> {
     ) -> Result<crate::children::Applied<kube::api::DynamicObject>, crate::children::ApplyError>
     {
         let value = serde_json::to_value(child)?;
-        let (applied, changed) = self
+        let applied = self
             .apply_value(value, api_resource, namespaced, options)
             .await?;
         Ok(crate::children::Applied {
-            object: serde_json::from_value(applied)?,
-            changed,
+            object: serde_json::from_value(applied.object)?,
+            changed: applied.changed,
+            created: applied.created,
         })
     }
 
@@ -376,7 +378,7 @@ impl<K> Context<K> {
         api_resource: &kube::api::ApiResource,
         namespaced: bool,
         options: crate::children::ApplyOptions,
-    ) -> Result<(Value, bool), crate::children::ApplyError> {
+    ) -> Result<crate::children::Applied<Value>, crate::children::ApplyError> {
         let children = self.raw.memo.get::<crate::handling::children::Children>();
         crate::handling::children::apply_value(
             &self.raw.client,

@@ -165,6 +165,16 @@ impl Cycle<'_> {
     /// The create/update/resume part of a cycle.
     async fn changes(&self, patch: Value) -> Outcome {
         let (runtime, key, body) = (self.runtime, self.key, &self.body);
+        let causes = runtime.spec.handlers.iter().any(|h| {
+            matches!(
+                h.trigger,
+                Trigger::Create | Trigger::Update | Trigger::Field(_) | Trigger::Resume { .. }
+            )
+        });
+        if !causes {
+            // Nothing to diff: a reconcile alone (or only delete and event handlers).
+            return super::reconciling::run(runtime, key, body, &self.typed, patch).await;
+        }
         let storage = runtime.shared.settings.storage;
         let essence = essence(body);
         let stored =

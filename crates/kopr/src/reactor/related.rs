@@ -118,6 +118,15 @@ pub(crate) fn subscribe(shared: &Arc<Shared>, runtime: &Arc<ResourceRuntime>) ->
                 })
                 .clone()
         };
+        if let Some(cache) = &kind.cache {
+            // What applies release: watch events of children that came in during an apply.
+            let weak = Arc::downgrade(&kind);
+            cache.on_trigger(Box::new(move |owners| {
+                if let Some(kind) = weak.upgrade() {
+                    kind.trigger_owners(owners);
+                }
+            }));
+        }
         match &spec.relation {
             Relation::Owns => {
                 let Some(cache) = &kind.cache else {
