@@ -4,11 +4,10 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{Container, EnvVar, PodSpec, PodTemplateSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
-use kopr::adopt::AdoptError;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector, ObjectMeta, Time};
 use kube::ResourceExt;
 
-use crate::PulsarConsumer;
+use crate::{PulsarConsumer, PulsarConsumerStatus, READY, ReconcileError};
 
 /// The name of the consumer container.
 pub const CONTAINER: &str = "consumer";
@@ -40,12 +39,10 @@ fn env(name: &str, value: &str) -> EnvVar {
     }
 }
 
-/// The Deployment `consumer` asks for: named after it, adopted by it (a controller owner
-/// reference, so it is garbage-collected with it), running `image` with the consumer's settings
-/// in the environment, `spec.replicas` times.
-///
-/// Only what matters is set; the server defaults the rest (see [`crate::drift`]).
-pub fn desired(consumer: &PulsarConsumer, image: &str) -> Result<Deployment, AdoptError> {
+/// The Deployment `consumer` asks for: named after it, running `image` with the consumer's
+/// settings in the environment, `spec.replicas` times. Only what matters is set: the server
+/// defaults the rest, and `Context::apply` adds the owner reference.
+pub fn desired(consumer: &PulsarConsumer, image: &str) -> Deployment {
     let spec = &consumer.spec;
     let labels = labels(consumer);
     let container = Container {
@@ -58,7 +55,7 @@ pub fn desired(consumer: &PulsarConsumer, image: &str) -> Result<Deployment, Ado
         ]),
         ..Container::default()
     };
-    let mut deployment = Deployment {
+    Deployment {
         metadata: ObjectMeta {
             name: Some(consumer.name_any()),
             labels: Some(labels.clone()),
@@ -83,23 +80,7 @@ pub fn desired(consumer: &PulsarConsumer, image: &str) -> Result<Deployment, Ado
             ..DeploymentSpec::default()
         },
         ..Deployment::default()
-    };
-    kopr::adopt(&mut deployment, consumer)?;
-    Ok(deployment)
-}
-
-/// The controller owner reference of `deployment`, when a PulsarConsumer controls it.
-pub fn controlling_consumer(deployment: &Deployment) -> Option<&OwnerReference> {
-    deployment
-        .owner_references()
-        .iter()
-        .find(|r| r.controller == Some(true) && is_consumer_reference(&r.api_version, &r.kind))
-}
-
-/// Whether an owner reference's `apiVersion` and `kind` name a PulsarConsumer.
-pub fn is_consumer_reference(api_version: &str, kind: &str) -> bool {
-    use kube::Resource;
-    kind == PulsarConsumer::kind(&()) && api_version == PulsarConsumer::api_version(&())
+    }
 }
 
 /// Where the consumers of a Deployment stand, from its status.
@@ -132,5 +113,67 @@ impl Readiness {
     /// Whether `wanted` consumers run the current spec and are ready.
     pub fn is_ready(&self, wanted: i32) -> bool {
         self.settled && self.ready == wanted
+    }
+}
+
+/// The status `consumer` should have: its spec mirrored, its generation observed, the ready
+/// consumers and a `Ready` condition from the Deployment (or from the failure to apply it).
+pub fn observed(
+    consumer: &PulsarConsumer,
+    deployment: Result<&Deployment, &ReconcileError>,
+) -> PulsarConsumerStatus {
+    let spec = &consumer.spec;
+    let previous = consumer.status.clone().unwrap_or_default();
+    let wanted = spec.replicas;
+    let (ready_replicas, ready, reason, message) = match deployment {
+        Ok(deployment) => {
+            let readiness = Readiness::of(deployment, wanted);
+            let (ready, reason, message) = if readiness.is_ready(wanted) {
+                (
+                    true,
+                    "ConsumersReady",
+                    format!("{wanted}/{wanted} consumers ready"),
+                )
+            } else if readiness.settled {
+                let message = format!("{}/{wanted} consumers ready", readiness.ready);
+                (false, "ConsumersNotReady", message)
+            } else {
+                let (updated, ready) = (readiness.updated, readiness.ready);
+                let message =
+                    format!("rolling out: {updated}/{wanted} consumers updated, {ready} ready");
+                (false, "RollingOut", message)
+            };
+            (readiness.ready, ready, reason, message)
+        }
+        Err(error) => {
+            let ready = previous.ready_replicas.unwrap_or(0);
+            (ready, false, error.reason(), error.to_string())
+        }
+    };
+    let status = if ready { "True" } else { "False" };
+    // The transition time stays while the condition's status does.
+    let since = previous
+        .conditions
+        .iter()
+        .find(|c| c.type_ == READY && c.status == status)
+        .map_or_else(
+            || Time(k8s_openapi::jiff::Timestamp::now()),
+            |c| c.last_transition_time.clone(),
+        );
+    PulsarConsumerStatus {
+        server: Some(spec.server_address.clone()),
+        topic: Some(spec.topic.clone()),
+        subscription: Some(spec.subscription_name.clone()),
+        replicas: Some(wanted),
+        ready_replicas: Some(ready_replicas),
+        observed_generation: consumer.metadata.generation,
+        conditions: vec![Condition {
+            type_: READY.to_owned(),
+            status: status.to_owned(),
+            reason: reason.to_owned(),
+            message,
+            last_transition_time: since,
+            observed_generation: consumer.metadata.generation,
+        }],
     }
 }

@@ -1,19 +1,21 @@
-//! The PulsarConsumer operator of the "Extending Kubernetes, Part 1" walkthrough, in kopr.
+//! The PulsarConsumer operator of the "Extending Kubernetes, Part 1" walkthrough, in kopr's
+//! reconcile model.
 //!
 //! A `PulsarConsumer` (`pulsarconsumers.pulsar.pulsarconsumer.krvarma.com/v1`) asks for
 //! `spec.replicas` copies of a Pulsar consumer application reading `spec.topic` on
-//! `spec.serverAddress` under `spec.subscriptionName`. The operator keeps a Deployment of that
+//! `spec.serverAddress` under `spec.subscriptionName`. One reconcile keeps a Deployment of that
 //! name for it, owned by it (deleting the PulsarConsumer garbage-collects the Deployment), whose
 //! `consumer` container gets the settings as `PULSAR_SERVER`, `PULSAR_TOPIC` and
 //! `PULSAR_SUBSCRIPTION`.
 //!
-//! The Deployment is compared with the spec semantically ([`drift`]): only what the operator
-//! sets counts, not what the server fills in, so nothing is written while they agree. The
-//! operator watches the Deployments that PulsarConsumers control as well, so a hand edit
-//! (`kubectl scale`, a changed environment variable or image, a deleted Deployment) is put back
-//! at once ([`reconcile`]), and the status follows the pods: `status` mirrors the spec (`server`,
+//! The reconcile server-side-applies the Deployment it wants under the field manager
+//! `pulsar-consumer` ([`Context::apply`]): the server merges it, so what it fills in is no
+//! difference, and a field someone changed by hand (`kubectl scale`, an environment variable,
+//! the image) is put back by applying again. It runs whenever the PulsarConsumer or the
+//! Deployment it owns changes (`owns::<Deployment>()`), so hand edits and deletions are
+//! repaired at once and the status follows the pods: `status` mirrors the spec (`server`,
 //! `topic`, `subscription`, `replicas`) and adds `readyReplicas`, `observedGeneration` and a
-//! `Ready` condition.
+//! `Ready` condition. Nothing is written when nothing differs, so there is no update loop.
 //!
 //! A Deployment the server refuses (a PulsarConsumer whose name is too long for a label value,
 //! say) fails that PulsarConsumer alone: a Warning event and a `Ready=False` condition say why,
@@ -22,22 +24,21 @@
 #![warn(missing_docs)]
 
 pub mod deployment;
-pub mod drift;
-pub mod reconcile;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kopr::children::ApplyError;
 use kopr::manifests::Manifests;
-use kopr::{Context, Filtered, Handler, HandlerResult, Matcher, Operator, Resource};
+use kopr::reconcile::Action;
+use kopr::{Context, HandlerError, HandlerResult, Operator, Resource};
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
-use crate::reconcile::{Outcome, Reconciler};
+/// The field manager of the operator's writes.
+pub const FIELD_MANAGER: &str = "pulsar-consumer";
 
 /// The desired state of a PulsarConsumer: where to consume what, and how many consumers.
 // clippy takes the repeated `type_ = ...` of the printcolumn(...) arguments for duplicated
@@ -82,8 +83,8 @@ pub struct PulsarConsumerSpec {
     pub replicas: i32,
 }
 
-/// What the operator observed. kopr keeps its own bookkeeping beside these fields, so the
-/// schema keeps unknown fields.
+/// What the operator observed. kopr reports an object it cannot read under `status.kopr`, so
+/// the schema keeps unknown fields.
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
@@ -117,9 +118,6 @@ pub const READY: &str = "Ready";
 /// The consumer application's image used unless `--consumer-image` says otherwise.
 pub const DEFAULT_CONSUMER_IMAGE: &str = "pulsar-consumer-app:latest";
 
-/// How long to wait before retrying a reconciliation that failed on an API error.
-pub const RETRY_BACKOFF: Duration = Duration::from_secs(10);
-
 /// The operator's options.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Config {
@@ -142,95 +140,106 @@ pub fn manifests() -> Manifests {
     Manifests::new("pulsar-consumer").child::<Deployment>()
 }
 
-/// Reconciles a PulsarConsumer that was created or changed, or found at startup.
-async fn consumer_changed(
-    reconciler: Arc<Reconciler>,
-    ctx: Context<PulsarConsumer>,
-) -> HandlerResult {
-    let namespace = ctx.namespace().unwrap_or("default");
-    let outcome = reconciler
-        .reconcile(ctx.client(), namespace, ctx.name(), Some(ctx.uid()))
-        .await
-        .map_err(reconcile::ReconcileError::into_handler_error)?;
-    if outcome == Outcome::InSync {
-        tracing::info!(
-            "PulsarConsumer {namespace}/{}: Deployment in sync with generation {}",
-            ctx.name(),
-            ctx.object.metadata.generation.unwrap_or_default()
-        );
-    }
-    Ok(())
+/// Why a PulsarConsumer could not be reconciled.
+#[derive(Debug, thiserror::Error)]
+pub enum ReconcileError {
+    /// The API server refused the Deployment as invalid (for example a label value too long):
+    /// retrying the same spec cannot help.
+    #[error("the API server refused the Deployment {name}: {message}")]
+    Rejected {
+        /// The Deployment's name.
+        name: String,
+        /// The server's explanation.
+        message: String,
+    },
+    /// The Deployment could not be applied for another reason (retried with a backoff).
+    #[error(transparent)]
+    Apply(ApplyError),
 }
 
-/// Reconciles the PulsarConsumer controlling a Deployment that was added, changed or deleted.
-async fn deployment_changed(
-    reconciler: Arc<Reconciler>,
-    ctx: Context<Deployment>,
-) -> HandlerResult {
-    let Some(owner) = deployment::controlling_consumer(&ctx.object) else {
-        return Ok(());
-    };
-    let namespace = ctx.namespace().unwrap_or("default");
-    // Once the Deployment is gone, whichever PulsarConsumer has the name now may need a new one.
-    let uid = (ctx.event_type() != Some("DELETED")).then_some(owner.uid.as_str());
-    if let Err(error) = reconciler
-        .reconcile(ctx.client(), namespace, &owner.name, uid)
-        .await
-    {
-        tracing::warn!("PulsarConsumer {namespace}/{}: {error}", owner.name);
-        let about = json!({
-            "apiVersion": owner.api_version,
-            "kind": owner.kind,
-            "metadata": {"name": owner.name, "namespace": namespace, "uid": owner.uid},
-        });
-        kopr::warn(&about, error.reason(), &error.to_string());
+impl ReconcileError {
+    fn of(name: &str, error: ApplyError) -> ReconcileError {
+        let message = match &error {
+            ApplyError::Api(kube::Error::Api(status)) if matches!(status.code, 400 | 422) => {
+                status.message.clone()
+            }
+            ApplyError::Adopt(adopt) => adopt.to_string(),
+            _ => return ReconcileError::Apply(error),
+        };
+        let name = name.to_owned();
+        ReconcileError::Rejected { name, message }
     }
-    Ok(())
+
+    /// The reason of the `Ready` condition reporting this error.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ReconcileError::Rejected { .. } => "DeploymentRejected",
+            ReconcileError::Apply(_) => "ReconcileFailed",
+        }
+    }
 }
 
-/// Whether `references` (a Deployment's `metadata.ownerReferences`) has a PulsarConsumer as
-/// the controller.
-fn controlled_by_consumer(references: Option<&Value>) -> bool {
-    references.and_then(Value::as_array).is_some_and(|refs| {
-        refs.iter().any(|r| {
-            r.get("controller").and_then(Value::as_bool) == Some(true)
-                && deployment::is_consumer_reference(
-                    r.get("apiVersion")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default(),
-                    r.get("kind").and_then(Value::as_str).unwrap_or_default(),
+/// Makes the Deployment of a PulsarConsumer match its spec, then its status match the
+/// Deployment.
+async fn reconcile(image: Arc<str>, ctx: Context<PulsarConsumer>) -> HandlerResult<Action> {
+    let consumer = &ctx.object;
+    let (key, name) = (
+        format!("{}/{}", ctx.namespace().unwrap_or("default"), ctx.name()),
+        ctx.name(),
+    );
+    let desired = deployment::desired(consumer, &image);
+    let (status, result) = match ctx.apply(&desired).await {
+        Ok(applied) => {
+            let (reason, message) = if applied.created {
+                let spec = &consumer.spec;
+                let message = format!(
+                    "created Deployment {name} ({} replicas consuming {})",
+                    spec.replicas, spec.topic
+                );
+                ("DeploymentCreated", message)
+            } else if applied.changed {
+                (
+                    "DeploymentUpdated",
+                    format!("Deployment {name} differed from the spec; updated"),
                 )
-        })
-    })
+            } else {
+                let generation = consumer.metadata.generation.unwrap_or_default();
+                tracing::info!(
+                    "PulsarConsumer {key}: Deployment in sync with generation {generation}"
+                );
+                ("", String::new())
+            };
+            if !reason.is_empty() {
+                tracing::info!("PulsarConsumer {key}: {message}");
+                ctx.info(reason, &message);
+            }
+            (deployment::observed(consumer, Ok(&applied.object)), Ok(()))
+        }
+        Err(error) => {
+            let error = ReconcileError::of(name, error);
+            (deployment::observed(consumer, Err(&error)), Err(error))
+        }
+    };
+    if consumer.status.as_ref() != Some(&status) {
+        ctx.patch().set("status", &status);
+    }
+    match result {
+        Ok(()) => Ok(Action::await_change()),
+        Err(error @ ReconcileError::Rejected { .. }) => {
+            Err(HandlerError::permanent(error.to_string()))
+        }
+        Err(error) => Err(error.into()),
+    }
 }
 
 /// The PulsarConsumer operator.
 pub fn operator(config: &Config) -> Operator {
-    let reconciler = Arc::new(Reconciler::new(config.consumer_image.clone()));
-    let on_consumer = |id: &str| {
-        let reconciler = reconciler.clone();
-        Handler::new(move |ctx| consumer_changed(reconciler.clone(), ctx))
-            .id(id)
-            .backoff(RETRY_BACKOFF)
-    };
-    // A field filter is checked on the raw object before anything else, so the Deployments of
-    // others cost nothing: no slot, no handler call. (kopr does not apply `.when` predicates to
-    // `on_event` handlers, only label, annotation and field filters.)
-    let on_deployment = {
-        let reconciler = reconciler.clone();
-        Handler::new(move |ctx| deployment_changed(reconciler.clone(), ctx))
-            .id("deployment")
-            .field_value(
-                "metadata.ownerReferences",
-                Matcher::check(controlled_by_consumer),
-            )
-    };
+    let image: Arc<str> = Arc::from(config.consumer_image.as_str());
     Operator::new()
+        .configure(|settings| settings.field_manager = FIELD_MANAGER.to_owned())
         .resource(
             Resource::<PulsarConsumer>::custom()
-                .on_create(on_consumer("reconcile.create"))
-                .on_update(on_consumer("reconcile.update"))
-                .on_resume(on_consumer("reconcile.resume")),
+                .reconcile(move |ctx| reconcile(image.clone(), ctx))
+                .owns::<Deployment>(),
         )
-        .resource(Resource::<Deployment>::new().on_event(on_deployment))
 }

@@ -410,9 +410,10 @@ impl Default for ApplyOptions {
 pub struct Applied<C> {
     /// The child, as the server returned it.
     pub object: C,
-    /// Whether the apply changed the child (anything but its status and the server's
-    /// bookkeeping), compared with the child as last seen: `false` when it already was as
-    /// desired.
+    /// Whether the apply changed the child, compared with the child as last seen: anything
+    /// but its status and its metadata, and of the metadata its owner references and the
+    /// labels and annotations the apply sets. `false` when it already was as desired (a change
+    /// someone else made to the metadata meanwhile does not count).
     pub changed: bool,
     /// Whether no child of that name was seen before (for an owned kind: none was cached).
     pub created: bool,
@@ -501,7 +502,7 @@ pub(crate) async fn apply_value(
     let applied = applied?;
     let changed = before
         .as_ref()
-        .is_none_or(|before| comparable(before) != comparable(&applied));
+        .is_none_or(|before| comparable(before, &child) != comparable(&applied, &child));
     Ok(Applied {
         object: applied,
         changed,
@@ -515,24 +516,33 @@ fn without_managed_fields(mut object: kube::api::DynamicObject) -> Value {
     serde_json::to_value(object).unwrap_or(Value::Null)
 }
 
-/// What an apply may change: the child without its status and what the server changes on
-/// every write (resourceVersion, generation, managedFields) or kubectl keeps.
-fn comparable(child: &Value) -> Value {
+/// What an apply of `desired` may change: the child without its status, and of its metadata
+/// only the owner references and the labels and annotations `desired` sets. So what others
+/// change meanwhile in the metadata (a controller's revision annotation, say) does not count.
+fn comparable(child: &Value, desired: &Value) -> Value {
     let mut child = child.clone();
-    if let Some(root) = child.as_object_mut() {
-        root.remove("status");
-        if let Some(meta) = root.get_mut("metadata").and_then(Value::as_object_mut) {
-            for key in ["resourceVersion", "generation", "managedFields"] {
-                meta.remove(key);
-            }
-            if let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
-                annotations.remove(LAST_APPLIED);
-                if annotations.is_empty() {
-                    meta.remove("annotations");
-                }
-            }
+    let Some(root) = child.as_object_mut() else {
+        return child;
+    };
+    root.remove("status");
+    let meta = root.remove("metadata").unwrap_or(Value::Null);
+    let mut kept = serde_json::Map::new();
+    for map in ["labels", "annotations"] {
+        let wanted = desired
+            .pointer(&format!("/metadata/{map}"))
+            .and_then(Value::as_object);
+        if let (Some(wanted), Some(actual)) = (wanted, meta.get(map).and_then(Value::as_object)) {
+            let values: serde_json::Map<String, Value> = wanted
+                .keys()
+                .filter_map(|k| Some((k.clone(), actual.get(k)?.clone())))
+                .collect();
+            kept.insert(map.to_owned(), Value::Object(values));
         }
     }
+    if let Some(references) = meta.get("ownerReferences") {
+        kept.insert("ownerReferences".to_owned(), references.clone());
+    }
+    root.insert("metadata".to_owned(), Value::Object(kept));
     child
 }
 
@@ -636,6 +646,29 @@ mod tests {
             cache.observe(&child("a", "9", Some("w1"))),
             vec![],
             "already taken in"
+        );
+    }
+
+    #[test]
+    fn an_apply_changed_what_it_sets_not_what_others_set_meanwhile() {
+        let desired = json!({"metadata": {"name": "d", "labels": {"app": "x"}},
+                             "spec": {"replicas": 2}});
+        let before = json!({"metadata": {"name": "d", "resourceVersion": "1",
+                                         "labels": {"app": "x"}},
+                            "spec": {"replicas": 2, "paused": false}, "status": {"ready": 1}});
+        let mut theirs = before.clone();
+        theirs["metadata"]["annotations"] = json!({"revision": "2"});
+        theirs["metadata"]["resourceVersion"] = json!("5");
+        theirs["status"]["ready"] = json!(2);
+        assert_eq!(comparable(&before, &desired), comparable(&theirs, &desired));
+        let mut ours = before.clone();
+        ours["spec"]["replicas"] = json!(3);
+        assert_ne!(comparable(&before, &desired), comparable(&ours, &desired));
+        let mut relabelled = before.clone();
+        relabelled["metadata"]["labels"]["app"] = json!("y");
+        assert_ne!(
+            comparable(&before, &desired),
+            comparable(&relabelled, &desired)
         );
     }
 
