@@ -31,7 +31,8 @@ pub struct Args {
     pods: usize,
 }
 
-struct Operator(Child);
+/// An operator process of a cost bench; killed when dropped.
+pub(crate) struct Operator(Child);
 
 impl Drop for Operator {
     fn drop(&mut self) {
@@ -40,9 +41,42 @@ impl Drop for Operator {
     }
 }
 
-/// Waits until the index holds `count` objects.
-async fn indexed(metrics: std::net::SocketAddr, count: usize) -> anyhow::Result<()> {
-    let wanted = format!("kopr_index_objects{{index=\"pods-by-node\"}} {count}");
+impl Operator {
+    /// Starts `binary` (next to `kopr`) as `run -A --standalone`, serving metrics on a free
+    /// port of loopback; returns it and that address.
+    pub(crate) fn start(
+        kopr: &std::path::Path,
+        binary: &str,
+        kubeconfig: &std::path::Path,
+    ) -> anyhow::Result<(Operator, std::net::SocketAddr)> {
+        let binary = kopr.with_file_name(binary);
+        if !binary.exists() {
+            bail!(
+                "{} not found: build it with `cargo build --release -p kopr-bench`",
+                binary.display()
+            );
+        }
+        let metrics = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
+        let child = Command::new(&binary)
+            .args(["run", "-A", "--standalone", "--metrics-listen"])
+            .arg(metrics.to_string())
+            .env("KUBECONFIG", kubeconfig)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("starting {}", binary.display()))?;
+        Ok((Operator(child), metrics))
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+/// Waits until the metrics at `metrics` have the line `wanted`.
+pub(crate) async fn metric_line(metrics: std::net::SocketAddr, wanted: &str) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
         if let Ok(text) = metrics_text(metrics).await
@@ -51,39 +85,29 @@ async fn indexed(metrics: std::net::SocketAddr, count: usize) -> anyhow::Result<
             return Ok(());
         }
         if Instant::now() > deadline {
-            bail!("the index did not reach {count} pods");
+            bail!("the operator's metrics never said {wanted:?}");
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
+/// Waits until the index holds `count` objects.
+async fn indexed(metrics: std::net::SocketAddr, count: usize) -> anyhow::Result<()> {
+    metric_line(
+        metrics,
+        &format!("kopr_index_objects{{index=\"pods-by-node\"}} {count}"),
+    )
+    .await
+}
+
 /// Runs the measure and prints a Markdown table.
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let kopr = kopr_binary(args.kopr.as_deref())?;
-    let binary = kopr.with_file_name("index-operator");
-    if !binary.exists() {
-        bail!(
-            "{} not found: build it with `cargo build --release -p kopr-bench`",
-            binary.display()
-        );
-    }
     let (server, _) = start_server(&kopr, &["--no-controllers"])?;
     let admin = client(&server).await?;
     create_namespace(&admin, "indexed").await?;
-    let metrics = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
-    let operator = Operator(
-        Command::new(&binary)
-            .args(["run", "-A", "--standalone", "--metrics-listen"])
-            .arg(metrics.to_string())
-            .env("KUBECONFIG", &server.kubeconfig)
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("starting index-operator")?,
-    );
-    let pid = operator.0.id();
+    let (operator, metrics) = Operator::start(&kopr, "index-operator", &server.kubeconfig)?;
+    let pid = operator.pid();
     indexed(metrics, 0).await?;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let empty = rss_mib(pid)?;

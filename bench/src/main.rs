@@ -13,6 +13,7 @@
 mod admission;
 mod apiserver;
 mod authz;
+mod children;
 mod compare;
 mod failover;
 mod index;
@@ -39,6 +40,8 @@ enum Command {
     Authz(authz::Args),
     /// What an index of 10,000 pods costs an operator.
     Index(index::Args),
+    /// What the cache of 10,000 owned children costs an operator.
+    Children(children::Args),
     /// Leader election: failover after kill -9 and SIGTERM, and the standby's RSS.
     Failover(failover::Args),
     /// Compare kopr with Kopf and a kube-rs controller on one workload.
@@ -64,6 +67,7 @@ fn main() -> anyhow::Result<()> {
             Command::CompareOperators(args) => compare::run(args).await,
             Command::Failover(args) => failover::run(args).await,
             Command::Index(args) => index::run(args).await,
+            Command::Children(args) => children::run(args).await,
             Command::Scrape(args) => scrape::run(args).await,
             Command::Shards(args) => shards::run(args).await,
             Command::Workloads(args) => workloads::run(args).await,
