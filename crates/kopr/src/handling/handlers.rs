@@ -53,6 +53,9 @@ impl Default for HandlerOptions {
     }
 }
 
+/// Where a cause handler's subhandlers are registered while it runs.
+pub(crate) type Subhandlers = Arc<std::sync::Mutex<Vec<HandlerSpec>>>;
+
 /// The erased handler function: takes the context, returns the JSON result.
 pub(crate) type HandlerFn =
     Arc<dyn Fn(RawContext) -> BoxFuture<'static, Result<Value, HandlerError>> + Send + Sync>;

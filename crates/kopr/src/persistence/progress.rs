@@ -47,9 +47,35 @@ impl Progress {
     }
 }
 
-/// The annotation key for a handler's progress.
+/// The annotation key for a handler's progress. A subhandler's id (`parent/child`) becomes
+/// `parent.child`, or, when that is longer than an annotation name may be, the parent's id
+/// (cut to 54 characters) and a hash of the whole id: either way it starts with the parent's
+/// [`subhandler_prefix`].
 pub fn annotation_key(handler_id: &str) -> String {
-    format!("{ANNOTATION_PREFIX}{handler_id}")
+    let Some((parent, _)) = handler_id.split_once('/') else {
+        return format!("{ANNOTATION_PREFIX}{handler_id}");
+    };
+    let name = handler_id.replace('/', ".");
+    let valid = name.len() <= 63
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if valid {
+        return format!("{ANNOTATION_PREFIX}{name}");
+    }
+    let hash = handler_id.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
+    });
+    format!("{}{:08x}", subhandler_prefix(parent), hash as u32)
+}
+
+/// What the annotation keys of a handler's subhandlers start with.
+pub fn subhandler_prefix(handler_id: &str) -> String {
+    let cut = handler_id
+        .char_indices()
+        .nth(54)
+        .map_or(handler_id, |(at, _)| &handler_id[..at]);
+    format!("{ANNOTATION_PREFIX}{cut}.")
 }
 
 /// Reads a handler's progress from the object; absent or unreadable records count as fresh.
@@ -79,14 +105,34 @@ pub fn write_patch(storage: Storage, handler_id: &str, progress: &Progress) -> V
     }
 }
 
-/// The merge patch that clears the progress of the given handlers, where present.
+/// The merge patch that clears the progress of the given handlers, where present on `body` or
+/// about to be written by `pending` (the cycle's patch so far), with their subhandlers'.
 pub fn purge_patch<'a>(
     storage: Storage,
     body: &Value,
+    pending: &Value,
     ids: impl Iterator<Item = &'a str>,
 ) -> Value {
     let mut patch = Value::Null;
     for id in ids {
+        // Its subhandlers' records (at any depth) go with it.
+        let (pointer, prefix) = match storage {
+            Storage::Annotations => ("/metadata/annotations", subhandler_prefix(id)),
+            Storage::Status => ("/status/kopr/progress", format!("{id}/")),
+        };
+        let subs: Vec<Value> = [body, pending]
+            .into_iter()
+            .filter_map(|v| v.pointer(pointer).and_then(Value::as_object))
+            .flat_map(|records| records.keys())
+            .filter(|k| k.starts_with(&prefix))
+            .map(|k| match storage {
+                Storage::Annotations => json!({"metadata": {"annotations": {k: null}}}),
+                Storage::Status => json!({"status": {"kopr": {"progress": {k: null}}}}),
+            })
+            .collect();
+        for piece in subs {
+            crate::handling::patch::merge_into(&mut patch, piece);
+        }
         let present = match storage {
             Storage::Annotations => body
                 .pointer("/metadata/annotations")
@@ -127,10 +173,57 @@ mod tests {
             crate::handling::patch::merge_into(&mut body, write_patch(storage, "h1", &progress));
             assert_eq!(read(storage, &body, "h1"), progress);
             assert_eq!(read(storage, &body, "h2"), Progress::default());
-            let purge = purge_patch(storage, &body, ["h1", "h2"].into_iter());
+            let purge = purge_patch(storage, &body, &Value::Null, ["h1", "h2"].into_iter());
             let mut cleared = body.clone();
             json_patch::merge(&mut cleared, &purge);
             assert_eq!(read(storage, &cleared, "h1"), Progress::default());
+        }
+    }
+
+    #[test]
+    fn subhandler_records_are_valid_annotations_and_go_with_their_parent() {
+        assert_eq!(annotation_key("create"), "kopr.dev/create");
+        assert_eq!(annotation_key("create/item-1"), "kopr.dev/create.item-1");
+        let long = format!("create/{}", "x".repeat(80));
+        let key = annotation_key(&long);
+        assert!(
+            key.starts_with("kopr.dev/create.") && key.len() <= 9 + 63,
+            "{key}"
+        );
+        let done = Progress {
+            success: true,
+            ..Progress::default()
+        };
+        for storage in [Storage::Annotations, Storage::Status] {
+            let mut body = json!({"metadata": {"name": "x"}});
+            for id in [
+                "create",
+                "create/a",
+                "create/a/b",
+                long.as_str(),
+                "update/a",
+            ] {
+                crate::handling::patch::merge_into(&mut body, write_patch(storage, id, &done));
+            }
+            // A record about to be written goes too.
+            let pending = write_patch(storage, "create/d", &done);
+            let purge = purge_patch(storage, &body, &pending, ["create"].into_iter());
+            let mut cleared = body.clone();
+            json_patch::merge(&mut cleared, &pending);
+            json_patch::merge(&mut cleared, &purge);
+            for id in [
+                "create",
+                "create/a",
+                "create/a/b",
+                "create/d",
+                long.as_str(),
+            ] {
+                assert_eq!(read(storage, &cleared, id), Progress::default(), "{id}");
+            }
+            assert!(
+                read(storage, &cleared, "update/a").success,
+                "another handler's"
+            );
         }
     }
 

@@ -259,6 +259,7 @@ async fn run_once(
         retry,
         started: Timestamp::now(),
         cancel: cancel.clone(),
+        subhandlers: None,
     };
     let (result, mut patch) = invoke(runtime, key, body, &typed, call).await;
     let outcome = match result {

@@ -12,11 +12,11 @@ use std::time::Duration;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use super::invoke::{Call, Typed, invoke, invoke_with_limit};
+use super::invoke::{Call, Typed, invoke};
 use super::landing::{self, Landing, Then};
 use super::outcome::is_deleting;
 use super::outcome::{CycleError, Outcome};
-use super::{ObjectKey, ResourceRuntime, background, posting, progression};
+use super::{ObjectKey, ResourceRuntime, background};
 use crate::handling::context::Reason;
 use crate::handling::diff::{Diff, diff, resolve};
 use crate::handling::filters::FilterInput;
@@ -332,6 +332,7 @@ async fn run_optional_deletes(runtime: &Arc<ResourceRuntime>, key: &ObjectKey, b
             retry: 0,
             started: Timestamp::now(),
             cancel: runtime.shared.shutdown.child_token(),
+            subhandlers: None,
         };
         let (result, _) = invoke(runtime, key, body, &typed, call).await;
         if let Err(error) = result {
@@ -387,7 +388,8 @@ impl Cycle<'_> {
         let ids = selected.iter().map(|s| s.handler.id.as_str());
         match finish {
             Finish::DiffBase { write } => {
-                merge_into(&mut patch, progress::purge_patch(storage, body, ids));
+                let purge = progress::purge_patch(storage, body, &patch, ids);
+                merge_into(&mut patch, purge);
                 let stored = write.then(|| store_diff_base(runtime, key, body, &mut patch));
                 if let Some(slot) = runtime.slots().get_mut(key) {
                     slot.resume_due = false;
@@ -403,7 +405,7 @@ impl Cycle<'_> {
             Finish::RemoveFinalizer => {
                 // The object is going away: only the handlers' own changes are worth sending.
                 let mut own = patch;
-                let purge = progress::purge_patch(storage, body, ids);
+                let purge = progress::purge_patch(storage, body, &own, ids);
                 strip(&mut own, &purge);
                 Landing::new(runtime, body, own, Then::ReleaseFinalizer)
                     .land(runtime, key, body)
@@ -412,49 +414,25 @@ impl Cycle<'_> {
         }
     }
 
-    /// Runs the chosen change handler (execution), works out its new progress record
-    /// (progression) and reports the attempt (posting).
+    /// Runs the chosen change handler and its subhandlers (execution), works out its new
+    /// progress record (progression) and reports the attempt (posting).
     async fn execute(
         &self,
         chosen: &Selected<'_>,
         record: &Progress,
     ) -> (Progress, Option<Value>, Value) {
-        let handler = chosen.handler;
-        let options = &handler.options;
-        let now = Timestamp::now();
-        let started = record.started.unwrap_or(now);
-        let elapsed = Duration::try_from(now.duration_since(started)).unwrap_or_default();
-        let limit = options.timeout.map(|t| t.saturating_sub(elapsed));
-        let call = Call {
-            handler,
+        let target = super::execution::Target {
+            runtime: self.runtime,
+            key: self.key,
+            body: &self.body,
+            typed: &self.typed,
             reason: chosen.reason,
-            diff: chosen.diff.clone(),
-            old: chosen.old.clone(),
-            new: chosen.new.clone(),
-            event_type: None,
-            retry: record.retries,
-            started,
-            cancel: self.runtime.shared.shutdown.child_token(),
+            diff: &chosen.diff,
+            old: chosen.old.as_ref(),
+            new: chosen.new.as_ref(),
         };
-        let (result, patch) =
-            invoke_with_limit(self.runtime, self.key, &self.body, &self.typed, call, limit).await;
-        let step = progression::progress(
-            options,
-            &handler.id,
-            record,
-            started,
-            result,
-            Timestamp::now(),
-        );
-        posting::post(
-            self.runtime,
-            self.key,
-            &self.body,
-            &handler.id,
-            chosen.reason,
-            &step.report,
-        );
-        (step.record, step.value, patch)
+        let done = super::execution::execute(&target, chosen.handler, record, 0).await;
+        (done.record, done.value, done.patch)
     }
 }
 

@@ -31,6 +31,9 @@ pub(crate) struct Call<'a> {
     pub(crate) retry: u32,
     pub(crate) started: Timestamp,
     pub(crate) cancel: tokio_util::sync::CancellationToken,
+    /// Where the handler's [`subhandler`](crate::Context::subhandler)s go (cause handlers
+    /// only).
+    pub(crate) subhandlers: Option<crate::handling::handlers::Subhandlers>,
 }
 
 /// Runs a handler in its own task (so a panic is caught) inside its span, and returns its
@@ -108,6 +111,7 @@ async fn run(
         client: shared.client.clone(),
         span: span.clone(),
         cancel: call.cancel,
+        subhandlers: call.subhandlers,
         memo: shared.memo.clone(),
         events: shared.events.clone(),
     };

@@ -7,6 +7,7 @@
 
 mod background;
 mod cycle;
+mod execution;
 mod follow;
 mod invoke;
 mod landing;

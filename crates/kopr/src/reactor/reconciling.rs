@@ -69,6 +69,7 @@ pub(super) async fn run(
         retry: failures,
         started: Timestamp::now(),
         cancel: runtime.shared.shutdown.child_token(),
+        subhandlers: None,
     };
     let limit = handler.options.timeout;
     let (result, own) = invoke_with_limit(runtime, key, body, typed, call, limit).await;

@@ -274,6 +274,7 @@ async fn run_event(runtime: &Arc<ResourceRuntime>, key: &ObjectKey, event: super
             retry: 0,
             started: jiff::Timestamp::now(),
             cancel: runtime.shared.shutdown.child_token(),
+            subhandlers: None,
         };
         let (result, _) = invoke(runtime, key, &event.body, &typed, call).await;
         if let Err(error) = result {
