@@ -24,8 +24,8 @@ const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 /// A child's identity: its namespace (if namespaced) and name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct ChildId {
-    pub(crate) namespace: Option<Box<str>>,
-    pub(crate) name: Box<str>,
+    pub(crate) namespace: Option<Arc<str>>,
+    pub(crate) name: Arc<str>,
 }
 
 impl ChildId {
@@ -36,8 +36,8 @@ impl ChildId {
                 .get("namespace")
                 .and_then(Value::as_str)
                 .filter(|ns| !ns.is_empty())
-                .map(Box::from),
-            name: Box::from(meta.get("name")?.as_str()?),
+                .map(Arc::from),
+            name: Arc::from(meta.get("name")?.as_str()?),
         })
     }
 }
@@ -46,8 +46,8 @@ impl ChildId {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct OwnerId {
     pub(crate) kind: Arc<str>,
-    pub(crate) namespace: Option<Box<str>>,
-    pub(crate) name: Box<str>,
+    pub(crate) namespace: Option<Arc<str>>,
+    pub(crate) name: Arc<str>,
 }
 
 /// The `group/Kind` naming an owner kind, from an `apiVersion` and a kind.
@@ -58,10 +58,49 @@ pub(crate) fn group_kind(api_version: &str, kind: &str) -> String {
 
 /// One cached child.
 struct Child {
-    uid: Box<str>,
+    uid: Uid,
     resource_version: Option<u64>,
     owner: OwnerId,
+    /// The body without what the entry and the cache hold (identity, version, kind).
     text: Box<str>,
+}
+
+/// A uid: 16 bytes when it is a UUID (as servers make them), else its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Uid {
+    Uuid(u128),
+    Text(Box<str>),
+}
+
+impl Uid {
+    fn of(text: &str) -> Uid {
+        let hex: String = text.chars().filter(|c| *c != '-').collect();
+        let canonical = text.len() == 36 && hex.len() == 32;
+        match u128::from_str_radix(&hex, 16) {
+            Ok(value) if canonical && Uid::Uuid(value).to_string() == text => Uid::Uuid(value),
+            _ => Uid::Text(Box::from(text)),
+        }
+    }
+}
+
+impl std::fmt::Display for Uid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Uid::Uuid(value) => {
+                let hex = format!("{value:032x}");
+                write!(
+                    f,
+                    "{}-{}-{}-{}-{}",
+                    &hex[..8],
+                    &hex[8..12],
+                    &hex[12..16],
+                    &hex[16..20],
+                    &hex[20..]
+                )
+            }
+            Uid::Text(text) => f.write_str(text),
+        }
+    }
 }
 
 /// An owner kind whose children are kept.
@@ -72,6 +111,10 @@ struct OwnerKind {
 
 #[derive(Default)]
 struct State {
+    /// The kind's `apiVersion` and `kind`, as its children say (left out of their text).
+    type_meta: Option<(Box<str>, Box<str>)>,
+    /// Namespaces, shared by every identity that names them.
+    namespaces: HashSet<Arc<str>>,
     owner_kinds: Vec<OwnerKind>,
     children: HashMap<ChildId, Child>,
     by_owner: HashMap<OwnerId, BTreeSet<ChildId>>,
@@ -115,7 +158,7 @@ impl ChildCache {
         let mut state = self.write();
         state.applying.entry(id.clone()).or_default().count += 1;
         let child = state.children.get(id)?;
-        serde_json::from_str(&child.text).ok()
+        unpack(&state, id, child)
     }
 
     /// An apply of child `id` ended with `written` (the server's answer), or failed: takes the
@@ -203,7 +246,7 @@ impl ChildCache {
         };
         let mut state = self.write();
         let cached = remove(&mut state, &id);
-        let owner = cached.or_else(|| controller(&state, body, id.namespace.as_deref()));
+        let owner = cached.or_else(|| controller(&state, body, id.namespace.as_ref()));
         owner.into_iter().collect()
     }
 
@@ -233,35 +276,45 @@ impl ChildCache {
             return Vec::new();
         };
         ids.iter()
-            .filter_map(|id| state.children.get(id))
-            .filter_map(|child| serde_json::from_str(&child.text).ok())
+            .filter_map(|id| unpack(&state, id, state.children.get(id)?))
             .collect()
     }
 }
 
 /// Takes in a child; returns the owners whose children changed.
 fn take_in(state: &mut State, body: &Value) -> Vec<OwnerId> {
-    let Some(id) = ChildId::of(body) else {
+    let Some(mut id) = ChildId::of(body) else {
         return Vec::new();
     };
-    let owner = controller(state, body, id.namespace.as_deref());
+    id.namespace = id.namespace.map(|ns| intern(state, ns));
+    let owner = controller(state, body, id.namespace.as_ref());
     let version = resource_version(body);
-    let uid = body
-        .pointer("/metadata/uid")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let uid = Uid::of(
+        body.pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .unwrap_or_default(),
+    );
     if let Some(kept) = state.children.get(&id)
-        && &*kept.uid == uid
+        && kept.uid == uid
         && let (Some(new), Some(old)) = (version, kept.resource_version)
         && new <= old
     {
         return Vec::new();
+    }
+    if state.type_meta.is_none() {
+        let field = |name: &str| body.get(name).and_then(Value::as_str).map(Box::from);
+        state.type_meta = field("apiVersion").zip(field("kind"));
     }
     let mut owners = Vec::new();
     if let Some(old) = remove(state, &id) {
         owners.push(old);
     }
     if let Some(owner) = owner {
+        // One copy of the owner's identity for all its children.
+        let owner = match state.by_owner.get_key_value(&owner) {
+            Some((kept, _)) => kept.clone(),
+            None => owner,
+        };
         state
             .by_owner
             .entry(owner.clone())
@@ -270,7 +323,7 @@ fn take_in(state: &mut State, body: &Value) -> Vec<OwnerId> {
         state.children.insert(
             id,
             Child {
-                uid: Box::from(uid),
+                uid,
                 resource_version: version,
                 owner: owner.clone(),
                 text: pack(body),
@@ -281,6 +334,15 @@ fn take_in(state: &mut State, body: &Value) -> Vec<OwnerId> {
         }
     }
     owners
+}
+
+/// The shared copy of a namespace's name.
+fn intern(state: &mut State, namespace: Arc<str>) -> Arc<str> {
+    if let Some(kept) = state.namespaces.get(&namespace) {
+        return kept.clone();
+    }
+    state.namespaces.insert(namespace.clone());
+    namespace
 }
 
 /// Removes a child; returns the owner it had.
@@ -296,7 +358,7 @@ fn remove(state: &mut State, id: &ChildId) -> Option<OwnerId> {
 }
 
 /// The child's controller among the owner kinds, if any.
-fn controller(state: &State, body: &Value, namespace: Option<&str>) -> Option<OwnerId> {
+fn controller(state: &State, body: &Value, namespace: Option<&Arc<str>>) -> Option<OwnerId> {
     let references = body.pointer("/metadata/ownerReferences")?.as_array()?;
     let reference = references
         .iter()
@@ -305,13 +367,13 @@ fn controller(state: &State, body: &Value, namespace: Option<&str>) -> Option<Ow
     let kind = group_kind(field("apiVersion")?, field("kind")?);
     let owner_kind = state.owner_kinds.iter().find(|k| *k.kind == *kind)?;
     let namespace = match owner_kind.namespaced {
-        true => Some(Box::from(namespace?)),
+        true => Some(namespace?.clone()),
         false => None,
     };
     Some(OwnerId {
         kind: owner_kind.kind.clone(),
         namespace,
-        name: Box::from(field("name")?),
+        name: Arc::from(field("name")?),
     })
 }
 
@@ -323,11 +385,25 @@ fn resource_version(body: &Value) -> Option<u64> {
         .ok()
 }
 
-/// The child as kept: compact JSON without what no reconcile reads.
+/// The child as kept: compact JSON without what no reconcile reads (`managedFields`,
+/// kubectl's last-applied annotation) and without what the entry holds (apiVersion, kind,
+/// name, namespace, uid, resourceVersion; [`unpack`] puts them back).
 fn pack(body: &Value) -> Box<str> {
     let mut body = body.clone();
+    if let Some(root) = body.as_object_mut() {
+        root.remove("apiVersion");
+        root.remove("kind");
+    }
     if let Some(meta) = body.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("managedFields");
+        for key in [
+            "managedFields",
+            "name",
+            "namespace",
+            "uid",
+            "resourceVersion",
+        ] {
+            meta.remove(key);
+        }
         if let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
             annotations.remove(LAST_APPLIED);
             if annotations.is_empty() {
@@ -336,6 +412,29 @@ fn pack(body: &Value) -> Box<str> {
         }
     }
     serde_json::to_string(&body).unwrap_or_default().into()
+}
+
+/// A kept child as JSON again, with what [`pack`] left out.
+fn unpack(state: &State, id: &ChildId, child: &Child) -> Option<Value> {
+    let mut body: Value = serde_json::from_str(&child.text).ok()?;
+    let root = body.as_object_mut()?;
+    if let Some((api_version, kind)) = &state.type_meta {
+        root.insert("apiVersion".into(), Value::from(&**api_version));
+        root.insert("kind".into(), Value::from(&**kind));
+    }
+    let meta = root
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()))
+        .as_object_mut()?;
+    meta.insert("name".into(), Value::from(&*id.name));
+    if let Some(namespace) = &id.namespace {
+        meta.insert("namespace".into(), Value::from(&**namespace));
+    }
+    meta.insert("uid".into(), Value::from(child.uid.to_string()));
+    if let Some(version) = child.resource_version {
+        meta.insert("resourceVersion".into(), Value::from(version.to_string()));
+    }
+    Some(body)
 }
 
 /// Every child cache of an operator by child kind, and how children are applied (kept in the
@@ -386,8 +485,8 @@ pub(crate) fn owner_id_of(body: &Value) -> Option<OwnerId> {
         kind: Arc::from(group_kind(field("/apiVersion")?, field("/kind")?)),
         namespace: field("/metadata/namespace")
             .filter(|ns| !ns.is_empty())
-            .map(Box::from),
-        name: Box::from(field("/metadata/name")?),
+            .map(Arc::from),
+        name: Arc::from(field("/metadata/name")?),
     })
 }
 
@@ -567,8 +666,8 @@ mod tests {
     fn widget(name: &str) -> OwnerId {
         OwnerId {
             kind: Arc::from("example.com/Widget"),
-            namespace: Some(Box::from("ns")),
-            name: Box::from(name),
+            namespace: Some(Arc::from("ns")),
+            name: Arc::from(name),
         }
     }
 
@@ -610,6 +709,32 @@ mod tests {
         cache.observe(&child("b", "5", Some("w1")));
         let gone = cache.forget_unlisted(&HashSet::new(), |_| true);
         assert_eq!(gone, vec![widget("w1")]);
+    }
+
+    #[test]
+    fn a_kept_child_reads_back_whole() {
+        let cache = ChildCache::new();
+        cache.add_owner_kind("example.com/Widget", true);
+        let mut body = child("a", "4", Some("w1"));
+        body["metadata"]["uid"] = json!("2ca3ab40-9142-4bc6-8370-ac5dc1ad0443");
+        cache.observe(&body);
+        let mut other = child("b", "5", Some("w1"));
+        other["metadata"]["uid"] = json!("not-a-uuid");
+        cache.observe(&other);
+        let kept = cache.owned_by(&widget("w1"));
+        let strip = |mut v: Value| {
+            let meta = v["metadata"]
+                .as_object_mut()
+                .unwrap_or_else(|| panic!("meta"));
+            meta.remove("managedFields");
+            meta.remove("annotations");
+            v
+        };
+        assert_eq!(kept, vec![strip(body), strip(other)]);
+        assert_eq!(
+            Uid::of("2CA3AB40-9142-4BC6-8370-AC5DC1AD0443").to_string(),
+            "2CA3AB40-9142-4BC6-8370-AC5DC1AD0443"
+        );
     }
 
     #[test]

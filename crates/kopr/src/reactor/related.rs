@@ -283,8 +283,8 @@ impl KindWatch {
             let listed: HashSet<ChildId> = listed
                 .iter()
                 .map(|key| ChildId {
-                    namespace: key.namespace.as_deref().map(Box::from),
-                    name: Box::from(key.name.as_str()),
+                    namespace: key.namespace.as_deref().map(Arc::from),
+                    name: Arc::from(key.name.as_str()),
                 })
                 .collect();
             let owners = cache.forget_unlisted(&listed, |id| in_scope(id.namespace.as_deref()));
