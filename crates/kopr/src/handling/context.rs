@@ -84,6 +84,10 @@ impl std::fmt::Debug for Memo {
     }
 }
 
+/// Where a running cause handler's subhandlers are registered: erased handler specs
+/// ([`Context::subhandler`] is in `handlers`, which knows them).
+pub(crate) type Registered = Arc<std::sync::Mutex<Vec<Box<dyn Any + Send + Sync>>>>;
+
 /// The type-erased context the reactor builds for every handler call.
 #[derive(Clone)]
 pub(crate) struct RawContext {
@@ -103,7 +107,7 @@ pub(crate) struct RawContext {
     pub(crate) cancel: CancellationToken,
     pub(crate) memo: Memo,
     pub(crate) events: EventRecorder,
-    pub(crate) subhandlers: Option<crate::handling::handlers::Subhandlers>,
+    pub(crate) subhandlers: Option<Registered>,
 }
 
 /// Everything a handler gets about one call.
@@ -393,57 +397,8 @@ impl<K> Context<K> {
         .await
     }
 
-    /// Registers a subhandler of this cause handler, as Kopf's `@kopf.subhandler`: `handler`
-    /// (a function or a [`Handler`](crate::Handler) with its retries, backoff and timeout)
-    /// runs after this handler returns, within the same cause, with its own progress record
-    /// under the id `<this handler's id>/<id>`. This handler is called again (and registers its
-    /// subhandlers again) until they are all done, and is done itself once they all succeeded;
-    /// one that fails for good fails it. Those that succeeded do not run again, across
-    /// restarts too.
-    ///
-    /// Only cause handlers (create, update, resume, field, delete) and their subhandlers have
-    /// subhandlers; elsewhere the call is ignored with a warning, as is a second subhandler
-    /// with the same id.
-    ///
-    /// ```no_run
-    /// # use kopr::{Context, HandlerResult};
-    /// # use k8s_openapi::api::core::v1::ConfigMap;
-    /// async fn created(ctx: Context<ConfigMap>) -> HandlerResult {
-    ///     for key in ctx.object.data.iter().flatten().map(|(k, _)| k.clone()) {
-    ///         let id = key.clone();
-    ///         ctx.subhandler(&id, move |ctx: Context<ConfigMap>| {
-    ///             let key = key.clone();
-    ///             async move {
-    ///                 tracing::info!("{key} of {}", ctx.name());
-    ///                 Ok(())
-    ///             }
-    ///         });
-    ///     }
-    ///     Ok(())
-    /// }
-    /// ```
-    pub fn subhandler<M>(&self, id: &str, handler: impl crate::handlers::IntoHandler<K, M>)
-    where
-        K: Send + Sync + 'static,
-    {
-        let Some(registered) = &self.raw.subhandlers else {
-            tracing::warn!(handler = %self.raw.handler_id, subhandler = id, "subhandlers only run under cause handlers; ignored");
-            return;
-        };
-        let mut spec = handler
-            .into_handler()
-            .into_spec(crate::handlers::Trigger::Event, 0);
-        spec.id = format!(
-            "{}/{}",
-            self.raw.handler_id,
-            crate::handling::handlers::sanitize_id(id)
-        );
-        let mut registered = registered.lock().unwrap_or_else(|p| p.into_inner());
-        if registered.iter().any(|s| s.id == spec.id) {
-            tracing::warn!(subhandler = %spec.id, "a second subhandler with this id; ignored");
-            return;
-        }
-        registered.push(spec);
+    pub(crate) fn raw(&self) -> &RawContext {
+        &self.raw
     }
 
     /// Posts a Normal event about the object (in the background).

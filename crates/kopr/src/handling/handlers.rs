@@ -53,9 +53,6 @@ impl Default for HandlerOptions {
     }
 }
 
-/// Where a cause handler's subhandlers are registered while it runs.
-pub(crate) type Subhandlers = Arc<std::sync::Mutex<Vec<HandlerSpec>>>;
-
 /// The erased handler function: takes the context, returns the JSON result.
 pub(crate) type HandlerFn =
     Arc<dyn Fn(RawContext) -> BoxFuture<'static, Result<Value, HandlerError>> + Send + Sync>;
@@ -171,6 +168,69 @@ pub(crate) fn sanitize_id(id: &str) -> String {
     let tail = &trimmed[trimmed.len() - 54..];
     let tail = tail.trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
     format!("{:08x}-{tail}", hash as u32)
+}
+
+impl<K> Context<K> {
+    /// Registers a subhandler of this cause handler, as Kopf's `@kopf.subhandler`: `handler`
+    /// (a function or a [`Handler`](crate::Handler) with its retries, backoff and timeout)
+    /// runs after this handler returns, within the same cause, with its own progress record
+    /// under the id `<this handler's id>/<id>`. This handler is called again (and registers its
+    /// subhandlers again) until they are all done, and is done itself once they all succeeded;
+    /// one that fails for good fails it. Those that succeeded do not run again, across
+    /// restarts too.
+    ///
+    /// Only cause handlers (create, update, resume, field, delete) and their subhandlers have
+    /// subhandlers; elsewhere the call is ignored with a warning, as is a second subhandler
+    /// with the same id.
+    ///
+    /// ```no_run
+    /// # use kopr::{Context, HandlerResult};
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// async fn created(ctx: Context<ConfigMap>) -> HandlerResult {
+    ///     for key in ctx.object.data.iter().flatten().map(|(k, _)| k.clone()) {
+    ///         let id = key.clone();
+    ///         ctx.subhandler(&id, move |ctx: Context<ConfigMap>| {
+    ///             let key = key.clone();
+    ///             async move {
+    ///                 tracing::info!("{key} of {}", ctx.name());
+    ///                 Ok(())
+    ///             }
+    ///         });
+    ///     }
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn subhandler<M>(&self, id: &str, handler: impl IntoHandler<K, M>)
+    where
+        K: Send + Sync + 'static,
+    {
+        let raw = self.raw();
+        let Some(registered) = &raw.subhandlers else {
+            tracing::warn!(handler = %raw.handler_id, subhandler = id, "subhandlers only run under cause handlers; ignored");
+            return;
+        };
+        let mut spec = handler.into_handler().into_spec(Trigger::Event, 0);
+        spec.id = format!("{}/{}", raw.handler_id, sanitize_id(id));
+        let mut registered = registered.lock().unwrap_or_else(|p| p.into_inner());
+        let taken = registered
+            .iter()
+            .filter_map(|s| s.downcast_ref::<HandlerSpec>())
+            .any(|s| s.id == spec.id);
+        if taken {
+            tracing::warn!(subhandler = %spec.id, "a second subhandler with this id; ignored");
+            return;
+        }
+        registered.push(Box::new(spec));
+    }
+}
+
+/// The subhandlers a cause handler registered, in order.
+pub(crate) fn registered(registered: &crate::handling::context::Registered) -> Vec<HandlerSpec> {
+    let mut registered = registered.lock().unwrap_or_else(|p| p.into_inner());
+    std::mem::take(&mut *registered)
+        .into_iter()
+        .filter_map(|spec| spec.downcast::<HandlerSpec>().ok().map(|spec| *spec))
+        .collect()
 }
 
 /// A change handler under construction: the function, its id, limits and filters.

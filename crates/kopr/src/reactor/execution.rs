@@ -8,7 +8,7 @@
 //! Execution here; what a result means for the records is [`super::progression`]'s, what is
 //! said about it [`super::posting`]'s.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -61,7 +61,7 @@ pub(super) fn execute<'a>(
         let started = record.started.unwrap_or(now);
         let elapsed = Duration::try_from(now.duration_since(started)).unwrap_or_default();
         let limit = options.timeout.map(|t| t.saturating_sub(elapsed));
-        let registered: Arc<Mutex<Vec<HandlerSpec>>> = Arc::default();
+        let registered: crate::handling::context::Registered = Arc::default();
         let call = Call {
             handler,
             reason: target.reason,
@@ -77,8 +77,7 @@ pub(super) fn execute<'a>(
         let (runtime, key, body) = (target.runtime, target.key, target.body);
         let (result, patch) =
             invoke_with_limit(runtime, key, body, target.typed, call, limit).await;
-        let subhandlers =
-            std::mem::take(&mut *registered.lock().unwrap_or_else(|p| p.into_inner()));
+        let subhandlers = crate::handling::handlers::registered(&registered);
         match result {
             Ok(value) if !subhandlers.is_empty() => {
                 let parent = Parent {

@@ -33,7 +33,7 @@ pub(crate) struct Call<'a> {
     pub(crate) cancel: tokio_util::sync::CancellationToken,
     /// Where the handler's [`subhandler`](crate::Context::subhandler)s go (cause handlers
     /// only).
-    pub(crate) subhandlers: Option<crate::handling::handlers::Subhandlers>,
+    pub(crate) subhandlers: Option<crate::handling::context::Registered>,
 }
 
 /// Runs a handler in its own task (so a panic is caught) inside its span, and returns its

@@ -96,7 +96,7 @@ impl Landing {
             (Then::ReleaseFinalizer, Sent::Body(new)) => self.release(runtime, key, &new).await,
             (Then::Reconciled(_), Sent::Nothing) => Outcome::Done,
             (Then::Reconciled(expected), Sent::Body(new)) => {
-                if super::reconciling::only_ours(expected, &new) {
+                if super::outcome::only_ours(expected, &new) {
                     // The watch event of this write may have come in already.
                     runtime.forget_own_change(key, &new);
                     Outcome::Handled(new)

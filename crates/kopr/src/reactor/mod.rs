@@ -441,6 +441,10 @@ impl ResourceRuntime {
             && slot.reconcile_change.is_some_and(|seen| seen <= version)
         {
             slot.reconcile_change = None;
+            // Nothing else came in for it: no cycle is owed for that event.
+            if slot.reconcile_at.is_none() && !slot.deleted {
+                slot.pending = false;
+            }
         }
     }
 

@@ -118,3 +118,50 @@ pub(crate) fn after_diff_base(stored: Option<&Value>, outcome: Outcome) -> Outco
         outcome => outcome,
     }
 }
+
+/// Whether `response` is `expected` but for what the server changes on every write
+/// (resourceVersion, generation, managedFields).
+pub(crate) fn only_ours(expected: &Value, response: &Value) -> bool {
+    let (Some(expected), Some(response)) = (expected.as_object(), response.as_object()) else {
+        return expected == response;
+    };
+    let bookkeeping = ["resourceVersion", "generation", "managedFields"];
+    let same_metadata = |a: Option<&Value>, b: Option<&Value>| {
+        let empty = serde_json::Map::new();
+        let a = a.and_then(Value::as_object).unwrap_or(&empty);
+        let b = b.and_then(Value::as_object).unwrap_or(&empty);
+        let keys = a.keys().chain(b.keys());
+        keys.filter(|k| !bookkeeping.contains(&k.as_str()))
+            .all(|k| a.get(k) == b.get(k))
+    };
+    expected
+        .keys()
+        .chain(response.keys())
+        .all(|k| match k.as_str() {
+            "metadata" => same_metadata(expected.get(k), response.get(k)),
+            _ => expected.get(k) == response.get(k),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_response_with_only_our_write_is_told_apart_from_anyone_else_s() {
+        let expected = json!({"metadata": {"name": "a", "resourceVersion": "4", "generation": 1},
+                              "spec": {"x": 1}, "status": {"ready": true}});
+        let ours = json!({"metadata": {"name": "a", "resourceVersion": "9", "generation": 1,
+                                       "managedFields": []},
+                          "spec": {"x": 1}, "status": {"ready": true}});
+        assert!(only_ours(&expected, &ours));
+        let theirs = json!({"metadata": {"name": "a", "resourceVersion": "9", "generation": 2},
+                            "spec": {"x": 2}, "status": {"ready": true}});
+        assert!(!only_ours(&expected, &theirs));
+        let labelled = json!({"metadata": {"name": "a", "resourceVersion": "9",
+                                           "labels": {"k": "v"}, "generation": 1},
+                              "spec": {"x": 1}, "status": {"ready": true}});
+        assert!(!only_ours(&expected, &labelled));
+    }
+}
