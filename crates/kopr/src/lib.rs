@@ -1,9 +1,21 @@
-//! # kopr: Kopf's operator model for Rust
+//! # kopr: Kopf's operator model for Rust, and kubebuilder's
 //!
-//! Write handlers; kopr watches, works out what changed, runs the right handlers, and does the
-//! rest: retries with state persisted on the object, finalizers, events, children adopted into
-//! the owner's lifecycle, timers and daemons. It is built on kube-rs (`watcher`, `Api`) and
-//! k8s-openapi.
+//! Two models, which may share a resource:
+//!
+//! - **cause handlers**, as Kopf's: write handlers for creation, update, deletion, a field,
+//!   timers and daemons; kopr watches, works out what changed, runs the right handlers, and
+//!   does the rest: retries with state persisted on the object, finalizers, events, children
+//!   adopted into the owner's lifecycle;
+//! - **a reconcile**, as kubebuilder's `Reconcile` ([`reconcile`]): one level-triggered
+//!   function per object, run on any change of it, of a child it [owns](Resource::owns) or
+//!   of a [watched](Resource::watches) object, which applies the children it wants
+//!   ([`Context::apply`]) and returns [`Action::requeue`](reconcile::Action::requeue) or
+//!   [`Action::await_change`](reconcile::Action::await_change).
+//!
+//! One object is handled by one worker at a time: the cause handlers that are due first, one
+//! per cycle, then the reconcile. Built on kube-rs (`watcher`, `Api`) and k8s-openapi.
+//!
+//! Cause handlers:
 //!
 //! ```no_run
 //! use kopr::{Context, HandlerResult, Operator, Resource};
@@ -31,12 +43,54 @@
 //! }
 //! ```
 //!
+//! The same Greeting on the reconcile model, keeping a ConfigMap with its message:
+//!
+//! ```no_run
+//! # use kube::CustomResource;
+//! # use schemars::JsonSchema;
+//! # use serde::{Deserialize, Serialize};
+//! # #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+//! # #[kube(group = "example.com", version = "v1", kind = "Greeting", namespaced)]
+//! # pub struct GreetingSpec { pub message: String }
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kopr::reconcile::Action;
+//! use kopr::{Context, HandlerResult, Operator, Resource};
+//!
+//! async fn reconcile(ctx: Context<Greeting>) -> HandlerResult<Action> {
+//!     let child = ConfigMap {
+//!         metadata: kube::api::ObjectMeta {
+//!             name: Some(ctx.name().to_owned()),
+//!             ..Default::default()
+//!         },
+//!         data: Some([("message".to_owned(), ctx.object.spec.message.clone())].into()),
+//!         ..Default::default()
+//!     };
+//!     // Server-side apply with the owner reference: a hand edit is put back by the next run,
+//!     // which the ConfigMap's change triggers.
+//!     ctx.apply(&child).await?;
+//!     Ok(Action::await_change())
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> std::process::ExitCode {
+//!     Operator::new()
+//!         .resource(
+//!             Resource::<Greeting>::custom()
+//!                 .reconcile(reconcile)
+//!                 .owns::<ConfigMap>(),
+//!         )
+//!         .main()
+//!         .await
+//! }
+//! ```
+//!
 //! The source is in folders by layer, as Kopf separates its cogs, core and kits; each
 //! module keeps its public path (`kopr::context`, `kopr::testing`, ...):
 //!
 //! - `handling/`, the author's surface: [`resource`], [`handlers`], [`filters`] (how handlers
-//!   are registered), [`context`], [`diff`] (what they see), [`errors`] (what they return),
-//!   [`patch`] (how they change their object);
+//!   are registered), [`reconcile`] (the reconcile model), [`context`], [`diff`] (what they
+//!   see), [`errors`] (what they return), [`patch`] (how they change their object),
+//!   [`children`] (owned children's cache, server-side apply), [`index`] (indices);
 //! - [`operator`]: the operator built from resources, and its lifecycle;
 //! - `reactor/`: watching, per-object slots and workers, cause detection, one handler per
 //!   cycle (invoke, outcome, progress, posting), outcomes kept until they land, timers and
