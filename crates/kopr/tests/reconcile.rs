@@ -13,7 +13,7 @@ use common::*;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kopr::reconcile::{Action, Key, Reconcile};
 use kopr::{Context, HandlerResult, Operator, PermanentError, Resource, TemporaryError};
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 /// The ConfigMap a widget asks for: named after it, `data.message` its message.
@@ -25,13 +25,14 @@ fn desired_child(ctx: &Context<Widget>) -> ConfigMap {
     .expect("config map")
 }
 
-/// Applies the child, reads the Secret of the widget's name (watched), and reports both in
-/// the status.
+/// Applies the child, reads the Secret labelled `widget=<its name>` (watched), and reports
+/// both in the status.
 async fn reconcile_child(calls: Calls, ctx: Context<Widget>) -> HandlerResult<Action> {
     calls.record(ctx.name());
     let applied = ctx.apply(&desired_child(&ctx)).await?;
     let secrets: Api<Secret> = Api::namespaced(ctx.client().clone(), ctx.namespace().unwrap_or(""));
-    let secret = secrets.get_opt(ctx.name()).await?;
+    let labelled = ListParams::default().labels(&format!("widget={}", ctx.name()));
+    let secret = secrets.list(&labelled).await?.items.into_iter().next();
     let token = secret
         .and_then(|s| {
             s.string_data.or(s.data.map(|d| {
@@ -83,8 +84,11 @@ async fn the_reconcile_follows_the_object_its_children_and_watched_objects() {
             .owns::<ConfigMap>()
             .watches(|secret: &Secret| {
                 let namespace = secret.metadata.namespace.clone().unwrap_or_default();
-                let name = secret.metadata.name.clone().unwrap_or_default();
-                vec![Key::namespaced(namespace, name)]
+                let labels = secret.metadata.labels.iter().flatten();
+                labels
+                    .filter(|(k, _)| *k == "widget")
+                    .map(|(_, widget)| Key::namespaced(namespace.clone(), widget.clone()))
+                    .collect()
             }),
     );
     let running = cluster.run(operator);
@@ -137,10 +141,10 @@ async fn the_reconcile_follows_the_object_its_children_and_watched_objects() {
     let again = wait_config_map(&children, "w", |cm| cm.metadata.uid != old_uid).await;
     assert_eq!(message_of(&again), Some("changed"));
 
-    // A watched Secret, mapped to the widget of its name, triggers it too.
+    // A watched Secret, mapped to the widget its label names, triggers it too.
     let secrets: Api<Secret> = Api::namespaced(cluster.client(), "rec");
     let secret: Secret = serde_json::from_value(json!({
-        "metadata": {"name": "w"}, "stringData": {"token": "one"}
+        "metadata": {"name": "s", "labels": {"widget": "w"}}, "stringData": {"token": "one"}
     }))
     .unwrap();
     secrets
@@ -153,14 +157,30 @@ async fn the_reconcile_follows_the_object_its_children_and_watched_objects() {
     .await;
     let rotate = json!({"stringData": {"token": "two"}});
     secrets
-        .patch("w", &PatchParams::default(), &Patch::Merge(&rotate))
+        .patch("s", &PatchParams::default(), &Patch::Merge(&rotate))
         .await
         .unwrap();
     wait_widget(&api, "w", |w| {
         w.pointer("/status/token") == Some(&json!("two"))
     })
     .await;
-    secrets.delete("w", &DeleteParams::default()).await.unwrap();
+    // Relabelled for another widget: the one it was mapped to before hears of it too.
+    let moved = json!({"metadata": {"labels": {"widget": "other"}}});
+    secrets
+        .patch("s", &PatchParams::default(), &Patch::Merge(&moved))
+        .await
+        .unwrap();
+    wait_widget(&api, "w", |w| w.pointer("/status/token").is_none()).await;
+    let back = json!({"metadata": {"labels": {"widget": "w"}}});
+    secrets
+        .patch("s", &PatchParams::default(), &Patch::Merge(&back))
+        .await
+        .unwrap();
+    wait_widget(&api, "w", |w| {
+        w.pointer("/status/token") == Some(&json!("two"))
+    })
+    .await;
+    secrets.delete("s", &DeleteParams::default()).await.unwrap();
     wait_widget(&api, "w", |w| w.pointer("/status/token").is_none()).await;
     assert!(calls.count("w") >= 6, "{:?}", calls.all());
     running.stop().await.unwrap();

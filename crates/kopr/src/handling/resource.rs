@@ -178,8 +178,11 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
     }
 
     /// Reconciles the objects that `mapper` names whenever an object of kind `C` is added,
-    /// changed or deleted (say, the objects referring to a changed Secret). Objects of `C`
-    /// are not cached. Needs [`reconcile`](Self::reconcile).
+    /// changed or deleted (say, the objects referring to a changed Secret). On a change, the
+    /// objects it named before are reconciled too (as controller-runtime maps the old and the
+    /// new object), and so are they when it goes missing in a relist. Objects of `C` are not
+    /// cached, only their versions and what they were mapped to. Needs
+    /// [`reconcile`](Self::reconcile).
     ///
     /// ```
     /// use k8s_openapi::api::core::v1::{ConfigMap, Secret};

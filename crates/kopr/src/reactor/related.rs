@@ -62,12 +62,21 @@ struct KindWatch {
     cache: Option<Arc<ChildCache>>,
     owners: Mutex<Vec<(Arc<str>, Weak<ResourceRuntime>)>>,
     watchers: Mutex<Vec<(MapFn, Weak<ResourceRuntime>)>>,
-    /// The resourceVersions seen, when some resource watches the kind (to trigger only on
-    /// real changes after a relist).
-    seen: Mutex<HashMap<ObjectKey, u64>>,
+    /// What is known of each object, when some resource watches the kind: to trigger only on
+    /// real changes after a relist, and to reach the objects it was mapped to before (an
+    /// update maps the old object and the new one, as controller-runtime's map handlers do;
+    /// an object gone missing in a relist is mapped from what it was).
+    seen: Mutex<HashMap<ObjectKey, Seen>>,
     listings: watch::Sender<Vec<Listings>>,
     relist: watch::Sender<u64>,
     started: std::sync::atomic::AtomicBool,
+}
+
+/// A watched object as last seen: its version and the objects it was mapped to (watcher,
+/// key).
+struct Seen {
+    version: Option<u64>,
+    mapped: Vec<(usize, ObjectKey)>,
 }
 
 /// Every related kind's watch, by kind.
@@ -243,20 +252,25 @@ impl KindWatch {
             self.trigger_owners(if quiet { &[] } else { &owners });
         }
         let watchers = lock(&self.watchers).clone();
-        if watchers.is_empty() {
+        let Some(key) = ObjectKey::of(body).filter(|_| !watchers.is_empty()) else {
+            return;
+        };
+        let version = super::latest::resource_version(body);
+        let known = lock(&self.seen)
+            .get(&key)
+            .is_some_and(|seen| seen.version.is_some() && seen.version >= version);
+        if known {
             return;
         }
-        if let (Some(key), Some(version)) =
-            (ObjectKey::of(body), super::latest::resource_version(body))
-        {
-            let mut seen = lock(&self.seen);
-            if seen.get(&key).is_some_and(|old| *old >= version) {
-                return;
-            }
-            seen.insert(key, version);
-        }
+        let mapped = map_all(&watchers, body);
+        let seen = Seen {
+            version,
+            mapped: mapped.clone(),
+        };
+        let before = lock(&self.seen).insert(key, seen);
         if !quiet {
-            trigger_mapped(&watchers, body);
+            let before = before.map(|seen| seen.mapped).unwrap_or_default();
+            trigger_keys(&watchers, mapped.into_iter().chain(before));
         }
     }
 
@@ -267,13 +281,15 @@ impl KindWatch {
             self.trigger_owners(&owners);
         }
         let watchers = lock(&self.watchers).clone();
-        if watchers.is_empty() {
+        let Some(key) = ObjectKey::of(body).filter(|_| !watchers.is_empty()) else {
             return;
-        }
-        if let Some(key) = ObjectKey::of(body) {
-            lock(&self.seen).remove(&key);
-        }
-        trigger_mapped(&watchers, body);
+        };
+        let before = lock(&self.seen).remove(&key);
+        let before = before.map(|seen| seen.mapped).unwrap_or_default();
+        trigger_keys(
+            &watchers,
+            map_all(&watchers, body).into_iter().chain(before),
+        );
     }
 
     /// After a relist of `scope`: children missing from it are gone.
@@ -290,8 +306,18 @@ impl KindWatch {
             let owners = cache.forget_unlisted(&listed, |id| in_scope(id.namespace.as_deref()));
             self.trigger_owners(if quiet { &[] } else { &owners });
         }
-        lock(&self.seen)
-            .retain(|key, _| !in_scope(key.namespace.as_deref()) || listed.contains(key));
+        let mut gone = Vec::new();
+        lock(&self.seen).retain(|key, seen| {
+            let keep = !in_scope(key.namespace.as_deref()) || listed.contains(key);
+            if !keep {
+                gone.append(&mut seen.mapped);
+            }
+            keep
+        });
+        if !quiet && !gone.is_empty() {
+            let watchers = lock(&self.watchers).clone();
+            trigger_keys(&watchers, gone);
+        }
     }
 
     fn trigger_owners(&self, owners: &[OwnerId]) {
@@ -323,17 +349,32 @@ impl KindWatch {
     }
 }
 
-/// Triggers the objects the watchers' mappers name for `body`.
-fn trigger_mapped(watchers: &[(MapFn, Weak<ResourceRuntime>)], body: &Value) {
-    for (mapper, runtime) in watchers {
-        let Some(runtime) = runtime.upgrade() else {
-            continue;
-        };
+/// The objects the watchers' mappers name for `body`, as (watcher, key).
+fn map_all(watchers: &[(MapFn, Weak<ResourceRuntime>)], body: &Value) -> Vec<(usize, ObjectKey)> {
+    let mut mapped = Vec::new();
+    for (index, (mapper, _)) in watchers.iter().enumerate() {
         for key in mapper(body) {
-            runtime.trigger(&ObjectKey {
+            let key = ObjectKey {
                 namespace: key.namespace,
                 name: key.name,
-            });
+            };
+            mapped.push((index, key));
+        }
+    }
+    mapped
+}
+
+/// Triggers each (watcher, key) once.
+fn trigger_keys(
+    watchers: &[(MapFn, Weak<ResourceRuntime>)],
+    keys: impl IntoIterator<Item = (usize, ObjectKey)>,
+) {
+    let mut keys: Vec<(usize, ObjectKey)> = keys.into_iter().collect();
+    keys.sort();
+    keys.dedup();
+    for (index, key) in keys {
+        if let Some(runtime) = watchers.get(index).and_then(|(_, w)| w.upgrade()) {
+            runtime.trigger(&key);
         }
     }
 }
