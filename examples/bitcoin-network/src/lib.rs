@@ -1,13 +1,19 @@
-//! The BitcoinNetwork operator: the controller the CRD walkthrough sketches, in kopr.
+//! The BitcoinNetwork operator: the controller the CRD walkthrough sketches, in kopr's
+//! reconcile model.
 //!
 //! A `BitcoinNetwork` (`bitcoinnetworks.christianb93.github.com/v1`) asks for `spec.nodes`
 //! bitcoind nodes (at least one; the schema refuses less). For each network the operator keeps
 //! a headless Service and a StatefulSet of `spec.nodes` regtest nodes, both named after the
 //! network and owned by it, so that deleting the network garbage-collects them; changing
 //! `spec.nodes` scales the StatefulSet; a child changed or deleted by hand is applied again.
-//! The operator also watches the nodes' pods and lists them in the network's status
-//! (`status.nodes`: name, IP, ready; `status.readyNodes`), which follows pods as they start,
-//! become ready and go away.
+//! The nodes' pods are listed in the network's status (`status.nodes`: name, IP, ready;
+//! `status.readyNodes`), which follows them as they start, become ready and go away.
+//!
+//! One reconcile does it all: it runs when a network changes, when a child it owns changes
+//! (`owns::<StatefulSet>()`, `owns::<Service>()`) and when a pod labelled with the network's
+//! name does (`watches::<Pod>(..)`), one run at a time per network. It server-side-applies
+//! both children ([`Context::apply`]), which changes nothing when they are as desired, and
+//! sets the status from the pods when it differs.
 //!
 //! A network whose Service or StatefulSet name is taken by an object it does not own gets a
 //! Warning event and `status.message` saying so, and is retried; other networks are served
@@ -18,21 +24,20 @@
 pub mod children;
 pub mod status;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{Pod, Service};
 use kopr::manifests::Manifests;
-use kopr::{Context, Filtered, Handler, HandlerError, HandlerResult, Matcher, Operator, Resource};
-use kube::api::{Api, Patch, PatchParams};
+use kopr::reconcile::{Action, Key};
+use kopr::{Context, HandlerError, HandlerResult, Operator, Resource};
+use kube::api::{Api, ListParams};
 use kube::{CustomResource, ResourceExt};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::children::NETWORK_LABEL;
-use crate::status::Refresher;
 
 /// The desired state of a BitcoinNetwork: how many nodes.
 // clippy takes the repeated `type_ = ...` of the printcolumn(...) arguments for duplicated
@@ -60,9 +65,9 @@ pub struct BitcoinNetworkSpec {
     pub nodes: i32,
 }
 
-/// What the operator observed. kopr keeps its own bookkeeping beside these fields, so the
-/// schema keeps unknown fields.
-#[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
+/// What the operator observed. kopr reports an object it cannot read under `status.kopr`, so
+/// the schema keeps unknown fields.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
 pub struct BitcoinNetworkStatus {
@@ -110,6 +115,12 @@ pub enum NetworkError {
     /// The API server refused a request or could not be reached.
     #[error("kubernetes API: {0}")]
     Kube(#[from] kube::Error),
+    /// A child could not be applied.
+    #[error(transparent)]
+    Apply(#[from] kopr::children::ApplyError),
+    /// A child could not be read from its JSON.
+    #[error("a child's JSON: {0}")]
+    Json(#[from] serde_json::Error),
 }
 
 /// How long to wait before trying again after a failure that may go away by itself (a taken
@@ -123,11 +134,14 @@ impl NetworkError {
         let message = self.to_string();
         match &self {
             NetworkError::Kube(kube::Error::Api(status))
+            | NetworkError::Apply(kopr::children::ApplyError::Api(kube::Error::Api(status)))
                 if status.code == 400 || status.code == 422 =>
             {
                 HandlerError::permanent(message)
             }
-            NetworkError::NoNamespace | NetworkError::Adopt(_) => HandlerError::permanent(message),
+            NetworkError::NoNamespace | NetworkError::Adopt(_) | NetworkError::Json(_) => {
+                HandlerError::permanent(message)
+            }
             _ => HandlerError::temporary(message, RETRY_DELAY),
         }
     }
@@ -144,18 +158,30 @@ fn controlled_by(object: &impl ResourceExt, uid: &str) -> bool {
         .any(|r| r.controller == Some(true) && r.uid == uid)
 }
 
-/// Fails when an object named `name` exists that the network (`owner_uid`) does not control.
+/// Fails when an object named `name` exists that the network does not control. Its own
+/// children are in the cache ([`Context::owned`]); anything else is asked for.
 async fn check_free<K>(
-    api: &Api<K>,
+    ctx: &Context<BitcoinNetwork>,
     kind: &'static str,
-    name: &str,
-    owner_uid: &str,
 ) -> Result<(), NetworkError>
 where
-    K: kube::Resource + Clone + DeserializeOwned + std::fmt::Debug,
+    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug,
 {
+    let name = ctx.name();
+    if ctx
+        .owned::<K>()
+        .iter()
+        .any(|child| child.name_any() == name)
+    {
+        return Ok(());
+    }
+    let namespace = ctx.namespace().ok_or(NetworkError::NoNamespace)?;
+    let api: Api<K> = Api::namespaced(ctx.client().clone(), namespace);
     match api.get_opt(name).await? {
-        Some(existing) if !controlled_by(&existing, owner_uid) => Err(NetworkError::Taken {
+        Some(existing) if !controlled_by(&existing, ctx.uid()) => Err(NetworkError::Taken {
             kind,
             name: name.to_owned(),
         }),
@@ -164,109 +190,56 @@ where
 }
 
 /// Brings the network's Service and StatefulSet in line with its spec (server-side apply),
-/// unless one of their names is taken: then nothing is created.
-async fn apply_children(
-    client: &kube::Client,
-    network: &BitcoinNetwork,
-) -> Result<String, NetworkError> {
-    let namespace = network
-        .metadata
-        .namespace
-        .as_deref()
-        .ok_or(NetworkError::NoNamespace)?;
-    let name = network.metadata.name.as_deref().unwrap_or_default();
-    let uid = network.metadata.uid.as_deref().unwrap_or_default();
-    let (service, set) = (
-        children::service(network)?,
-        children::stateful_set(network)?,
-    );
-    let services: Api<Service> = Api::namespaced(client.clone(), namespace);
-    let sets: Api<StatefulSet> = Api::namespaced(client.clone(), namespace);
-    check_free(&services, "Service", name, uid).await?;
-    check_free(&sets, "StatefulSet", name, uid).await?;
-    let params = PatchParams::apply(FIELD_MANAGER).force();
-    services
-        .patch(name, &params, &Patch::Apply(&service))
-        .await?;
-    sets.patch(name, &params, &Patch::Apply(&set)).await?;
+/// unless one of their names is taken: then nothing is created. Returns what the network
+/// runs, and whether anything changed.
+async fn apply_children(ctx: &Context<BitcoinNetwork>) -> Result<(String, bool), NetworkError> {
+    let network = &*ctx.object;
+    let service: Service = serde_json::from_value(children::service(network)?)?;
+    let set: StatefulSet = serde_json::from_value(children::stateful_set(network)?)?;
+    check_free::<Service>(ctx, "Service").await?;
+    check_free::<StatefulSet>(ctx, "StatefulSet").await?;
+    let changed = ctx.apply(&service).await?.changed | ctx.apply(&set).await?.changed;
+    let name = ctx.name();
     let nodes = match network.spec.nodes {
         1 => "1 node".to_owned(),
         n => format!("{n} nodes"),
     };
-    Ok(format!(
-        "StatefulSet {name} runs {nodes} behind the headless Service {name}"
-    ))
+    let message = format!("StatefulSet {name} runs {nodes} behind the headless Service {name}");
+    Ok((message, changed))
 }
 
-/// The create, update and resume handler: keeps the children, reports in `status.message`.
-async fn reconcile(refresher: Arc<Refresher>, ctx: Context<BitcoinNetwork>) -> HandlerResult {
-    match apply_children(ctx.client(), &ctx.object).await {
-        Ok(message) => {
-            tracing::info!("BitcoinNetwork {}: {message}", ctx.name());
-            ctx.patch().status("message", message);
-            // The node list starts out (or stays) right even before any pod event.
-            if let Some(namespace) = ctx.namespace()
-                && let Err(error) = refresher.refresh(ctx.client(), namespace, ctx.name()).await
-            {
-                tracing::warn!(
-                    "BitcoinNetwork {}: status not refreshed: {error}",
-                    ctx.name()
-                );
+/// Keeps the network's children as its spec says and its status as its pods are.
+async fn reconcile(ctx: Context<BitcoinNetwork>) -> HandlerResult<Action> {
+    let name = ctx.name();
+    let applied = apply_children(&ctx).await;
+    let mut status = ctx.object.status.clone().unwrap_or_default();
+    let previous = status.clone();
+    status.message = Some(match &applied {
+        Ok((message, changed)) => {
+            if *changed {
+                tracing::info!("BitcoinNetwork {name}: {message}");
             }
-            Ok(())
+            message.clone()
         }
-        Err(error) => {
-            ctx.patch().status("message", error.to_string());
-            Err(error.into_handler_error())
+        Err(error) => error.to_string(),
+    });
+    // The node list, from the pods (their changes run this reconcile).
+    let pods: Api<Pod> = Api::namespaced(ctx.client().clone(), ctx.namespace().unwrap_or_default());
+    let selector = ListParams::default().labels(&format!("{NETWORK_LABEL}={name}"));
+    status.nodes = status::nodes(&pods.list(&selector).await?.items, name);
+    let ready = status.nodes.iter().filter(|n| n.ready).count();
+    status.ready_nodes = Some(i32::try_from(ready).unwrap_or(i32::MAX));
+    if status != previous {
+        if status.nodes != previous.nodes {
+            let total = status.nodes.len();
+            tracing::info!("BitcoinNetwork {name}: {ready} of {total} nodes ready");
         }
+        ctx.patch().set("status", &status);
     }
-}
-
-/// A node's pod changed: refreshes its network's status.
-async fn pod_changed(refresher: Arc<Refresher>, ctx: Context<Pod>) -> HandlerResult {
-    let network = ctx.object.labels().get(NETWORK_LABEL).cloned();
-    if let (Some(network), Some(namespace)) = (network, ctx.namespace()) {
-        refresher
-            .refresh(ctx.client(), namespace, &network)
-            .await
-            .map_err(|e| HandlerError::message(e.to_string()))?;
+    match applied {
+        Ok(_) => Ok(Action::await_change()),
+        Err(error) => Err(error.into_handler_error()),
     }
-    Ok(())
-}
-
-/// A network's StatefulSet or Service changed or went away: applies the network's children
-/// again, which puts back hand edits of the fields the operator sets and recreates a deleted
-/// child. An apply that changes nothing is not stored, so the operator's own writes and the
-/// StatefulSet's status updates end there. Children of a network that is gone or being
-/// deleted are left to the garbage collector.
-async fn child_changed<K>(ctx: Context<K>) -> HandlerResult
-where
-    K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
-{
-    let owner = ctx
-        .object
-        .owner_references()
-        .iter()
-        .find(|r| r.controller == Some(true) && r.kind == "BitcoinNetwork")
-        .cloned();
-    let (Some(owner), Some(namespace)) = (owner, ctx.namespace()) else {
-        return Ok(());
-    };
-    let networks: Api<BitcoinNetwork> = Api::namespaced(ctx.client().clone(), namespace);
-    let network = networks
-        .get_opt(&owner.name)
-        .await
-        .map_err(|e| HandlerError::message(e.to_string()))?;
-    let Some(network) = network.filter(|n| {
-        n.metadata.uid.as_deref() == Some(owner.uid.as_str())
-            && n.metadata.deletion_timestamp.is_none()
-    }) else {
-        return Ok(());
-    };
-    apply_children(ctx.client(), &network)
-        .await
-        .map(drop)
-        .map_err(|e| HandlerError::message(e.to_string()))
 }
 
 /// How the operator is deployed: it manages StatefulSets and Services (pods it only watches).
@@ -278,28 +251,20 @@ pub fn manifests() -> Manifests {
 
 /// The BitcoinNetwork operator.
 pub fn operator() -> Operator {
-    let refresher = Arc::new(Refresher::default());
-    let handler = |id: &str| {
-        let refresher = refresher.clone();
-        Handler::new(move |ctx| reconcile(refresher.clone(), ctx)).id(id)
-    };
     let networks = Resource::<BitcoinNetwork>::custom()
-        .on_create(handler("create"))
-        .on_update(handler("update"))
-        .on_resume(handler("resume"));
-    let on_pod = refresher.clone();
-    let pods = Resource::<Pod>::new().on_event(
-        Handler::new(move |ctx| pod_changed(on_pod.clone(), ctx))
-            .id("network-pods")
-            .label(NETWORK_LABEL, Matcher::Present),
-    );
-    let sets = Resource::<StatefulSet>::new()
-        .on_event(Handler::new(child_changed::<StatefulSet>).id("network-statefulsets"));
-    let services = Resource::<Service>::new()
-        .on_event(Handler::new(child_changed::<Service>).id("network-services"));
+        .reconcile(reconcile)
+        .owns::<StatefulSet>()
+        .owns::<Service>()
+        // A node's pod names its network in a label.
+        .watches(|pod: &Pod| {
+            let network = pod.labels().get(NETWORK_LABEL).cloned();
+            let namespace = pod.namespace().unwrap_or_default();
+            network
+                .map(|network| Key::namespaced(namespace, network))
+                .into_iter()
+                .collect()
+        });
     Operator::new()
+        .configure(|settings| settings.field_manager = FIELD_MANAGER.to_owned())
         .resource(networks)
-        .resource(pods)
-        .resource(sets)
-        .resource(services)
 }

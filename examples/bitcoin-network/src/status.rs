@@ -1,17 +1,10 @@
-//! The network's status: one entry per running node (pod name, IP, readiness) and the count of
-//! ready nodes, worked out from the network's pods and written to the status subresource.
-//!
-//! Pod events arrive concurrently, so refreshes are serialized by a [`Refresher`]: each one
-//! lists the pods after the event that caused it, and the last write is always the newest view.
+//! The network's status: one entry per running node (pod name, IP, readiness), worked out from
+//! the network's pods by the reconcile.
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
-use kube::api::{Api, ListParams, Patch, PatchParams};
-use serde_json::json;
-use tokio::sync::Mutex;
 
-use crate::children::NETWORK_LABEL;
-use crate::{BitcoinNetwork, NetworkError, NodeStatus};
+use crate::NodeStatus;
 
 /// One node of the network as its pod shows it, or `None` for a pod that is going away or that
 /// the network's StatefulSet does not control.
@@ -51,56 +44,10 @@ pub fn nodes(pods: &[Pod], network: &str) -> Vec<NodeStatus> {
     nodes
 }
 
-/// Writes networks' node lists, one at a time.
-#[derive(Debug, Default)]
-pub struct Refresher {
-    lock: Mutex<()>,
-}
-
-impl Refresher {
-    /// Lists the pods of the network `name` in `namespace` and writes its `status.nodes` and
-    /// `status.readyNodes` when they changed. A network that is gone is left alone.
-    pub async fn refresh(
-        &self,
-        client: &kube::Client,
-        namespace: &str,
-        name: &str,
-    ) -> Result<(), NetworkError> {
-        let _serialized = self.lock.lock().await;
-        let networks: Api<BitcoinNetwork> = Api::namespaced(client.clone(), namespace);
-        let Some(network) = networks.get_opt(name).await? else {
-            return Ok(());
-        };
-        let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
-        let selector = ListParams::default().labels(&format!("{NETWORK_LABEL}={name}"));
-        let nodes = nodes(&pods.list(&selector).await?.items, name);
-        let ready = i32::try_from(nodes.iter().filter(|n| n.ready).count()).unwrap_or(i32::MAX);
-        let current = network.status.unwrap_or_default();
-        if current.nodes == nodes && current.ready_nodes == Some(ready) {
-            return Ok(());
-        }
-        let patch = json!({"status": {"nodes": nodes, "readyNodes": ready}});
-        match networks
-            .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-        {
-            Ok(_) => {}
-            // Deleted meanwhile: nothing to report on.
-            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
-            Err(error) => return Err(error.into()),
-        }
-        tracing::info!(
-            "BitcoinNetwork {namespace}/{name}: {ready} of {} nodes ready",
-            nodes.len()
-        );
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Value;
+    use serde_json::{Value, json};
 
     fn pod(name: &str, owner: &str, ip: Option<&str>, ready: &str, deleting: bool) -> Pod {
         let mut pod = json!({

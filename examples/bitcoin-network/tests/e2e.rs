@@ -364,7 +364,7 @@ async fn a_taken_name_is_reported_while_other_networks_are_served() {
         .expect("a warning about the taken name")
         .reason
         .unwrap_or_default();
-    assert_eq!(reason, "HandlerRetrying");
+    assert_eq!(reason, "ReconcileFailed");
     wait_for(&networks, "taken", WAIT, |n: Option<&BitcoinNetwork>| {
         status(n).message.as_deref() == Some(complaint)
     })
@@ -435,16 +435,13 @@ fn manifests_grant_statefulsets_services_and_pods() {
     assert_eq!(
         documents[2]["rules"],
         json!([
-            {"apiGroups": [""], "resources": ["pods", "services"], "verbs": ["get", "list", "watch", "patch"]},
-            {"apiGroups": [""], "resources": ["pods/status", "services/status"], "verbs": ["patch"]},
-            {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["get", "list", "watch", "patch"]},
-            {"apiGroups": ["apps"], "resources": ["statefulsets/status"], "verbs": ["patch"]},
             {"apiGroups": ["christianb93.github.com"], "resources": ["bitcoinnetworks"], "verbs": ["get", "list", "watch", "patch"]},
             {"apiGroups": ["christianb93.github.com"], "resources": ["bitcoinnetworks/status"], "verbs": ["patch"]},
             {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
             {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "watch"]},
             {"apiGroups": [""], "resources": ["services"], "verbs": ["create", "get", "list", "watch", "patch", "delete"]},
             {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["create", "get", "list", "watch", "patch", "delete"]},
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
         ])
     );
     let container = &documents[7]["spec"]["template"]["spec"]["containers"][0];
