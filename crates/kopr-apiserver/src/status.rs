@@ -59,6 +59,9 @@ pub struct StatusFields {
     /// Whether `details` is sent even when empty (`"details":{}`), as kube
     /// does for errors built with a resource, even an empty one.
     pub details_always: bool,
+    /// `metadata.continue`: where a list can go on (an expired continue token's
+    /// answer carries a new one, at the latest revision).
+    pub continue_token: Option<String>,
 }
 
 /// Identifies a resource for error messages: `group` and plural `resource`.
@@ -96,6 +99,7 @@ impl ApiError {
             retry_after_seconds: None,
             warnings: Vec::new(),
             details_always: false,
+            continue_token: None,
         }))
     }
 
@@ -358,6 +362,9 @@ impl ApiError {
         }
         if !details.is_empty() || self.details_always {
             status["details"] = Value::Object(details);
+        }
+        if let Some(token) = &self.continue_token {
+            status["metadata"] = json!({"continue": token});
         }
         status
     }

@@ -79,11 +79,36 @@ pub fn normalize_metadata(rt: &ResourceType, obj: &mut Value) -> Result<Vec<Stri
             inner = e.inner()
         ))
     })?;
-    let back = serde_json::to_value(&typed).map_err(ApiError::internal)?;
+    let mut back = serde_json::to_value(&typed).map_err(ApiError::internal)?;
     let mut unknown = Vec::new();
     unknown_fields(meta, &back, &mut "metadata".to_string(), &mut unknown);
+    omit_empty_metadata(&mut back);
     *meta = back;
     Ok(unknown)
+}
+
+/// Drops the metadata lists and maps that Go's encoder omits when empty (`labels: {}`,
+/// `annotations: {}`, `finalizers: []`, `ownerReferences: []`, `managedFields: []`), as kube
+/// writes ObjectMeta: an update or patch that empties one leaves no key behind.
+fn omit_empty_metadata(meta: &mut Value) {
+    if let Some(map) = meta.as_object_mut() {
+        for key in [
+            "labels",
+            "annotations",
+            "finalizers",
+            "ownerReferences",
+            "managedFields",
+        ] {
+            let empty = match map.get(key) {
+                Some(Value::Object(m)) => m.is_empty(),
+                Some(Value::Array(a)) => a.is_empty(),
+                _ => false,
+            };
+            if empty {
+                map.remove(key);
+            }
+        }
+    }
 }
 
 fn round_trip<T: DeserializeOwned + Serialize>(
@@ -99,9 +124,12 @@ fn round_trip<T: DeserializeOwned + Serialize>(
             inner = e.inner()
         ))
     })?;
-    let back = serde_json::to_value(&typed).map_err(ApiError::internal)?;
+    let mut back = serde_json::to_value(&typed).map_err(ApiError::internal)?;
     let mut unknown = Vec::new();
     unknown_fields(obj, &back, &mut String::new(), &mut unknown);
+    if let Some(meta) = back.get_mut("metadata") {
+        omit_empty_metadata(meta);
+    }
     *obj = back;
     Ok(unknown)
 }

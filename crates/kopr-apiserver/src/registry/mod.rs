@@ -66,6 +66,10 @@ impl ListBody {
 
 impl From<StorageError> for ApiError {
     fn from(e: StorageError) -> Self {
+        if matches!(e, StorageError::TooLarge) {
+            // kube-apiserver relays etcd's refusal as an unknown error: 500, no reason.
+            return ApiError::new(500, "", e.to_string());
+        }
         tracing::error!(error = %e, "storage failure");
         ApiError::internal(e)
     }

@@ -232,10 +232,11 @@ fn decode_continue(token: &str) -> Result<(i64, String), ApiError> {
             "incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
         ));
     }
+    // -1: go on at the latest revision (the token an expired one's answer carries).
     let rv = v
         .get("rv")
         .and_then(Value::as_i64)
-        .filter(|r| *r > 0)
+        .filter(|r| *r > 0 || *r == -1)
         .ok_or_else(|| bad("incorrect encoded start resourceVersion (version meta.k8s.io/v1)"))?;
     let start = v
         .get("start")
@@ -285,7 +286,7 @@ impl Api {
         let (mut at, mut start) = (None, None);
         if let Some(token) = &opts.continue_token {
             let (rv, rel) = decode_continue(token)?;
-            at = Some(rv);
+            at = (rv > 0).then_some(rv);
             start = Some(format!("{prefix}{rel}"));
         } else if let Some(rv) = opts.resource_version.filter(|_| !opts.any_version) {
             let current = self.store.current_revision();
@@ -312,7 +313,15 @@ impl Api {
                 {
                     Ok(p) => p,
                     Err(ReadAtError::Compacted { .. }) if opts.continue_token.is_some() => {
-                        return Err(ApiError::expired(CONTINUE_EXPIRED));
+                        // As kube's etcd3 store: a new token goes on from the same key at
+                        // the latest revision (an inconsistent list, as the message says).
+                        let mut expired = ApiError::expired(CONTINUE_EXPIRED);
+                        let relative = start
+                            .as_deref()
+                            .and_then(|s| s.strip_prefix(prefix.as_str()))
+                            .unwrap_or_default();
+                        expired.continue_token = Some(encode_continue(-1, relative));
+                        return Err(expired);
                     }
                     Err(ReadAtError::Compacted {
                         requested,

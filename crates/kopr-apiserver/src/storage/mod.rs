@@ -56,7 +56,15 @@ pub enum StorageError {
         /// Why.
         why: String,
     },
+    /// A write larger than etcd takes (its default `--max-request-bytes`, 1.5 MiB), with
+    /// etcd's own words, which kube-apiserver passes on.
+    #[error("etcdserver: request is too large")]
+    TooLarge,
 }
+
+/// etcd's default limit of one request (`--max-request-bytes`): kube-apiserver cannot store
+/// an object whose key and value are larger.
+pub const MAX_REQUEST_BYTES: usize = 1536 * 1024;
 
 /// A stored object with its revisions.
 #[derive(Debug, Clone)]
@@ -474,6 +482,20 @@ pub(crate) fn encode_for_storage(
             key: key.to_string(),
             why,
         })
+}
+
+/// [`encode_for_storage`] for a create or an update, which etcd would refuse over
+/// [`MAX_REQUEST_BYTES`] (the value as stored, encrypted or not, plus its key).
+pub(crate) fn encode_write(
+    key: &str,
+    object: &mut Value,
+    encryption: &Encryption,
+) -> Result<Vec<u8>, StorageError> {
+    let bytes = encode_for_storage(key, object, encryption)?;
+    if bytes.len() + key.len() > MAX_REQUEST_BYTES {
+        return Err(StorageError::TooLarge);
+    }
+    Ok(bytes)
 }
 
 #[cfg(test)]

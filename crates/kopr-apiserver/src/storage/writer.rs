@@ -18,7 +18,7 @@ use super::current::{Change, CurrentState};
 use super::database::{Database, EVENT_CREATE, EVENT_DELETE, EVENT_UPDATE};
 use super::{
     Encryption, EventType, StorageError, Stored, WatchEvent, WriteOutcome, encode_for_storage,
-    set_resource_version,
+    encode_write, set_resource_version,
 };
 
 /// Most jobs committed in one transaction.
@@ -58,7 +58,7 @@ impl WriteJob {
         reply: Reply,
         encryption: &Encryption,
     ) -> Result<WriteJob, StorageError> {
-        let bytes = encode_for_storage(key, &mut object, encryption)?;
+        let bytes = encode_write(key, &mut object, encryption)?;
         Ok(WriteJob {
             key: key.to_string(),
             op: Op::Create { object, bytes },
@@ -74,7 +74,7 @@ impl WriteJob {
         reply: Reply,
         encryption: &Encryption,
     ) -> Result<WriteJob, StorageError> {
-        let bytes = encode_for_storage(key, &mut object, encryption)?;
+        let bytes = encode_write(key, &mut object, encryption)?;
         Ok(WriteJob {
             key: key.to_string(),
             op: Op::Update {
