@@ -227,6 +227,11 @@ impl ApiError {
         Self::new(410, "Expired", message)
     }
 
+    /// 406 NotAcceptable: the representation asked for does not fit the answer.
+    pub fn not_acceptable(message: impl Into<String>) -> Self {
+        Self::new(406, "NotAcceptable", message)
+    }
+
     /// 413 RequestEntityTooLarge.
     pub fn too_large(limit_bytes: usize) -> Self {
         Self::new(

@@ -1,7 +1,7 @@
 //! Wire details real clients trip on (issue 17), each as kube-apiserver 1.32 answers:
 //! metadata maps a write empties are dropped, an object larger than etcd takes is refused with
-//! etcd's words, and an expired continue token's 410 carries a token that goes on at the
-//! latest revision.
+//! etcd's words, an expired continue token's 410 carries a token that goes on at the latest
+//! revision, and objects are served as PartialObjectMetadata to kube-rs's metadata calls.
 
 mod common;
 
@@ -156,4 +156,76 @@ async fn an_expired_continue_token_gets_410_and_a_token_at_the_latest_revision()
         rest.metadata.resource_version,
         Some(store.current_revision().to_string())
     );
+}
+
+#[tokio::test]
+async fn kube_rs_reads_objects_as_partial_object_metadata() {
+    use futures::{StreamExt, TryStreamExt};
+    let f = common::start().await;
+    let cms: Api<ConfigMap> = Api::namespaced(f.client.clone(), "default");
+    let created = cms
+        .create(
+            &PostParams::default(),
+            &cm("meta", json!({"secret": "not sent"})),
+        )
+        .await
+        .unwrap();
+    let one = cms.get_metadata("meta").await.unwrap();
+    assert_eq!(
+        one.types.as_ref().map(|t| t.kind.as_str()),
+        Some("PartialObjectMetadata")
+    );
+    assert_eq!(one.metadata.uid, created.metadata.uid);
+    let listed = cms
+        .list_metadata(&ListParams::default().labels("set=paging"))
+        .await
+        .unwrap();
+    assert_eq!(listed.items.len(), 1);
+    assert_eq!(listed.items[0].metadata.name.as_deref(), Some("meta"));
+    // Only metadata travels: the raw answer has no data.
+    let (code, _, text) = common::raw_with_headers(
+        &f.client,
+        "GET",
+        "/api/v1/namespaces/default/configmaps?labelSelector=set%3Dpaging",
+        &[(
+            "accept",
+            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1".to_owned(),
+        )],
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(code, 200, "{text}");
+    let list: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(list["kind"], "PartialObjectMetadataList");
+    assert_eq!(list["apiVersion"], "meta.k8s.io/v1");
+    assert!(list["items"][0].get("data").is_none(), "{text}");
+    assert_eq!(list["items"][0]["kind"], "PartialObjectMetadata");
+    // A list asked for as one object is not acceptable.
+    let (code, _, text) = common::raw_with_headers(
+        &f.client,
+        "GET",
+        "/api/v1/namespaces/default/configmaps",
+        &[(
+            "accept",
+            "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1".to_owned(),
+        )],
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(code, 406, "{text}");
+    // The metadata watcher sees changes, as client-go's metadata informers do.
+    let metadata: Api<kube::core::PartialObjectMeta<ConfigMap>> =
+        Api::namespaced(f.client.clone(), "default");
+    let watcher = kube::runtime::watcher(
+        metadata,
+        kube::runtime::watcher::Config::default().labels("set=paging"),
+    );
+    let mut names = kube::runtime::WatchStreamExt::applied_objects(watcher).boxed();
+    let first = names.try_next().await.unwrap().expect("the listed object");
+    assert_eq!(first.metadata.name.as_deref(), Some("meta"));
+    cms.create(&PostParams::default(), &cm("meta-2", json!({})))
+        .await
+        .unwrap();
+    let second = names.try_next().await.unwrap().expect("the new object");
+    assert_eq!(second.metadata.name.as_deref(), Some("meta-2"));
 }

@@ -9,6 +9,21 @@ pub enum Representation {
     Table,
     /// apidiscovery.k8s.io/v2 aggregated discovery.
     AggregatedDiscovery,
+    /// meta.k8s.io PartialObjectMetadata (its version: `v1` or `v1beta1`): objects with only
+    /// their metadata, as client-go's metadata client and kube-rs's `*_metadata` calls ask.
+    PartialMetadata(&'static str),
+    /// meta.k8s.io PartialObjectMetadataList (its version).
+    PartialMetadataList(&'static str),
+}
+
+impl Representation {
+    /// The meta.k8s.io version of a partial-metadata representation.
+    pub fn partial_version(self) -> Option<&'static str> {
+        match self {
+            Representation::PartialMetadata(v) | Representation::PartialMetadataList(v) => Some(v),
+            _ => None,
+        }
+    }
 }
 
 /// Reads the Accept header; the first acceptable alternative wins.
@@ -34,6 +49,12 @@ pub fn representation(accept: Option<&str>) -> Representation {
         match (as_, g, v) {
             ("", _, _) => return Representation::Json,
             ("Table", "meta.k8s.io", "v1") => return Representation::Table,
+            ("PartialObjectMetadata", "meta.k8s.io", v @ ("v1" | "v1beta1")) => {
+                return Representation::PartialMetadata(meta_version(v));
+            }
+            ("PartialObjectMetadataList", "meta.k8s.io", v @ ("v1" | "v1beta1")) => {
+                return Representation::PartialMetadataList(meta_version(v));
+            }
             ("APIGroupDiscoveryList", "apidiscovery.k8s.io", "v2") => {
                 return Representation::AggregatedDiscovery;
             }
@@ -41,6 +62,19 @@ pub fn representation(accept: Option<&str>) -> Representation {
         }
     }
     Representation::Json
+}
+
+fn meta_version(v: &str) -> &'static str {
+    if v == "v1" { "v1" } else { "v1beta1" }
+}
+
+/// An object as meta.k8s.io PartialObjectMetadata of `version`: its metadata alone.
+pub fn partial_metadata(object: &serde_json::Value, version: &str) -> serde_json::Value {
+    serde_json::json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": format!("meta.k8s.io/{version}"),
+        "metadata": object.get("metadata").cloned().unwrap_or_else(|| serde_json::json!({})),
+    })
 }
 
 #[cfg(test)]
@@ -68,5 +102,17 @@ mod tests {
             Representation::Json
         );
         assert_eq!(representation(None), Representation::Json);
+        assert_eq!(
+            representation(Some(
+                "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+            )),
+            Representation::PartialMetadataList("v1")
+        );
+        assert_eq!(
+            representation(Some(
+                "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+            )),
+            Representation::PartialMetadata("v1")
+        );
     }
 }

@@ -216,9 +216,31 @@ async fn list(req: &Request<'_>) -> Result<Response, ApiError> {
         ));
     }
     let result = req.state.api.list(rt, req.namespace(), &opts).await?;
-    if req.repr == Representation::Table {
-        let t = super::table::render(rt, &result.items, query, result.list_meta(), true)?;
-        return Ok(response::json(StatusCode::OK, &t));
+    match req.repr {
+        Representation::Table => {
+            let t = super::table::render(rt, &result.items, query, result.list_meta(), true)?;
+            return Ok(response::json(StatusCode::OK, &t));
+        }
+        Representation::PartialMetadataList(version) => {
+            let items: Vec<serde_json::Value> = result
+                .items
+                .iter()
+                .map(|o| super::negotiate::partial_metadata(o, version))
+                .collect();
+            let list = json!({
+                "kind": "PartialObjectMetadataList",
+                "apiVersion": format!("meta.k8s.io/{version}"),
+                "metadata": result.list_meta(),
+                "items": items,
+            });
+            return Ok(response::json(StatusCode::OK, &list));
+        }
+        Representation::PartialMetadata(_) => {
+            return Err(ApiError::not_acceptable(
+                "you requested PartialObjectMetadata, but the requested object is a list",
+            ));
+        }
+        _ => {}
     }
     Ok(response::json(StatusCode::OK, &ListBody::new(rt, result)))
 }
@@ -238,7 +260,16 @@ async fn get(req: &Request<'_>) -> Result<Response, ApiError> {
         )?;
         return Ok(response::json(StatusCode::OK, &t));
     }
-    Ok(response::json(StatusCode::OK, &*obj))
+    match req.repr {
+        Representation::PartialMetadata(version) => {
+            let partial = super::negotiate::partial_metadata(&obj, version);
+            Ok(response::json(StatusCode::OK, &partial))
+        }
+        Representation::PartialMetadataList(_) => Err(ApiError::not_acceptable(
+            "you requested PartialObjectMetadataList, but the requested object is not a list",
+        )),
+        _ => Ok(response::json(StatusCode::OK, &*obj)),
+    }
 }
 
 async fn create(req: &Request<'_>) -> Result<Response, ApiError> {

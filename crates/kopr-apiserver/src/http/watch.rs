@@ -56,9 +56,16 @@ pub fn respond(
                         .unwrap_or_else(|e| e.to_status());
                         first = false;
                         line(t, &v)
+                    } else if let Some(version) = repr.partial_version() {
+                        line(t, &super::negotiate::partial_metadata(&obj, version))
                     } else {
                         line(t, &obj)
                     }
+                }
+                WatchItem::Stored(ev) if repr.partial_version().is_some() => {
+                    let version = repr.partial_version().unwrap_or("v1");
+                    let partial = super::negotiate::partial_metadata(&ev.object, version);
+                    line(ev.event_type.as_str(), &partial)
                 }
                 WatchItem::Stored(ev) if repr != Representation::Table => ev
                     .encoded
@@ -80,7 +87,14 @@ pub fn respond(
                     line(ev.event_type.as_str(), &v)
                 }
                 WatchItem::Bookmark(rv, initial_end) => {
-                    line("BOOKMARK", &bookmark_object(&rt, rv, initial_end))
+                    let bookmark = bookmark_object(&rt, rv, initial_end);
+                    match repr.partial_version() {
+                        Some(version) => line(
+                            "BOOKMARK",
+                            &super::negotiate::partial_metadata(&bookmark, version),
+                        ),
+                        None => line("BOOKMARK", &bookmark),
+                    }
                 }
                 WatchItem::Error(status) => line("ERROR", &status),
             };
