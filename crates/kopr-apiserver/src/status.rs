@@ -206,6 +206,15 @@ impl ApiError {
         )
     }
 
+    /// The 404 of a path under a served group version that names no route (an unknown
+    /// resource or subresource): kube's go-restful answer, whose Status carries an empty
+    /// `details` object (`"details":{}`), unlike the 404 of a path outside every group.
+    pub fn route_not_found() -> Self {
+        let mut e = Self::path_not_found();
+        e.details_always = true;
+        e
+    }
+
     /// 415 UnsupportedMediaType.
     pub fn unsupported_media_type(content_type: &str) -> Self {
         Self::new(

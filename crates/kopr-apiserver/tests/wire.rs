@@ -229,3 +229,42 @@ async fn kube_rs_reads_objects_as_partial_object_metadata() {
     let second = names.try_next().await.unwrap().expect("the new object");
     assert_eq!(second.metadata.name.as_deref(), Some("meta-2"));
 }
+
+#[tokio::test]
+async fn a_path_under_a_served_group_with_no_route_has_empty_details() {
+    let f = common::start().await;
+    let get = |path: &'static str| {
+        let client = f.client.clone();
+        async move {
+            common::raw(
+                &client,
+                "PATCH",
+                path,
+                Some("application/strategic-merge-patch+json"),
+                b"{}".to_vec(),
+            )
+            .await
+        }
+    };
+    let within = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                        "message": "the server could not find the requested resource",
+                        "reason": "NotFound", "details": {}, "code": 404});
+    // kubectl debug patches pods/<name>/ephemeralcontainers and reads these details.
+    for path in [
+        "/api/v1/namespaces/default/pods/x/ephemeralcontainers",
+        "/api/v1/namespaces/default/foos/x",
+    ] {
+        let (code, _, text) = get(path).await;
+        assert_eq!(code, 404, "{path}: {text}");
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap(),
+            within,
+            "{path}"
+        );
+    }
+    // Outside every served group version there is no details object.
+    let (code, _, text) = get("/apis/nowhere.example.com/v1/namespaces/default/things/x").await;
+    assert_eq!(code, 404, "{text}");
+    let status: Value = serde_json::from_str(&text).unwrap();
+    assert!(status.get("details").is_none(), "{text}");
+}

@@ -64,11 +64,15 @@ pub async fn handle(
     user: &Arc<crate::authn::UserInfo>,
     user_agent: &str,
 ) -> Result<Response, ApiError> {
-    let Some(rt) = state.api.catalog.get(&rp.group, &rp.version, &rp.plural) else {
-        return Err(ApiError::path_not_found());
+    let catalog = &state.api.catalog;
+    let Some(rt) = catalog.get(&rp.group, &rp.version, &rp.plural) else {
+        return Err(match catalog.serves_group_version(&rp.group, &rp.version) {
+            true => ApiError::route_not_found(),
+            false => ApiError::path_not_found(),
+        });
     };
     if rp.namespace.is_some() && !rt.namespaced {
-        return Err(ApiError::path_not_found());
+        return Err(ApiError::route_not_found());
     }
     if let Some(computed) = rt.computed {
         return review(state, parts, &rt, &rp, &body, user, computed);
@@ -92,7 +96,8 @@ pub async fn handle(
         Some("token") if rt.token_subresource && rp.name.is_some() => {
             return token_request(state, parts, &rp, &body).await;
         }
-        Some(_) => return Err(ApiError::path_not_found()),
+        // kubectl debug, for one, reads the details of this 404 (`"details":{}`).
+        Some(_) => return Err(ApiError::route_not_found()),
     }
     let named = rp.name.is_some();
     let watch = query.watch || rp.legacy_watch;
