@@ -53,7 +53,15 @@ pub struct Config {
     /// Encryption at rest (kube's EncryptionConfiguration); none: values
     /// are stored as they are.
     pub encryption_provider_config: Option<PathBuf>,
+    /// How long a connection may take to finish its TLS handshake, and an HTTP/1.1 request
+    /// to send its headers (kube-apiserver's `ReadHeaderTimeout`, 32 s): a client that opens
+    /// a connection and sends nothing is disconnected after it.
+    pub read_header_timeout: std::time::Duration,
 }
+
+/// kube-apiserver's `ReadHeaderTimeout` (its TLS handshake timeout too, as Go's server uses
+/// the shortest read timeout for the handshake).
+pub const DEFAULT_READ_HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(32);
 
 impl Config {
     /// An in-memory server on a free loopback port, for tests.
@@ -71,6 +79,7 @@ impl Config {
             audit_log_path: None,
             audit_policy_file: None,
             encryption_provider_config: None,
+            read_header_timeout: DEFAULT_READ_HEADER_TIMEOUT,
         }
     }
 }
@@ -263,7 +272,16 @@ impl ApiServer {
         if let Some(path) = &kubeconfig {
             pki::write_kubeconfig(path, &server_url(addr), &credentials)?;
         }
-        let task = tokio::spawn(serve(listener, acceptor, router(state), shutdown.clone()));
+        let limits = Limits {
+            read_header_timeout: config.read_header_timeout,
+        };
+        let task = tokio::spawn(serve(
+            listener,
+            acceptor,
+            router(state),
+            limits,
+            shutdown.clone(),
+        ));
         Ok(ApiServer {
             _data_dir: data_dir,
             addr,
@@ -348,10 +366,17 @@ fn server_url(addr: SocketAddr) -> String {
     }
 }
 
+/// What a connection may take.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    read_header_timeout: std::time::Duration,
+}
+
 async fn serve(
     listener: TcpListener,
     acceptor: tokio_rustls::TlsAcceptor,
     app: axum::Router,
+    limits: Limits,
     shutdown: CancellationToken,
 ) {
     let connections = tokio_util::task::TaskTracker::new();
@@ -371,10 +396,16 @@ async fn serve(
         let app = app.clone();
         let stop = shutdown.clone();
         connections.spawn(async move {
-            let tls = match acceptor.accept(stream).await {
-                Ok(t) => t,
-                Err(e) => {
+            let handshake =
+                tokio::time::timeout(limits.read_header_timeout, acceptor.accept(stream));
+            let tls = match handshake.await {
+                Ok(Ok(t)) => t,
+                Ok(Err(e)) => {
                     tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(%peer, "TLS handshake not finished in time; disconnected");
                     return;
                 }
             };
@@ -385,7 +416,11 @@ async fn serve(
                     req
                 },
             ));
-            let builder = auto::Builder::new(TokioExecutor::new());
+            let mut builder = auto::Builder::new(TokioExecutor::new());
+            builder
+                .http1()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(limits.read_header_timeout);
             let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), service);
             tokio::pin!(conn);
             tokio::select! {

@@ -1,7 +1,9 @@
 //! Wire details real clients trip on (issue 17), each as kube-apiserver 1.32 answers:
 //! metadata maps a write empties are dropped, an object larger than etcd takes is refused with
 //! etcd's words, an expired continue token's 410 carries a token that goes on at the latest
-//! revision, and objects are served as PartialObjectMetadata to kube-rs's metadata calls.
+//! revision, objects are served as PartialObjectMetadata to kube-rs's metadata calls, a path
+//! with no route under a served group has `details: {}`, and half-open connections are closed
+//! after the header timeout.
 
 mod common;
 
@@ -267,4 +269,64 @@ async fn a_path_under_a_served_group_with_no_route_has_empty_details() {
     assert_eq!(code, 404, "{text}");
     let status: Value = serde_json::from_str(&text).unwrap();
     assert!(status.get("details").is_none(), "{text}");
+}
+
+/// Whether the server closes `stream` within 20 s (it should after the short timeout).
+async fn closed_by_server(stream: &mut (impl tokio::io::AsyncRead + Unpin)) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut buf = [0u8; 64];
+    let read = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    });
+    read.await.is_ok()
+}
+
+#[tokio::test]
+async fn half_open_connections_are_closed_after_the_header_timeout() {
+    use tokio::io::AsyncWriteExt;
+    let config = kopr_apiserver::Config {
+        read_header_timeout: std::time::Duration::from_millis(300),
+        ..kopr_apiserver::Config::ephemeral()
+    };
+    let f = common::start_with(config).await;
+    // A TCP connection that never starts its TLS handshake.
+    let mut silent = tokio::net::TcpStream::connect(f.server.addr())
+        .await
+        .unwrap();
+    assert!(
+        closed_by_server(&mut silent).await,
+        "handshake never started"
+    );
+
+    // A TLS connection whose request headers never end.
+    let mut roots = rustls::RootCertStore::empty();
+    use rustls::pki_types::pem::PemObject;
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(f.server.ca_pem().as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let tls = rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(tls));
+    let tcp = tokio::net::TcpStream::connect(f.server.addr())
+        .await
+        .unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let mut stream = connector.connect(name, tcp).await.unwrap();
+    stream
+        .write_all(b"GET /version HTTP/1.1\r\nHost: localhost\r\n")
+        .await
+        .unwrap();
+    assert!(
+        closed_by_server(&mut stream).await,
+        "headers never finished"
+    );
+    // The server still serves everyone else.
+    let (code, _, _) = common::raw(&f.client, "GET", "/version", None, Vec::new()).await;
+    assert_eq!(code, 200);
 }

@@ -70,6 +70,7 @@ pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
         audit_log_path: args.audit_log_path.clone(),
         audit_policy_file: args.audit_policy_file.clone(),
         encryption_provider_config: args.encryption_provider_config.clone(),
+        read_header_timeout: kopr_apiserver::server::DEFAULT_READ_HEADER_TIMEOUT,
     };
     let server = ApiServer::start(config).await.with_context(|| {
         format!(
