@@ -140,6 +140,15 @@ pub(crate) fn default_id<F>(position: usize) -> String {
     sanitize_id(&id)
 }
 
+/// The FNV-1a hash of `text`, which shortened ids and record names end with (stable across
+/// versions: records on objects are found by it).
+pub(crate) fn fnv1a(text: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut hasher = fnv::FnvHasher::default();
+    hasher.write(text.as_bytes());
+    hasher.finish()
+}
+
 /// Makes `id` usable as the name part of an annotation key: at most 63 characters from
 /// `[A-Za-z0-9._-]`, starting and ending with an alphanumeric character.
 pub(crate) fn sanitize_id(id: &str) -> String {
@@ -162,9 +171,7 @@ pub(crate) fn sanitize_id(id: &str) -> String {
         };
     }
     // Keep the distinctive tail and make the cut unique with a hash of the whole id.
-    let hash = id.bytes().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x100000001b3)
-    });
+    let hash = fnv1a(id);
     let tail = &trimmed[trimmed.len() - 54..];
     let tail = tail.trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
     format!("{:08x}-{tail}", hash as u32)

@@ -211,7 +211,15 @@ where
 
     fn apply(&self, object: &str, body: &Value) {
         let pairs = match K::deserialize(body) {
-            Ok(typed) => (self.pairs)(&typed),
+            // The author's function: a panic in it leaves the object out of the index,
+            // and the resource's watch goes on.
+            Ok(typed) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                (self.pairs)(&typed)
+            }))
+            .unwrap_or_else(|_| {
+                tracing::error!(index = %self.index.name, %object, "the index function panicked; not indexed");
+                Vec::new()
+            }),
             Err(error) => {
                 tracing::debug!(index = %self.index.name, %object, %error, "not indexed: the object does not parse");
                 Vec::new()

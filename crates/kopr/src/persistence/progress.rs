@@ -63,9 +63,7 @@ pub fn annotation_key(handler_id: &str) -> String {
     if valid {
         return format!("{ANNOTATION_PREFIX}{name}");
     }
-    let hash = handler_id.bytes().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
-    });
+    let hash = crate::handling::handlers::fnv1a(handler_id);
     format!("{}{:08x}", subhandler_prefix(parent), hash as u32)
 }
 

@@ -100,9 +100,10 @@ pub(crate) fn subscribe(shared: &Arc<Shared>, runtime: &Arc<ResourceRuntime>) ->
     let mut synced = Vec::new();
     for spec in &runtime.spec.related {
         let key = kind_key(&spec.api_resource);
-        let kind = {
+        let (kind, created) = {
             let mut kinds = lock(&shared.related.kinds);
-            kinds
+            let created = !kinds.contains_key(&key);
+            let kind = kinds
                 .entry(key)
                 .or_insert_with(|| {
                     let scopes = match shared.settings.namespaces.exact_names() {
@@ -125,9 +126,10 @@ pub(crate) fn subscribe(shared: &Arc<Shared>, runtime: &Arc<ResourceRuntime>) ->
                         started: std::sync::atomic::AtomicBool::new(false),
                     })
                 })
-                .clone()
+                .clone();
+            (kind, created)
         };
-        if let Some(cache) = &kind.cache {
+        if let Some(cache) = kind.cache.as_ref().filter(|_| created) {
             // What applies release: watch events of children that came in during an apply.
             let weak = Arc::downgrade(&kind);
             cache.on_trigger(Box::new(move |owners| {
@@ -353,7 +355,13 @@ impl KindWatch {
 fn map_all(watchers: &[(MapFn, Weak<ResourceRuntime>)], body: &Value) -> Vec<(usize, ObjectKey)> {
     let mut mapped = Vec::new();
     for (index, (mapper, _)) in watchers.iter().enumerate() {
-        for key in mapper(body) {
+        // The author's mapper: a panic in it loses this mapping, not the kind's watch.
+        let keys = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| mapper(body)))
+            .unwrap_or_else(|_| {
+                tracing::error!("a watches() mapper panicked; the object is not mapped");
+                Vec::new()
+            });
+        for key in keys {
             let key = ObjectKey {
                 namespace: key.namespace,
                 name: key.name,
