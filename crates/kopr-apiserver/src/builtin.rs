@@ -2,209 +2,337 @@
 //! subresources kube-apiserver gives them.
 
 use crate::registry::strategy::{
-    Builtin, DefinitionStrategy, EventStrategy, NamespaceStrategy, PodStrategy, ServiceStrategy,
+    Builtin, DefinitionStrategy, EventStrategy, HpaV1Strategy, NamespaceStrategy, PodStrategy,
+    ServiceStrategy, SigningRequestStrategy, VolumeStrategy,
 };
 use crate::resources::{Catalog, Computed, ResourceType};
 
 /// Registers every built-in resource, each with its strategy.
 pub fn register_builtins(catalog: &Catalog) {
-    for rt in core().into_iter().chain(grouped()).chain(reviews()) {
+    let mut all: Vec<ResourceType> = core()
+        .into_iter()
+        .chain(grouped())
+        .chain(reviews())
+        .collect();
+    // Discovery lists the groups by their APIServices' priorities.
+    all.sort_by_key(|rt| std::cmp::Reverse(group_priority(&rt.group)));
+    for rt in all {
         catalog.register(rt);
     }
 }
 
-/// The core (`v1`) resources.
+/// The APIService priorities of the built-in group versions, as
+/// kube-apiserver 1.32 registers them: `(group, version,
+/// groupPriorityMinimum, versionPriority)`, highest group first.
+pub const API_SERVICE_PRIORITIES: &[(&str, &str, u32, u32)] = &[
+    ("", "v1", 18000, 1),
+    ("apiregistration.k8s.io", "v1", 18000, 15),
+    ("apps", "v1", 17800, 15),
+    ("events.k8s.io", "v1", 17750, 15),
+    ("authentication.k8s.io", "v1", 17700, 15),
+    ("authorization.k8s.io", "v1", 17600, 15),
+    ("autoscaling", "v2", 17500, 30),
+    ("autoscaling", "v1", 17500, 15),
+    ("batch", "v1", 17400, 15),
+    ("certificates.k8s.io", "v1", 17300, 15),
+    ("networking.k8s.io", "v1", 17200, 15),
+    ("policy", "v1", 17100, 15),
+    ("rbac.authorization.k8s.io", "v1", 17000, 15),
+    ("storage.k8s.io", "v1", 16800, 15),
+    ("admissionregistration.k8s.io", "v1", 16700, 15),
+    ("apiextensions.k8s.io", "v1", 16700, 15),
+    ("scheduling.k8s.io", "v1", 16600, 15),
+    ("coordination.k8s.io", "v1", 16500, 15),
+    ("node.k8s.io", "v1", 16300, 15),
+    ("discovery.k8s.io", "v1", 16200, 15),
+    ("flowcontrol.apiserver.k8s.io", "v1", 16100, 21),
+];
+
+/// A group's APIService priority (`groupPriorityMinimum`); the core group
+/// sorts first, groups of custom resources (1000) last.
+pub fn group_priority(group: &str) -> u32 {
+    if group.is_empty() {
+        return u32::MAX;
+    }
+    API_SERVICE_PRIORITIES
+        .iter()
+        .find(|(g, ..)| *g == group)
+        .map_or(1000, |(_, _, p, _)| *p)
+}
+
+/// A resource of `group`/`version` whose singular name is its kind in
+/// lower case, as for every built-in kind.
+fn res(group: &str, version: &str, plural: &str, kind: &str, namespaced: bool) -> ResourceType {
+    ResourceType::new(
+        group,
+        version,
+        plural,
+        &kind.to_ascii_lowercase(),
+        kind,
+        namespaced,
+    )
+}
+
+const ALL: &[&str] = &["all"];
+const API_EXTENSIONS: &[&str] = &["api-extensions"];
+
+/// The core (`v1`) resources, in kube-apiserver's discovery order.
 fn core() -> Vec<ResourceType> {
-    let core = |plural: &str, singular: &str, kind: &str, namespaced: bool| {
-        ResourceType::new("", "v1", plural, singular, kind, namespaced)
-    };
-    let all = &["all"];
+    let core = |plural: &str, kind: &str, namespaced: bool| res("", "v1", plural, kind, namespaced);
     vec![
-        core("namespaces", "namespace", "Namespace", false)
+        core("bindings", "Binding", true).computed(Computed::Binding),
+        core("componentstatuses", "ComponentStatus", false)
+            .short(&["cs"])
+            .only_verbs(&["get", "list"])
+            .computed(Computed::ComponentStatus),
+        core("configmaps", "ConfigMap", true)
+            .short(&["cm"])
+            .strategy(Builtin::PLAIN),
+        core("endpoints", "Endpoints", true)
+            .short(&["ep"])
+            .strategy(Builtin::PLAIN),
+        core("events", "Event", true)
+            .short(&["ev"])
+            .strategy(Builtin::CREATE_ON_UPDATE),
+        core("limitranges", "LimitRange", true)
+            .short(&["limits"])
+            .strategy(Builtin::PLAIN),
+        core("namespaces", "Namespace", false)
             .short(&["ns"])
             .with_status()
             .strategy(NamespaceStrategy),
-        core("configmaps", "configmap", "ConfigMap", true)
-            .short(&["cm"])
-            .strategy(Builtin::PLAIN),
-        core("secrets", "secret", "Secret", true).strategy(Builtin::PLAIN),
-        // Written by hand to point a Service (say, an admission webhook's)
-        // at an address: there is no endpoints controller.
-        core("endpoints", "endpoints", "Endpoints", true)
-            .short(&["ep"])
-            .strategy(Builtin::PLAIN),
-        core("services", "service", "Service", true)
-            .short(&["svc"])
-            .categories(all)
-            .with_status()
-            .strategy(ServiceStrategy),
-        core("serviceaccounts", "serviceaccount", "ServiceAccount", true)
-            .short(&["sa"])
-            .with_token()
-            .strategy(Builtin::PLAIN),
-        core("pods", "pod", "Pod", true)
-            .short(&["po"])
-            .categories(all)
-            .with_status()
-            .with_log()
-            .strategy(PodStrategy),
-        core("events", "event", "Event", true)
-            .short(&["ev"])
-            .strategy(Builtin::CREATE_ON_UPDATE),
-        core("nodes", "node", "Node", false)
+        core("nodes", "Node", false)
             .short(&["no"])
             .with_status()
             .strategy(Builtin::PLAIN),
+        core("persistentvolumeclaims", "PersistentVolumeClaim", true)
+            .short(&["pvc"])
+            .with_status()
+            .strategy(VolumeStrategy::CLAIM),
+        core("persistentvolumes", "PersistentVolume", false)
+            .short(&["pv"])
+            .with_status()
+            .strategy(VolumeStrategy::VOLUME),
+        core("pods", "Pod", true)
+            .short(&["po"])
+            .categories(ALL)
+            .with_status()
+            .with_log()
+            .with_binding()
+            .strategy(PodStrategy),
+        core("podtemplates", "PodTemplate", true).strategy(Builtin::GENERATION),
+        core("replicationcontrollers", "ReplicationController", true)
+            .short(&["rc"])
+            .categories(ALL)
+            .with_status()
+            .with_scale()
+            .strategy(Builtin::GENERATION),
+        core("resourcequotas", "ResourceQuota", true)
+            .short(&["quota"])
+            .with_status()
+            .strategy(Builtin::PLAIN),
+        core("secrets", "Secret", true).strategy(Builtin::PLAIN),
+        core("serviceaccounts", "ServiceAccount", true)
+            .short(&["sa"])
+            .with_token()
+            .strategy(Builtin::PLAIN),
+        core("services", "Service", true)
+            .short(&["svc"])
+            .categories(ALL)
+            .with_status()
+            .strategy(ServiceStrategy),
     ]
 }
 
-/// The resources of the named groups.
+/// The resources of the named groups, the groups in kube-apiserver's
+/// discovery order (their APIServices' priorities).
 fn grouped() -> Vec<ResourceType> {
-    let all = &["all"];
-    vec![
-        ResourceType::new(
-            "apps",
-            "v1",
-            "deployments",
-            "deployment",
-            "Deployment",
-            true,
-        )
-        .short(&["deploy"])
-        .categories(all)
-        .with_status()
-        .with_scale()
-        .strategy(Builtin::GENERATION),
-        ResourceType::new(
-            "apps",
-            "v1",
-            "replicasets",
-            "replicaset",
-            "ReplicaSet",
-            true,
-        )
-        .short(&["rs"])
-        .categories(all)
-        .with_status()
-        .with_scale()
-        .strategy(Builtin::GENERATION),
-        ResourceType::new(
-            "apps",
-            "v1",
-            "statefulsets",
-            "statefulset",
-            "StatefulSet",
-            true,
-        )
-        .short(&["sts"])
-        .categories(all)
-        .with_status()
-        .with_scale()
-        .strategy(Builtin::GENERATION),
-        ResourceType::new("batch", "v1", "jobs", "job", "Job", true)
-            .categories(all)
+    let apps = |plural: &str, kind: &str| res("apps", "v1", plural, kind, true);
+    let rbac = |plural: &str, kind: &str, namespaced: bool| {
+        res("rbac.authorization.k8s.io", "v1", plural, kind, namespaced)
+            .strategy(Builtin::CREATE_ON_UPDATE)
+    };
+    let admission = |plural: &str, kind: &str| {
+        res("admissionregistration.k8s.io", "v1", plural, kind, false)
+            .categories(API_EXTENSIONS)
+            .strategy(Builtin::GENERATION)
+    };
+    let storage = |plural: &str, kind: &str, namespaced: bool| {
+        res("storage.k8s.io", "v1", plural, kind, namespaced).strategy(Builtin::PLAIN)
+    };
+    let flow = |plural: &str, kind: &str| {
+        res("flowcontrol.apiserver.k8s.io", "v1", plural, kind, false)
             .with_status()
-            .strategy(Builtin::JOB),
-        ResourceType::new(
-            "coordination.k8s.io",
+            .strategy(Builtin::GENERATION)
+    };
+    vec![
+        res(
+            "apiregistration.k8s.io",
             "v1",
-            "leases",
-            "lease",
-            "Lease",
-            true,
+            "apiservices",
+            "APIService",
+            false,
         )
-        .strategy(Builtin::CREATE_ON_UPDATE),
-        ResourceType::new("events.k8s.io", "v1", "events", "event", "Event", true)
+        .categories(API_EXTENSIONS)
+        .with_status()
+        .strategy(Builtin::PLAIN),
+        apps("controllerrevisions", "ControllerRevision").strategy(Builtin::PLAIN),
+        apps("daemonsets", "DaemonSet")
+            .short(&["ds"])
+            .categories(ALL)
+            .with_status()
+            .strategy(Builtin::GENERATION),
+        apps("deployments", "Deployment")
+            .short(&["deploy"])
+            .categories(ALL)
+            .with_status()
+            .with_scale()
+            .strategy(Builtin::GENERATION),
+        apps("replicasets", "ReplicaSet")
+            .short(&["rs"])
+            .categories(ALL)
+            .with_status()
+            .with_scale()
+            .strategy(Builtin::GENERATION),
+        apps("statefulsets", "StatefulSet")
+            .short(&["sts"])
+            .categories(ALL)
+            .with_status()
+            .with_scale()
+            .strategy(Builtin::GENERATION),
+        res("events.k8s.io", "v1", "events", "Event", true)
             .short(&["ev"])
             .stored_as("core/events", "v1")
             .strategy(EventStrategy),
-        ResourceType::new(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "clusterrolebindings",
-            "clusterrolebinding",
-            "ClusterRoleBinding",
-            false,
-        )
-        .strategy(Builtin::CREATE_ON_UPDATE),
-        ResourceType::new(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "clusterroles",
-            "clusterrole",
-            "ClusterRole",
-            false,
-        )
-        .strategy(Builtin::CREATE_ON_UPDATE),
-        ResourceType::new(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "rolebindings",
-            "rolebinding",
-            "RoleBinding",
+        res(
+            "autoscaling",
+            "v2",
+            "horizontalpodautoscalers",
+            "HorizontalPodAutoscaler",
             true,
         )
-        .strategy(Builtin::CREATE_ON_UPDATE),
-        ResourceType::new(
-            "rbac.authorization.k8s.io",
+        .short(&["hpa"])
+        .categories(ALL)
+        .with_status()
+        .strategy(Builtin::GENERATION),
+        res(
+            "autoscaling",
             "v1",
-            "roles",
-            "role",
-            "Role",
+            "horizontalpodautoscalers",
+            "HorizontalPodAutoscaler",
             true,
         )
-        .strategy(Builtin::CREATE_ON_UPDATE),
-        ResourceType::new(
+        .short(&["hpa"])
+        .categories(ALL)
+        .with_status()
+        .stored_as("autoscaling/horizontalpodautoscalers", "autoscaling/v2")
+        .strategy(HpaV1Strategy),
+        res("batch", "v1", "cronjobs", "CronJob", true)
+            .short(&["cj"])
+            .categories(ALL)
+            .with_status()
+            .strategy(Builtin::GENERATION),
+        res("batch", "v1", "jobs", "Job", true)
+            .categories(ALL)
+            .with_status()
+            .strategy(Builtin::JOB),
+        res(
+            "certificates.k8s.io",
+            "v1",
+            "certificatesigningrequests",
+            "CertificateSigningRequest",
+            false,
+        )
+        .short(&["csr"])
+        .with_status()
+        .with_approval()
+        .strategy(SigningRequestStrategy),
+        res(
+            "networking.k8s.io",
+            "v1",
+            "ingressclasses",
+            "IngressClass",
+            false,
+        )
+        .strategy(Builtin::GENERATION),
+        res("networking.k8s.io", "v1", "ingresses", "Ingress", true)
+            .short(&["ing"])
+            .with_status()
+            .strategy(Builtin::GENERATION),
+        res(
+            "networking.k8s.io",
+            "v1",
+            "networkpolicies",
+            "NetworkPolicy",
+            true,
+        )
+        .short(&["netpol"])
+        .strategy(Builtin::GENERATION),
+        res(
+            "policy",
+            "v1",
+            "poddisruptionbudgets",
+            "PodDisruptionBudget",
+            true,
+        )
+        .short(&["pdb"])
+        .with_status()
+        .strategy(Builtin::GENERATION),
+        rbac("clusterrolebindings", "ClusterRoleBinding", false),
+        rbac("clusterroles", "ClusterRole", false),
+        rbac("rolebindings", "RoleBinding", true),
+        rbac("roles", "Role", true),
+        storage("csidrivers", "CSIDriver", false),
+        storage("csinodes", "CSINode", false),
+        storage("csistoragecapacities", "CSIStorageCapacity", true),
+        storage("storageclasses", "StorageClass", false).short(&["sc"]),
+        storage("volumeattachments", "VolumeAttachment", false).with_status(),
+        admission(
+            "mutatingwebhookconfigurations",
+            "MutatingWebhookConfiguration",
+        ),
+        admission("validatingadmissionpolicies", "ValidatingAdmissionPolicy").with_status(),
+        admission(
+            "validatingadmissionpolicybindings",
+            "ValidatingAdmissionPolicyBinding",
+        ),
+        admission(
+            "validatingwebhookconfigurations",
+            "ValidatingWebhookConfiguration",
+        ),
+        res(
             "apiextensions.k8s.io",
             "v1",
             "customresourcedefinitions",
-            "customresourcedefinition",
             "CustomResourceDefinition",
             false,
         )
         .short(&["crd", "crds"])
-        .categories(&["api-extensions"])
+        .categories(API_EXTENSIONS)
         .with_status()
         .strategy(DefinitionStrategy),
-        ResourceType::new(
-            "admissionregistration.k8s.io",
+        res(
+            "scheduling.k8s.io",
             "v1",
-            "mutatingwebhookconfigurations",
-            "mutatingwebhookconfiguration",
-            "MutatingWebhookConfiguration",
+            "priorityclasses",
+            "PriorityClass",
             false,
         )
-        .strategy(Builtin::GENERATION),
-        ResourceType::new(
-            "admissionregistration.k8s.io",
+        .short(&["pc"])
+        .strategy(Builtin::PLAIN),
+        res("coordination.k8s.io", "v1", "leases", "Lease", true)
+            .strategy(Builtin::CREATE_ON_UPDATE),
+        res("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", false).strategy(Builtin::PLAIN),
+        res(
+            "discovery.k8s.io",
             "v1",
-            "validatingwebhookconfigurations",
-            "validatingwebhookconfiguration",
-            "ValidatingWebhookConfiguration",
-            false,
+            "endpointslices",
+            "EndpointSlice",
+            true,
         )
         .strategy(Builtin::GENERATION),
-        ResourceType::new(
-            "admissionregistration.k8s.io",
-            "v1",
-            "validatingadmissionpolicies",
-            "validatingadmissionpolicy",
-            "ValidatingAdmissionPolicy",
-            false,
-        )
-        .categories(&["api-extensions"])
-        .with_status()
-        .strategy(Builtin::GENERATION),
-        ResourceType::new(
-            "admissionregistration.k8s.io",
-            "v1",
-            "validatingadmissionpolicybindings",
-            "validatingadmissionpolicybinding",
-            "ValidatingAdmissionPolicyBinding",
-            false,
-        )
-        .categories(&["api-extensions"])
-        .strategy(Builtin::GENERATION),
+        flow("flowschemas", "FlowSchema"),
+        flow("prioritylevelconfigurations", "PriorityLevelConfiguration"),
     ]
 }
 
@@ -281,15 +409,25 @@ pub use crate::registry::strategy::UNDELETABLE_NAMESPACES;
 pub fn is_builtin_group(group: &str) -> bool {
     matches!(
         group,
-        "" | "apps"
-            | "batch"
-            | "coordination.k8s.io"
+        "" | "apiregistration.k8s.io"
+            | "apps"
             | "events.k8s.io"
-            | "rbac.authorization.k8s.io"
             | "authentication.k8s.io"
             | "authorization.k8s.io"
+            | "autoscaling"
+            | "batch"
+            | "certificates.k8s.io"
+            | "networking.k8s.io"
+            | "policy"
+            | "rbac.authorization.k8s.io"
+            | "storage.k8s.io"
             | "admissionregistration.k8s.io"
             | "apiextensions.k8s.io"
+            | "scheduling.k8s.io"
+            | "coordination.k8s.io"
+            | "node.k8s.io"
+            | "discovery.k8s.io"
+            | "flowcontrol.apiserver.k8s.io"
             | "meta.k8s.io"
     )
 }

@@ -51,6 +51,7 @@ pub mod crd;
 pub mod datadir;
 pub mod defaults;
 pub mod gofmt;
+pub mod gojson;
 pub mod http;
 pub mod impersonation;
 pub mod metrics;

@@ -36,6 +36,15 @@ pub trait Strategy: std::fmt::Debug + Send + Sync {
     /// pod's initial status.
     fn prepare_for_create(&self, _obj: &mut serde_json::Map<String, serde_json::Value>) {}
 
+    /// What a new object records of the user creating it (a
+    /// CertificateSigningRequest's requester), after `prepare_for_create`.
+    fn record_requester(
+        &self,
+        _obj: &mut serde_json::Map<String, serde_json::Value>,
+        _user: &crate::authn::UserInfo,
+    ) {
+    }
+
     /// The kind's own part of preparing an update of `subresource`, before
     /// the generic rules; `true` when it prepared the whole update itself.
     fn prepare_for_update(
@@ -127,6 +136,15 @@ pub trait Strategy: std::fmt::Debug + Send + Sync {
     fn field_renames(&self) -> &'static [(&'static str, &'static str)] {
         &[]
     }
+
+    /// Converts an object as this resource serves it into the stored
+    /// version's form (after [`Strategy::field_renames`]), for kinds
+    /// stored in another version.
+    fn stored_of_view(&self, _obj: &mut serde_json::Map<String, serde_json::Value>) {}
+
+    /// Converts a stored object into the form this resource serves
+    /// (after the renames are undone).
+    fn view_of_stored(&self, _obj: &mut serde_json::Map<String, serde_json::Value>) {}
 }
 
 /// The strategy of a resource registered without one: the generic rules
@@ -150,6 +168,12 @@ pub enum Computed {
     SelfSubjectReview,
     /// `authentication.k8s.io` TokenReview.
     TokenReview,
+    /// Core Binding (and the pod `binding` subresource): assigns a pod to
+    /// a node.
+    Binding,
+    /// Core ComponentStatus: the health of the control plane's parts,
+    /// read with `get` and `list`.
+    ComponentStatus,
 }
 
 /// One served resource in one group/version.
@@ -180,6 +204,13 @@ pub struct ResourceType {
     /// Whether the service account `token` subresource (TokenRequest) is
     /// served.
     pub token_subresource: bool,
+    /// Whether the pod `binding` subresource (a Binding) is served.
+    pub binding_subresource: bool,
+    /// Whether the `approval` subresource (CertificateSigningRequests) is
+    /// served.
+    pub approval_subresource: bool,
+    /// The verbs, when the resource serves fewer than the usual eight.
+    pub only_verbs: Option<&'static [&'static str]>,
     /// For resources computed per request: which; `None` for stored ones.
     pub computed: Option<Computed>,
     /// The storage identity: resources sharing it share objects (e.g.
@@ -216,6 +247,9 @@ impl ResourceType {
             scale_subresource: false,
             log_subresource: false,
             token_subresource: false,
+            binding_subresource: false,
+            approval_subresource: false,
+            only_verbs: None,
             computed: None,
             storage: format!(
                 "{}/{}",
@@ -288,6 +322,25 @@ impl ResourceType {
         self
     }
 
+    /// Serves the pod `binding` subresource.
+    pub fn with_binding(mut self) -> Self {
+        self.binding_subresource = true;
+        self
+    }
+
+    /// Serves the `approval` subresource.
+    pub fn with_approval(mut self) -> Self {
+        self.approval_subresource = true;
+        self
+    }
+
+    /// Serves only these verbs (discovery's names: `get`, `list`,
+    /// `create`, ...); the others are refused with 405.
+    pub fn only_verbs(mut self, verbs: &'static [&'static str]) -> Self {
+        self.only_verbs = Some(verbs);
+        self
+    }
+
     /// Computes the resource per request: `create` is its only verb.
     pub fn computed(mut self, computed: Computed) -> Self {
         self.computed = Some(computed);
@@ -296,7 +349,9 @@ impl ResourceType {
 
     /// The verbs the resource serves, as discovery lists them.
     pub fn verbs(&self) -> &'static [&'static str] {
-        if self.computed.is_some() {
+        if let Some(verbs) = self.only_verbs {
+            verbs
+        } else if self.computed.is_some() {
             &["create"]
         } else {
             &[

@@ -611,7 +611,7 @@ async fn a_service_webhook_is_reached_through_its_endpoints() {
     endpoints
         .create(&PostParams::default(), &from(json!({"apiVersion": "v1", "kind": "Endpoints",
             "metadata": {"name": "hook"},
-            "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": port}]}]})))
+            "subsets": [{"addresses": [{"ip": webhook::host_address()}], "ports": [{"name": "https", "port": port}]}]})))
         .await
         .unwrap();
     let e = api

@@ -330,3 +330,92 @@ async fn half_open_connections_are_closed_after_the_header_timeout() {
     let (code, _, _) = common::raw(&f.client, "GET", "/version", None, Vec::new()).await;
     assert_eq!(code, 200);
 }
+
+#[tokio::test]
+async fn bodies_are_written_as_kube_s_go_encoder_writes_them() {
+    let f = common::start().await;
+    // A Status: metav1.Status's field order, Go's HTML-safe escapes, a closing newline.
+    let (code, _, body) = common::raw(
+        &f.client,
+        "GET",
+        "/api/v1/namespaces/default/configmaps/no%3Csuch%3E",
+        None,
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(code, 404);
+    assert_eq!(
+        body,
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"configmaps \\\"no\\u003csuch\\u003e\\\" not found\",\"reason\":\"NotFound\",\"details\":{\"name\":\"no\\u003csuch\\u003e\",\"kind\":\"configmaps\"},\"code\":404}\n"
+    );
+
+    // A built-in object: Go struct order, and Go's zero values for value structs
+    // (a Service's `status.loadBalancer`) and fields without omitempty.
+    let service = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+        "spec": {"ports": [{"port": 80}]}});
+    let (code, _, body) = common::raw(
+        &f.client,
+        "POST",
+        "/api/v1/namespaces/default/services",
+        Some("application/json"),
+        serde_json::to_vec(&service).unwrap(),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    assert!(body.ends_with("}\n"), "{body}");
+    assert!(
+        body.starts_with("{\"kind\":\"Service\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":"),
+        "{body}"
+    );
+    assert!(
+        body.contains(",\"status\":{\"loadBalancer\":{}}}"),
+        "{body}"
+    );
+    let spec = body.find("\"spec\":").unwrap();
+    let status = body.find("\"status\":").unwrap();
+    assert!(spec < status, "{body}");
+    assert!(
+        body.contains("\"ports\":[{\"protocol\":\"TCP\",\"port\":80,\"targetPort\":80}]"),
+        "{body}"
+    );
+
+    // A ReplicaSet's status.replicas has no omitempty: 0 is written.
+    let rs = json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "rs"},
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"a": "b"}},
+            "template": {"metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}});
+    let (code, _, body) = common::raw(
+        &f.client,
+        "POST",
+        "/apis/apps/v1/namespaces/default/replicasets",
+        Some("application/json"),
+        serde_json::to_vec(&rs).unwrap(),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    assert!(body.contains("\"status\":{\"replicas\":0}"), "{body}");
+    // The template's metadata: creationTimestamp is a Go value (metav1.Time): null.
+    assert!(
+        body.contains(
+            "\"template\":{\"metadata\":{\"creationTimestamp\":null,\"labels\":{\"a\":\"b\"}}"
+        ),
+        "{body}"
+    );
+
+    // Lists: kind, apiVersion, metadata, items.
+    let (_, _, body) = common::raw(
+        &f.client,
+        "GET",
+        "/api/v1/namespaces/default/services",
+        None,
+        Vec::new(),
+    )
+    .await;
+    assert!(
+        body.starts_with(
+            "{\"kind\":\"ServiceList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":"
+        ),
+        "{body}"
+    );
+    assert!(body.ends_with("]}\n"), "{body}");
+}

@@ -1,7 +1,9 @@
 //! Objects every cluster starts with: the system namespaces, a `default`
-//! ServiceAccount in each namespace, the `kubernetes` Service, and the
+//! ServiceAccount in each namespace, the `kubernetes` Service, the
+//! APIServices of the served group versions ([`api_services`]) and the
 //! bootstrap RBAC policy ([`rbac`]).
 
+pub mod api_services;
 pub mod rbac;
 
 use serde_json::json;
@@ -47,6 +49,7 @@ pub async fn ensure_system_objects(api: &Api) -> Result<(), ApiError> {
         ensure_default_service_account(api, ns).await?;
     }
     ensure_kubernetes_service(api).await?;
+    api_services::resync(api).await;
     rbac::ensure_policy(api).await
 }
 

@@ -1,7 +1,8 @@
 //! In-process controllers that a real cluster's kube-controller-manager
 //! runs: the garbage collector, namespace deletion, default service
 //! accounts, the root CA ConfigMap, ClusterRole aggregation, the end of graceful pod deletion,
-//! ValidatingAdmissionPolicy status, and
+//! ValidatingAdmissionPolicy status, the APIServices of custom resource
+//! groups, and
 //! the workload controllers
 //! (Deployment, ReplicaSet, StatefulSet, Job); plus a scheduler and a
 //! simulated kubelet for simulated nodes, kwok-style. They watch the store's
@@ -76,6 +77,7 @@ async fn run(
                 clusterrole_aggregation::observe(&api, &ev).await;
                 pod_termination::observe(&api, &ev);
                 admission_policy_status::observe(&api, &ev);
+                crate::bootstrap::api_services::observe(&api, &ev);
             }
             Err(broadcast::error::RecvError::Lagged(n)) => {
                 tracing::warn!(missed = n, "controllers fell behind; resyncing");

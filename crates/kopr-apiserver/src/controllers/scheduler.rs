@@ -24,8 +24,7 @@ use super::workqueue::WorkQueue;
 use super::writes::{self, Part};
 use crate::object;
 use crate::registry::Api;
-use crate::status::{ApiError, ResourceRef};
-use crate::storage::WriteOutcome;
+use crate::status::ApiError;
 use crate::validation::kinds::pod::parse_quantity;
 
 /// The scheduler's name, as pods name it in `spec.schedulerName`.
@@ -39,11 +38,6 @@ const UNSCHEDULABLE_RETRY: Duration = Duration::from_secs(300);
 const DEFAULT_CPU_REQUEST: f64 = 0.1;
 /// Memory assumed for a container without requests when scoring (200Mi).
 const DEFAULT_MEMORY_REQUEST: f64 = 200.0 * 1024.0 * 1024.0;
-
-const PODS_REF: ResourceRef<'static> = ResourceRef {
-    group: "",
-    resource: "pods",
-};
 
 /// The scheduler.
 pub struct Scheduler {
@@ -540,7 +534,7 @@ impl Scheduler {
             .map(|(_, n)| n)
             .collect();
         let chosen = ties[rand::random_range(0..ties.len())].clone();
-        match self.bind(&key, object::uid(&pod), &chosen).await {
+        match self.bind(&pod, &chosen).await {
             Ok(bound) => {
                 if let Ok(mut set) = self.unschedulable.lock() {
                     set.remove(&key);
@@ -636,57 +630,16 @@ impl Scheduler {
     }
 
     /// Binds a pod to a node, as the `binding` subresource does.
-    async fn bind(&self, key: &str, uid: &str, node: &str) -> Result<Arc<Value>, ApiError> {
-        let store = &self.api.store;
-        loop {
-            let Some(cur) = store.get(key).await? else {
-                return Err(ApiError::not_found(PODS_REF, key));
-            };
-            let name = object::name(&cur.object).to_string();
-            if object::uid(&cur.object) != uid {
-                return Err(ApiError::conflict(PODS_REF, &name, "the pod was replaced"));
-            }
-            let assigned = podutil::str_at(&cur.object, "/spec/nodeName");
-            if !assigned.is_empty() {
-                return Err(ApiError::conflict(
-                    PODS_REF,
-                    &name,
-                    &format!("pod {name} is already assigned to node \"{assigned}\""),
-                ));
-            }
-            if object::is_deleting(&cur.object) {
-                return Err(ApiError::conflict(
-                    PODS_REF,
-                    &name,
-                    &format!("pod {name} is being deleted, cannot be assigned to a host"),
-                ));
-            }
-            let mut new = (*cur.object).clone();
-            new["spec"]["nodeName"] = json!(node);
-            let mut conds = podutil::conditions_of(&new);
-            podutil::put_condition(
-                &mut conds,
-                json!({
-                    "type": "PodScheduled",
-                    "status": "True",
-                    "lastProbeTime": null,
-                    "lastTransitionTime": rfc3339(podutil::now()),
-                }),
-            );
-            if new.get("status").is_none_or(|s| !s.is_object()) {
-                new["status"] = json!({});
-            }
-            new["status"]["conditions"] = json!(conds);
-            crate::storage::set_resource_version(&mut new, cur.revision);
-            match store
-                .update(key, new, cur.revision, cur.object.clone())
-                .await?
-            {
-                WriteOutcome::Committed(s) => return Ok(s.object),
-                WriteOutcome::NotFound => return Err(ApiError::not_found(PODS_REF, &name)),
-                WriteOutcome::Conflict | WriteOutcome::AlreadyExists => continue,
-            }
-        }
+    async fn bind(&self, pod: &Value, node: &str) -> Result<Arc<Value>, ApiError> {
+        self.api
+            .bind_pod(crate::registry::Bind {
+                namespace: object::namespace(pod),
+                name: object::name(pod),
+                uid: Some(object::uid(pod)),
+                node,
+                annotations: &Map::new(),
+            })
+            .await
     }
 }
 

@@ -1,6 +1,7 @@
-//! kube-apiserver 1.32 defaulting for built-in kinds (SetDefaults_* of core,
-//! apps, batch, rbac and admissionregistration v1, plus the few values kube
-//! fills in strategies/admission that clients always observe).
+//! kube-apiserver 1.32 defaulting for built-in kinds (the `SetDefaults_*`
+//! functions of every served group version, plus the few values kube fills
+//! in strategies/admission that clients always observe); the kinds of the
+//! newer API areas have their own modules here.
 //!
 //! Not done here (handled elsewhere or by admission in kube): Service
 //! clusterIP/clusterIPs/ipFamilies/ipFamilyPolicy allocation, nodePort
@@ -12,6 +13,21 @@
 use serde_json::{Map, Value, json};
 
 type Obj = Map<String, Value>;
+
+// Cluster kinds of networking, discovery, flowcontrol, scheduling, storage
+// and apiregistration.
+mod apiregistration;
+mod flowcontrol;
+mod networking;
+mod scheduling;
+mod storage;
+// Volumes, quotas, endpoints, autoscalers, and the extra workload defaults
+// (ReplicationController selector/labels, CronJob job templates).
+mod autoscaling;
+mod endpoints;
+mod quota;
+mod volumes;
+mod workloads;
 
 /// A Secret's `stringData` moved into `data` (base64), overriding keys it
 /// shares, as kube's conversion of v1 Secrets does: `stringData` is
@@ -55,7 +71,15 @@ pub fn apply_defaults(group: &str, resource: &str, obj: &mut Value) {
                 default_pod_template(t);
             }
         }
-        ("", "replicationcontrollers") => default_rc(root),
+        ("", "replicationcontrollers") => {
+            workloads::rc_selector_and_labels(root);
+            default_rc(root);
+        }
+        ("", "persistentvolumes") => volumes::persistent_volume(root),
+        ("", "persistentvolumeclaims") => volumes::persistent_volume_claim(root),
+        ("", "limitranges") => quota::limit_range(root),
+        ("", "endpoints") => endpoints::endpoints(root),
+        ("autoscaling", "horizontalpodautoscalers") => autoscaling::horizontal_pod_autoscaler(root),
         ("apps", "deployments") => default_deployment(root),
         ("apps", "replicasets") => default_replica_set(root),
         ("apps", "statefulsets") => default_stateful_set(root),
@@ -86,6 +110,17 @@ pub fn apply_defaults(group: &str, resource: &str, obj: &mut Value) {
                 default_match_resources(m);
             }
         }
+        ("networking.k8s.io", "networkpolicies") => networking::network_policy(root),
+        ("networking.k8s.io", "ingressclasses") => networking::ingress_class(root),
+        ("discovery.k8s.io", "endpointslices") => networking::endpoint_slice(root),
+        ("flowcontrol.apiserver.k8s.io", "flowschemas") => flowcontrol::flow_schema(root),
+        ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations") => {
+            flowcontrol::priority_level_configuration(root)
+        }
+        ("scheduling.k8s.io", "priorityclasses") => scheduling::priority_class(root),
+        ("storage.k8s.io", "storageclasses") => storage::storage_class(root),
+        ("storage.k8s.io", "csidrivers") => storage::csi_driver(root),
+        ("apiregistration.k8s.io", "apiservices") => apiregistration::api_service(root),
         _ => {}
     }
 }
@@ -711,7 +746,7 @@ fn default_cron_job(root: &mut Obj) {
             m.entry("creationTimestamp").or_insert(Value::Null);
         }
         if let Some(js) = obj_mut(jt, "spec") {
-            default_job_spec(js);
+            workloads::job_template_spec(js);
         }
     }
 }

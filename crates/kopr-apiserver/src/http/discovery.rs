@@ -127,9 +127,20 @@ fn subresources(rt: &ResourceType) -> Vec<(&'static str, &'static [&'static str]
             json!({"group": "autoscaling", "version": "v1", "kind": "Scale"}),
         ));
     }
+    if rt.approval_subresource {
+        out.push(("approval", &["get", "patch", "update"][..], own.clone()));
+    }
+    if rt.binding_subresource {
+        out.push((
+            "binding",
+            &["create"][..],
+            json!({"group": "", "version": "v1", "kind": "Binding"}),
+        ));
+    }
     if rt.status_subresource {
         out.push(("status", &["get", "patch", "update"][..], own));
     }
+    out.sort_by_key(|(name, ..)| *name);
     out
 }
 

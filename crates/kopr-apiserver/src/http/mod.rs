@@ -3,7 +3,9 @@
 //! of API paths to the registry, reviews, discovery, OpenAPI and health
 //! endpoints.
 
+mod binding;
 pub mod body;
+mod component_status;
 pub mod discovery;
 mod logs;
 pub mod negotiate;
@@ -82,7 +84,10 @@ fn attributes(req: &Request, path: &str, parsed: &ApiPath) -> crate::authz::Attr
 }
 
 async fn handle(State(state): State<AppState>, req: Request) -> Response {
-    let path = req.uri().path().to_string();
+    // Go's net/http hands kube-apiserver the path percent-decoded.
+    let path = percent_encoding::percent_decode_str(req.uri().path())
+        .decode_utf8_lossy()
+        .into_owned();
     let parsed = path::parse(&path);
     let attributes = attributes(&req, &path, &parsed);
     let user_agent = req

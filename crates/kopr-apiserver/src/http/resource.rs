@@ -16,7 +16,7 @@ use super::{AppState, body, response};
 use crate::registry::{
     DeleteOptions, ListBody, ListOptions, ListParams, Target, WatchOptions, WriteOptions, Written,
 };
-use crate::resources::ResourceType;
+use crate::resources::{Computed, ResourceType};
 use crate::status::ApiError;
 
 fn header_str(parts: &Parts, name: header::HeaderName) -> Option<&str> {
@@ -74,10 +74,24 @@ pub async fn handle(
     if rp.namespace.is_some() && !rt.namespaced {
         return Err(ApiError::route_not_found());
     }
-    if let Some(computed) = rt.computed {
-        return review(state, parts, &rt, &rp, &body, user, computed);
-    }
     let query = Query::parse(parts.uri.query())?;
+    let watch = query.watch || rp.legacy_watch;
+    if let Some(verbs) = rt.only_verbs
+        && rp.subresource.is_none()
+        && !verbs.contains(&verb_of(&parts.method, rp.name.is_some(), watch))
+    {
+        return Err(ApiError::method_not_allowed());
+    }
+    match rt.computed {
+        Some(Computed::ComponentStatus) => {
+            return super::component_status::handle(parts, &rp, &rt, &query, watch);
+        }
+        Some(Computed::Binding) => {
+            return super::binding::handle(state, parts, &rp, &body).await;
+        }
+        Some(computed) => return review(state, parts, &rt, &rp, &body, user, computed),
+        None => {}
+    }
     let target = Target {
         rt: rt.clone(),
         namespace: rp.namespace.clone(),
@@ -86,6 +100,10 @@ pub async fn handle(
     match rp.subresource.as_deref() {
         None => {}
         Some("status") if rt.status_subresource => {}
+        Some("approval") if rt.approval_subresource => {}
+        Some("binding") if rt.binding_subresource && rp.name.is_some() => {
+            return super::binding::handle(state, parts, &rp, &body).await;
+        }
         Some("finalize") if rt.strategy.has_spec_finalizers() => {}
         Some("scale") if rt.scale_subresource => {
             return super::scale::handle(state, parts, &target, &query, &body, user_agent).await;
@@ -100,7 +118,6 @@ pub async fn handle(
         Some(_) => return Err(ApiError::route_not_found()),
     }
     let named = rp.name.is_some();
-    let watch = query.watch || rp.legacy_watch;
     let req = Request {
         state,
         rt,
@@ -123,6 +140,21 @@ pub async fn handle(
         (&Method::DELETE, true) => delete(&req).await,
         (&Method::DELETE, false) => delete_collection(&req).await,
         _ => Err(ApiError::method_not_allowed()),
+    }
+}
+
+/// The verb a request is, in discovery's and RBAC's names.
+fn verb_of(method: &Method, named: bool, watch: bool) -> &'static str {
+    match (method, named) {
+        (&Method::GET, _) if watch => "watch",
+        (&Method::GET, false) => "list",
+        (&Method::GET, true) => "get",
+        (&Method::POST, _) => "create",
+        (&Method::PUT, _) => "update",
+        (&Method::PATCH, _) => "patch",
+        (&Method::DELETE, false) => "deletecollection",
+        (&Method::DELETE, true) => "delete",
+        _ => "",
     }
 }
 

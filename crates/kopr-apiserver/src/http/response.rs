@@ -3,16 +3,45 @@
 use axum::body::Body;
 use axum::response::Response;
 use http::{HeaderValue, StatusCode, header};
-use serde::Serialize;
+use serde_json::Value;
 
+use crate::gojson::{self, Ordered};
+use crate::registry::ListBody;
 use crate::status::ApiError;
 
-/// A JSON response with a status code.
-pub fn json<T: Serialize + ?Sized>(code: StatusCode, body: &T) -> Response {
-    match serde_json::to_vec(body) {
-        Ok(bytes) => bytes_response(code, "application/json", bytes),
-        Err(e) => error(&ApiError::internal(e)),
+/// A body kube-apiserver writes as JSON.
+pub trait JsonBody {
+    /// The JSON as kube's Go encoder writes it, ending in a newline as
+    /// `json.Encoder` ends every value.
+    fn encode(&self) -> Vec<u8>;
+}
+
+fn with_newline(mut bytes: Vec<u8>) -> Vec<u8> {
+    bytes.push(b'\n');
+    bytes
+}
+
+impl JsonBody for Value {
+    fn encode(&self) -> Vec<u8> {
+        with_newline(gojson::to_vec(&Ordered(self)))
     }
+}
+
+impl JsonBody for std::sync::Arc<Value> {
+    fn encode(&self) -> Vec<u8> {
+        (**self).encode()
+    }
+}
+
+impl JsonBody for ListBody {
+    fn encode(&self) -> Vec<u8> {
+        with_newline(gojson::to_vec(self))
+    }
+}
+
+/// A JSON response with a status code.
+pub fn json<T: JsonBody + ?Sized>(code: StatusCode, body: &T) -> Response {
+    bytes_response(code, "application/json", body.encode())
 }
 
 /// A response with raw bytes and a content type.
@@ -31,14 +60,10 @@ pub fn error(e: &ApiError) -> Response {
     if e.code == 405 {
         body["details"] = serde_json::json!({});
     }
-    match serde_json::to_vec(&body) {
-        Ok(bytes) => with_warnings(bytes_response(code, "application/json", bytes), &e.warnings),
-        Err(_) => bytes_response(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "text/plain",
-            b"internal error".to_vec(),
-        ),
-    }
+    with_warnings(
+        bytes_response(code, "application/json", body.encode()),
+        &e.warnings,
+    )
 }
 
 /// Adds `Warning: 299 - "<text>"` headers.

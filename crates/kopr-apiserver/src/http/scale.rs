@@ -37,8 +37,7 @@ pub fn scale_of(rt: &ResourceType, obj: &Value) -> Value {
             .to_string(),
         _ => obj
             .pointer("/spec/selector")
-            .and_then(|s| crate::selectors::LabelSelector::from_label_selector_value(s).ok())
-            .map(|s| s.to_string())
+            .map(selector_string)
             .unwrap_or_default(),
     };
     let replicas = |p: &str| crd::value_at(obj, p).cloned().unwrap_or(json!(0));
@@ -52,6 +51,26 @@ pub fn scale_of(rt: &ResourceType, obj: &Value) -> Value {
             "selector": selector,
         },
     })
+}
+
+/// A workload's selector as a string: a LabelSelector, or a plain label
+/// map (ReplicationControllers).
+fn selector_string(selector: &Value) -> String {
+    let plain = selector.as_object().filter(|m| {
+        !m.contains_key("matchLabels")
+            && !m.contains_key("matchExpressions")
+            && m.values().all(Value::is_string)
+    });
+    if let Some(map) = plain {
+        return map
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+            .collect::<Vec<_>>()
+            .join(",");
+    }
+    crate::selectors::LabelSelector::from_label_selector_value(selector)
+        .map(|s| s.to_string())
+        .unwrap_or_default()
 }
 
 /// Serves GET, PUT and PATCH on `.../scale`.

@@ -17,11 +17,12 @@ use crate::resources::ResourceType;
 struct EventLine<'a> {
     #[serde(rename = "type")]
     event_type: &'a str,
-    object: &'a Value,
+    object: crate::gojson::Ordered<'a>,
 }
 
 fn line(event_type: &str, object: &Value) -> bytes::Bytes {
-    let mut out = serde_json::to_vec(&EventLine { event_type, object }).unwrap_or_default();
+    let object = crate::gojson::Ordered(object);
+    let mut out = crate::gojson::to_vec(&EventLine { event_type, object });
     out.push(b'\n');
     bytes::Bytes::from(out)
 }

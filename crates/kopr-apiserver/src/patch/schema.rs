@@ -196,6 +196,39 @@ const BUILTIN_KINDS: &[(&str, &str)] = &[
         "admissionregistration.k8s.io",
         "MutatingWebhookConfiguration",
     ),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicyBinding",
+    ),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    ("", "Endpoints"),
+    ("", "LimitRange"),
+    ("", "ResourceQuota"),
+    ("", "PodTemplate"),
+    ("", "PersistentVolume"),
+    ("", "PersistentVolumeClaim"),
+    ("", "ReplicationController"),
+    ("apps", "DaemonSet"),
+    ("apps", "ControllerRevision"),
+    ("autoscaling", "HorizontalPodAutoscaler"),
+    ("batch", "CronJob"),
+    ("certificates.k8s.io", "CertificateSigningRequest"),
+    ("discovery.k8s.io", "EndpointSlice"),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+    ("networking.k8s.io", "Ingress"),
+    ("networking.k8s.io", "IngressClass"),
+    ("networking.k8s.io", "NetworkPolicy"),
+    ("node.k8s.io", "RuntimeClass"),
+    ("policy", "PodDisruptionBudget"),
+    ("scheduling.k8s.io", "PriorityClass"),
+    ("storage.k8s.io", "StorageClass"),
+    ("storage.k8s.io", "CSIDriver"),
+    ("storage.k8s.io", "CSINode"),
+    ("storage.k8s.io", "CSIStorageCapacity"),
+    ("storage.k8s.io", "VolumeAttachment"),
+    ("apiregistration.k8s.io", "APIService"),
 ];
 
 /// Whether `group`/`kind` is one of the built-in kinds served (and therefore
@@ -221,13 +254,27 @@ fn keyed(key: &str) -> Option<ListInfo> {
     same(ListStrategy::map(&[key]))
 }
 
+/// Where the pod template lives in an object of this kind, if it has one.
+fn pod_template_root(group: &str, kind: &str) -> Option<&'static [&'static str]> {
+    match (group, kind) {
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet")
+        | ("batch", "Job")
+        | ("", "ReplicationController") => Some(&["spec", "template"]),
+        ("", "PodTemplate") => Some(&["template"]),
+        ("batch", "CronJob") => Some(&["spec", "jobTemplate", "spec", "template"]),
+        _ => None,
+    }
+}
+
 /// Where the pod spec lives in an object of this kind, if it has one.
 fn pod_spec_root(group: &str, kind: &str) -> Option<&'static [&'static str]> {
     match (group, kind) {
         ("", "Pod") => Some(&["spec"]),
-        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet") | ("batch", "Job") => {
-            Some(&["spec", "template", "spec"])
-        }
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet")
+        | ("batch", "Job")
+        | ("", "ReplicationController") => Some(&["spec", "template", "spec"]),
+        ("", "PodTemplate") => Some(&["template", "spec"]),
+        ("batch", "CronJob") => Some(&["spec", "jobTemplate", "spec", "template", "spec"]),
         _ => None,
     }
 }
@@ -238,11 +285,14 @@ fn pod_spec_rel<'p, 'a>(group: &str, kind: &str, path: &'p [&'a str]) -> Option<
     path.strip_prefix(root).filter(|rel| !rel.is_empty())
 }
 
-fn has_pod_template(group: &str, kind: &str) -> bool {
-    matches!(
-        (group, kind),
-        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet") | ("batch", "Job")
-    )
+/// The part of `path` below the pod template's metadata, if inside it.
+fn template_meta_rel<'p, 'a>(
+    group: &str,
+    kind: &str,
+    path: &'p [&'a str],
+) -> Option<&'p [&'a str]> {
+    let root = pod_template_root(group, kind)?;
+    path.strip_prefix(root)?.strip_prefix(&["metadata"][..])
 }
 
 fn is_container_list(name: &str) -> bool {
@@ -292,8 +342,14 @@ fn pod_spec_list(rel: &[&str]) -> Option<ListInfo> {
 /// Which kinds have `status.conditions` keyed by `type`.
 fn conditions_by_type(group: &str, kind: &str) -> Option<ListInfo> {
     match (group, kind) {
-        ("", "Pod" | "Node" | "Namespace" | "Service")
-        | ("apps", "Deployment" | "ReplicaSet" | "StatefulSet") => keyed("type"),
+        ("", "Pod" | "Node" | "Namespace" | "Service" | "ReplicationController")
+        | ("", "PersistentVolumeClaim")
+        | ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet")
+        | ("autoscaling", "HorizontalPodAutoscaler")
+        | ("policy", "PodDisruptionBudget")
+        | ("certificates.k8s.io", "CertificateSigningRequest")
+        | ("flowcontrol.apiserver.k8s.io", "FlowSchema" | "PriorityLevelConfiguration")
+        | ("apiregistration.k8s.io", "APIService") => keyed("type"),
         // Job conditions: patchMergeKey=type but listType=atomic.
         ("batch", "Job") => Some(ListInfo {
             smp: ListStrategy::map(&["type"]),
@@ -307,9 +363,7 @@ fn lookup(group: &str, kind: &str, path: &[&str]) -> Option<ListInfo> {
     if let ["metadata", rel @ ..] = path {
         return object_meta_list(rel);
     }
-    if has_pod_template(group, kind)
-        && let ["spec", "template", "metadata", rel @ ..] = path
-    {
+    if let Some(rel) = template_meta_rel(group, kind, path) {
         return object_meta_list(rel);
     }
     if let Some(rel) = pod_spec_rel(group, kind, path) {
@@ -326,6 +380,7 @@ fn lookup(group: &str, kind: &str, path: &[&str]) -> Option<ListInfo> {
             ssa: ListStrategy::map(&["port", "protocol"]),
         }),
         ("", "ServiceAccount", ["secrets"]) => keyed("name"),
+        ("storage.k8s.io", "CSINode", ["spec", "drivers"]) => keyed("name"),
         ("", "Node", ["spec", "podCIDRs"]) => same(ListStrategy::Set),
         ("", "Node", ["status", "addresses"]) => keyed("type"),
         (
@@ -372,10 +427,10 @@ pub fn map_is_atomic(group: &str, kind: &str, path: &[&str]) -> bool {
     if path == ["metadata", "ownerReferences"] {
         return true;
     }
-    if has_pod_template(group, kind)
-        && (path == ["spec", "selector"]
-            || path == ["spec", "template", "metadata", "ownerReferences"])
-    {
+    if pod_template_root(group, kind).is_some() && path == ["spec", "selector"] {
+        return true;
+    }
+    if template_meta_rel(group, kind, path) == Some(&["ownerReferences"][..]) {
         return true;
     }
     if let Some(rel) = pod_spec_rel(group, kind, path) {

@@ -22,7 +22,7 @@
 //! Malformed input of any kind yields a [`ProtobufError`]; the decoder never
 //! panics and bounds its recursion depth.
 
-mod schema;
+pub(crate) mod schema;
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
@@ -184,7 +184,7 @@ fn decode_envelope(body: &[u8], depth: usize) -> Result<Value, ProtobufError> {
 
 /// A field's value type.
 #[derive(Clone, Copy, Debug)]
-enum Ty {
+pub(crate) enum Ty {
     Bool,
     Int32,
     Int64,
@@ -211,7 +211,7 @@ enum Ty {
 
 /// A field's cardinality.
 #[derive(Clone, Copy, Debug)]
-enum Card {
+pub(crate) enum Card {
     One,
     Repeated,
     /// `map<string, ty>`.
@@ -220,21 +220,34 @@ enum Card {
 
 /// One field of a message table.
 #[derive(Debug)]
-struct Field {
-    tag: u32,
-    name: &'static str,
-    ty: Ty,
-    card: Card,
+pub(crate) struct Field {
+    pub(crate) tag: u32,
+    pub(crate) name: &'static str,
+    pub(crate) ty: Ty,
+    pub(crate) card: Card,
     /// Keep zero values (Go pointer or non-`omitempty` field).
-    keep_zero: bool,
+    pub(crate) keep_zero: bool,
     /// Merge the nested message's fields into the parent (embedded struct).
-    inline: bool,
+    pub(crate) inline: bool,
+    /// A Go value (non-pointer) struct, which encoding/json always writes.
+    pub(crate) value_struct: bool,
+    /// A Go field without `omitempty`, which encoding/json always writes.
+    pub(crate) always: bool,
+    /// A Go pointer to a scalar: a zero value is written when set.
+    pub(crate) pointer: bool,
 }
 
-/// One message table: its fields, sorted by tag.
+/// One message table: its fields in Go struct order.
 #[derive(Debug)]
-struct Msg {
-    fields: &'static [Field],
+pub(crate) struct Msg {
+    pub(crate) fields: &'static [Field],
+}
+
+/// The message table of a top-level kind, by `apiVersion` and `kind`.
+pub(crate) fn message_of(api_version: &str, kind: &str) -> Option<&'static Msg> {
+    let found = schema::KINDS.binary_search_by(|(v, k, _)| (*v, *k).cmp(&(api_version, kind)));
+    let (_, _, msg) = schema::KINDS.get(found.ok()?)?;
+    schema::MESSAGES.get(usize::from(*msg))
 }
 
 fn lossy(b: &[u8]) -> String {
@@ -258,11 +271,8 @@ fn decode_message(
     let mut r = Reader::new(buf);
     while !r.is_empty() {
         let (tag, wire) = r.key()?;
-        let Ok(i) = table.fields.binary_search_by_key(&tag, |f| f.tag) else {
-            r.skip(wire)?;
-            continue;
-        };
-        let Some(field) = table.fields.get(i) else {
+        // Fields are in Go struct order, not tag order: a short scan.
+        let Some(field) = table.fields.iter().find(|f| f.tag == tag) else {
             r.skip(wire)?;
             continue;
         };

@@ -105,9 +105,11 @@ where
 fn schema_tables_are_consistent() {
     let n = schema::MESSAGES.len();
     for (i, m) in schema::MESSAGES.iter().enumerate() {
-        for w in m.fields.windows(2) {
-            assert!(w[0].tag < w[1].tag, "message {i}: fields not sorted by tag");
-        }
+        // Go struct order, so tags need not ascend; they must be unique.
+        let mut tags: Vec<u32> = m.fields.iter().map(|f| f.tag).collect();
+        tags.sort_unstable();
+        tags.dedup();
+        assert_eq!(tags.len(), m.fields.len(), "message {i}: duplicate tags");
         for f in m.fields {
             if let Ty::Msg(idx) = f.ty {
                 assert!(usize::from(idx) < n, "message {i}: bad index");

@@ -41,6 +41,9 @@ pub fn to_view(rt: &ResourceType, stored: &Arc<Value>) -> Arc<Value> {
     let mut v = (**stored).clone();
     if let Some(map) = v.as_object_mut() {
         rename(map, renames, false);
+        if !same_version {
+            rt.strategy.view_of_stored(map);
+        }
         map.insert("apiVersion".into(), Value::String(api_version));
         map.insert("kind".into(), Value::String(rt.kind.clone()));
     }
@@ -51,6 +54,9 @@ pub fn to_view(rt: &ResourceType, stored: &Arc<Value>) -> Arc<Value> {
 pub fn to_storage(rt: &ResourceType, mut obj: Value, storage_api_version: &str) -> Value {
     if let Some(map) = obj.as_object_mut() {
         rename(map, rt.strategy.field_renames(), true);
+        if storage_api_version != rt.api_version() {
+            rt.strategy.stored_of_view(map);
+        }
         map.insert(
             "apiVersion".into(),
             Value::String(storage_api_version.to_string()),

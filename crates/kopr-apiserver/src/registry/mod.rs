@@ -3,6 +3,7 @@
 //! controllers (garbage collector, namespace lifecycle) both go through it.
 
 pub mod admit;
+mod binding;
 pub mod convert;
 mod delete;
 mod read;
@@ -13,10 +14,10 @@ mod write;
 
 use std::sync::Arc;
 
-use serde::Serialize;
 use serde_json::Value;
 
 pub use admit::{Admission, AdmissionRequest, BoxFuture, Operation, invalid_object, invalid_of};
+pub use binding::Bind;
 pub use delete::{DeleteOptions, DeleteOutcome, Propagation};
 pub use read::{ListOptions, ListParams, ListResult, RvMatch, invalid_list_options};
 pub use watch::{WatchItem, WatchOptions, WatchStream, bookmark_object};
@@ -39,17 +40,28 @@ pub struct Api {
 }
 
 /// A list body, serialized without copying its items.
-#[derive(Debug, Serialize)]
+#[derive(Debug)]
 pub struct ListBody {
     /// `<Kind>List`
     pub kind: String,
     /// The list's apiVersion.
-    #[serde(rename = "apiVersion")]
     pub api_version: String,
     /// ListMeta.
     pub metadata: Value,
     /// The objects.
     pub items: Vec<Arc<Value>>,
+}
+
+impl serde::Serialize for ListBody {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        crate::gojson::List {
+            kind: &self.kind,
+            api_version: &self.api_version,
+            metadata: &self.metadata,
+            items: &self.items,
+        }
+        .serialize(s)
+    }
 }
 
 impl ListBody {

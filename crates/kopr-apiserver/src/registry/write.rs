@@ -395,6 +395,9 @@ impl Api {
             // What the kind derives from its name and uid (a Job's selector).
             rt.strategy.default(rt, obj);
             strategy::prepare_for_create(rt, obj);
+            if let (Some(user), Some(map)) = (opts.user.as_deref(), obj.as_object_mut()) {
+                rt.strategy.record_requester(map, user);
+            }
         };
         let warnings = self
             .admit_with(

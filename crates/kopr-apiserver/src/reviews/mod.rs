@@ -79,5 +79,7 @@ pub fn create(review: &Review<'_>, computed: Computed, body: Value) -> Result<Va
         Computed::SelfSubjectRulesReview => access::self_subject_rules(review, body),
         Computed::SelfSubjectReview => Ok(identity::self_subject(review, body)),
         Computed::TokenReview => identity::token_review(review, body),
+        // Served by their own routes, never as reviews.
+        Computed::Binding | Computed::ComponentStatus => Err(ApiError::method_not_allowed()),
     }
 }

@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::LazyLock;
 
 use k8s_openapi::api::{
-    admissionregistration, apps, autoscaling, batch, coordination, core, events, rbac,
+    admissionregistration, apps, autoscaling, batch, certificates, coordination, core, discovery,
+    events, flowcontrol, networking, node, policy, rbac, scheduling, storage,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
@@ -262,6 +263,162 @@ const BUILTINS: &[Builtin] = &[
         true,
         admissionregistration::v1::ValidatingAdmissionPolicyBinding
     ),
+    builtin!("", "v1", "Endpoints", true, core::v1::Endpoints),
+    builtin!("", "v1", "LimitRange", true, core::v1::LimitRange),
+    builtin!("", "v1", "ResourceQuota", true, core::v1::ResourceQuota),
+    builtin!("", "v1", "PodTemplate", true, core::v1::PodTemplate),
+    builtin!(
+        "",
+        "v1",
+        "PersistentVolume",
+        true,
+        core::v1::PersistentVolume
+    ),
+    builtin!(
+        "",
+        "v1",
+        "PersistentVolumeClaim",
+        true,
+        core::v1::PersistentVolumeClaim
+    ),
+    builtin!(
+        "",
+        "v1",
+        "ReplicationController",
+        true,
+        core::v1::ReplicationController
+    ),
+    builtin!("", "v1", "ComponentStatus", true, core::v1::ComponentStatus),
+    builtin!("apps", "v1", "DaemonSet", true, apps::v1::DaemonSet),
+    builtin!(
+        "apps",
+        "v1",
+        "ControllerRevision",
+        true,
+        apps::v1::ControllerRevision
+    ),
+    builtin!(
+        "autoscaling",
+        "v2",
+        "HorizontalPodAutoscaler",
+        true,
+        autoscaling::v2::HorizontalPodAutoscaler
+    ),
+    builtin!("batch", "v1", "CronJob", true, batch::v1::CronJob),
+    builtin!(
+        "certificates.k8s.io",
+        "v1",
+        "CertificateSigningRequest",
+        true,
+        certificates::v1::CertificateSigningRequest
+    ),
+    builtin!(
+        "discovery.k8s.io",
+        "v1",
+        "EndpointSlice",
+        true,
+        discovery::v1::EndpointSlice
+    ),
+    builtin!(
+        "flowcontrol.apiserver.k8s.io",
+        "v1",
+        "FlowSchema",
+        true,
+        flowcontrol::v1::FlowSchema
+    ),
+    builtin!(
+        "flowcontrol.apiserver.k8s.io",
+        "v1",
+        "PriorityLevelConfiguration",
+        true,
+        flowcontrol::v1::PriorityLevelConfiguration
+    ),
+    builtin!(
+        "networking.k8s.io",
+        "v1",
+        "Ingress",
+        true,
+        networking::v1::Ingress
+    ),
+    builtin!(
+        "networking.k8s.io",
+        "v1",
+        "IngressClass",
+        true,
+        networking::v1::IngressClass
+    ),
+    builtin!(
+        "networking.k8s.io",
+        "v1",
+        "NetworkPolicy",
+        true,
+        networking::v1::NetworkPolicy
+    ),
+    builtin!(
+        "node.k8s.io",
+        "v1",
+        "RuntimeClass",
+        true,
+        node::v1::RuntimeClass
+    ),
+    builtin!(
+        "policy",
+        "v1",
+        "PodDisruptionBudget",
+        true,
+        policy::v1::PodDisruptionBudget
+    ),
+    builtin!(
+        "scheduling.k8s.io",
+        "v1",
+        "PriorityClass",
+        true,
+        scheduling::v1::PriorityClass
+    ),
+    builtin!(
+        "storage.k8s.io",
+        "v1",
+        "StorageClass",
+        true,
+        storage::v1::StorageClass
+    ),
+    builtin!(
+        "storage.k8s.io",
+        "v1",
+        "CSIDriver",
+        true,
+        storage::v1::CSIDriver
+    ),
+    builtin!(
+        "storage.k8s.io",
+        "v1",
+        "CSINode",
+        true,
+        storage::v1::CSINode
+    ),
+    builtin!(
+        "storage.k8s.io",
+        "v1",
+        "CSIStorageCapacity",
+        true,
+        storage::v1::CSIStorageCapacity
+    ),
+    builtin!(
+        "storage.k8s.io",
+        "v1",
+        "VolumeAttachment",
+        true,
+        storage::v1::VolumeAttachment
+    ),
+    builtin!(
+        "apiregistration.k8s.io",
+        "v1",
+        "APIService",
+        true,
+        k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService
+    ),
+    builtin!("policy", "v1", "Eviction", false, policy::v1::Eviction),
+    builtin!("", "v1", "Binding", false, core::v1::Binding),
     builtin!("autoscaling", "v1", "Scale", false, autoscaling::v1::Scale),
     builtin!(
         "apiextensions.k8s.io",

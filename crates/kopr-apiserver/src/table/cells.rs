@@ -1,5 +1,13 @@
 //! Row cells per printer, following kube-apiserver 1.32's internal printers
 //! (always the wide form, as the server generates tables with `Wide: true`).
+//! The printers added for issue 17 live in the submodules, by API area.
+
+mod autoscaling;
+mod cluster;
+mod core_v1;
+mod network;
+mod storage;
+mod workloads;
 
 use std::collections::BTreeSet;
 
@@ -189,11 +197,53 @@ pub fn cells(kind: Kind, obj: &Value, now: Timestamp) -> Vec<Value> {
             json!(param_ref(get(obj, &["spec", "paramRef"]))),
             age(obj, now),
         ],
+        Kind::PodTemplate => core_v1::pod_template(obj),
+        Kind::ReplicationController => core_v1::replication_controller(obj, now),
+        Kind::Endpoints => core_v1::endpoints(obj, now),
+        Kind::PersistentVolume => core_v1::persistent_volume(obj, now),
+        Kind::PersistentVolumeClaim => core_v1::persistent_volume_claim(obj, now),
+        Kind::ResourceQuota => core_v1::resource_quota(obj, now),
+        Kind::ComponentStatus => core_v1::component_status(obj),
+        Kind::DaemonSet => workloads::daemon_set(obj, now),
+        Kind::CronJob => workloads::cron_job(obj, now),
+        Kind::PodDisruptionBudget => workloads::pod_disruption_budget(obj, now),
+        Kind::ControllerRevision => workloads::controller_revision(obj, now),
+        Kind::HorizontalPodAutoscaler => autoscaling::horizontal_pod_autoscaler(obj, now),
+        Kind::Ingress => network::ingress(obj, now),
+        Kind::IngressClass => network::ingress_class(obj, now),
+        Kind::NetworkPolicy => network::network_policy(obj, now),
+        Kind::EndpointSlice => network::endpoint_slice(obj, now),
+        Kind::StorageClass => storage::storage_class(obj, now),
+        Kind::VolumeAttachment => storage::volume_attachment(obj, now),
+        Kind::CsiDriver => storage::csi_driver(obj, now),
+        Kind::CsiNode => storage::csi_node(obj, now),
+        Kind::CsiStorageCapacity => storage::csi_storage_capacity(obj),
+        Kind::CertificateSigningRequest => cluster::certificate_signing_request(obj, now),
+        Kind::PriorityClass => cluster::priority_class(obj, now),
+        Kind::RuntimeClass => cluster::runtime_class(obj, now),
+        Kind::FlowSchema => cluster::flow_schema(obj, now),
+        Kind::PriorityLevelConfiguration => cluster::priority_level(obj, now),
+        Kind::ApiService => cluster::api_service(obj, now),
         Kind::Default => vec![
             json!(name(obj)),
             json!(rfc3339(get(obj, &["metadata", "creationTimestamp"]))),
         ],
     }
+}
+
+/// The order in which a list's rows are printed: storage order, except that
+/// flow schemas are sorted by matching precedence, then name (kube's
+/// `FlowSchemaSequence`).
+pub fn list_order(kind: Kind, objects: &[Value]) -> Vec<&Value> {
+    let mut rows: Vec<&Value> = objects.iter().collect();
+    if kind == Kind::FlowSchema {
+        rows.sort_by(|a, b| {
+            cluster::matching_precedence(a)
+                .cmp(&cluster::matching_precedence(b))
+                .then_with(|| name(a).cmp(&name(b)))
+        });
+    }
+    rows
 }
 
 /// A binding's `paramRef` as kubectl shows it: `namespace/name`, `*/name`

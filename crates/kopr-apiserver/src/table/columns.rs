@@ -7,6 +7,8 @@
 
 use serde_json::{Value, json};
 
+use super::docs::*;
+
 // --- descriptions (API field documentation) --------------------------------
 
 const META_NAME: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
@@ -97,6 +99,34 @@ pub enum Kind {
     WebhookConfiguration,
     AdmissionPolicy,
     AdmissionPolicyBinding,
+    PodTemplate,
+    PodDisruptionBudget,
+    ReplicationController,
+    DaemonSet,
+    CronJob,
+    Ingress,
+    IngressClass,
+    Endpoints,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    ComponentStatus,
+    HorizontalPodAutoscaler,
+    NetworkPolicy,
+    CertificateSigningRequest,
+    StorageClass,
+    ControllerRevision,
+    ResourceQuota,
+    PriorityClass,
+    RuntimeClass,
+    VolumeAttachment,
+    EndpointSlice,
+    CsiNode,
+    CsiDriver,
+    CsiStorageCapacity,
+    FlowSchema,
+    PriorityLevelConfiguration,
+    /// kube-aggregator's APIService convertor.
+    ApiService,
     /// `DefaultTableConvertor`: Name, Created At.
     Default,
 }
@@ -127,6 +157,38 @@ pub fn kind_of(group: &str, resource: &str) -> Kind {
         ("admissionregistration.k8s.io", "validatingadmissionpolicybindings") => {
             Kind::AdmissionPolicyBinding
         }
+        ("", "podtemplates") => Kind::PodTemplate,
+        ("", "replicationcontrollers") => Kind::ReplicationController,
+        ("", "endpoints") => Kind::Endpoints,
+        ("", "persistentvolumes") => Kind::PersistentVolume,
+        ("", "persistentvolumeclaims") => Kind::PersistentVolumeClaim,
+        ("", "componentstatuses") => Kind::ComponentStatus,
+        ("", "resourcequotas") => Kind::ResourceQuota,
+        // No printer: kube's default convertor (bindings are create-only).
+        ("", "limitranges" | "bindings") => Kind::Default,
+        ("apps", "daemonsets") => Kind::DaemonSet,
+        ("apps", "controllerrevisions") => Kind::ControllerRevision,
+        ("batch", "cronjobs") => Kind::CronJob,
+        // autoscaling/v1 and v2 share the printer (the internal object).
+        ("autoscaling", "horizontalpodautoscalers") => Kind::HorizontalPodAutoscaler,
+        ("certificates.k8s.io", "certificatesigningrequests") => Kind::CertificateSigningRequest,
+        ("discovery.k8s.io", "endpointslices") => Kind::EndpointSlice,
+        ("flowcontrol.apiserver.k8s.io", "flowschemas") => Kind::FlowSchema,
+        ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations") => {
+            Kind::PriorityLevelConfiguration
+        }
+        ("networking.k8s.io", "ingresses") => Kind::Ingress,
+        ("networking.k8s.io", "ingressclasses") => Kind::IngressClass,
+        ("networking.k8s.io", "networkpolicies") => Kind::NetworkPolicy,
+        ("node.k8s.io", "runtimeclasses") => Kind::RuntimeClass,
+        ("policy", "poddisruptionbudgets") => Kind::PodDisruptionBudget,
+        ("scheduling.k8s.io", "priorityclasses") => Kind::PriorityClass,
+        ("storage.k8s.io", "storageclasses") => Kind::StorageClass,
+        ("storage.k8s.io", "csidrivers") => Kind::CsiDriver,
+        ("storage.k8s.io", "csinodes") => Kind::CsiNode,
+        ("storage.k8s.io", "csistoragecapacities") => Kind::CsiStorageCapacity,
+        ("storage.k8s.io", "volumeattachments") => Kind::VolumeAttachment,
+        ("apiregistration.k8s.io", "apiservices") => Kind::ApiService,
         _ => Kind::Default,
     }
 }
@@ -159,6 +221,10 @@ fn wide(name: &str, description: &str) -> Value {
 
 fn int(name: &str, description: &str) -> Value {
     col(name, "integer", "", description, 0)
+}
+
+fn boolean(name: &str, description: &str) -> Value {
+    col(name, "boolean", "", description, 0)
 }
 
 /// The column definitions of a printer.
@@ -301,5 +367,207 @@ pub fn columns(kind: Kind) -> Vec<Value> {
             age_col(),
         ],
         Kind::Default => vec![name_col(), col("Created At", "date", "", META_CREATED, 0)],
+        other => more_columns(other),
+    }
+}
+
+/// The column definitions of the printers added for the issue-17 resources.
+fn more_columns(kind: Kind) -> Vec<Value> {
+    match kind {
+        Kind::PodTemplate => vec![
+            name_col(),
+            s("Containers", CONTAINERS),
+            s("Images", IMAGES),
+            s("Pod Labels", POD_LABELS),
+        ],
+        Kind::PodDisruptionBudget => vec![
+            name_col(),
+            s("Min Available", PDB_MIN),
+            s("Max Unavailable", PDB_MAX),
+            int("Allowed Disruptions", PDB_ALLOWED),
+            age_col(),
+        ],
+        Kind::ReplicationController => vec![
+            name_col(),
+            int("Desired", RC_DESIRED),
+            int("Current", RC_CURRENT),
+            int("Ready", RC_READY),
+            age_col(),
+            wide("Containers", CONTAINERS),
+            wide("Images", IMAGES),
+            wide("Selector", RC_SELECTOR),
+        ],
+        Kind::DaemonSet => vec![
+            name_col(),
+            int("Desired", DS_DESIRED),
+            int("Current", DS_CURRENT),
+            int("Ready", DS_READY),
+            int("Up-to-date", DS_UPDATED),
+            int("Available", DS_AVAILABLE),
+            s("Node Selector", POD_NODE_SELECTOR),
+            age_col(),
+            wide("Containers", CONTAINERS),
+            wide("Images", IMAGES),
+            wide("Selector", DS_SELECTOR),
+        ],
+        Kind::CronJob => vec![
+            name_col(),
+            s("Schedule", CJ_SCHEDULE),
+            s("Timezone", CJ_TIME_ZONE),
+            boolean("Suspend", CJ_SUSPEND),
+            int("Active", CJ_ACTIVE),
+            s("Last Schedule", CJ_LAST_SCHEDULE),
+            age_col(),
+            wide("Containers", CONTAINERS),
+            wide("Images", IMAGES),
+            wide("Selector", JOB_SELECTOR),
+        ],
+        Kind::Ingress => vec![
+            name_col(),
+            s("Class", ING_CLASS),
+            s("Hosts", ING_HOSTS),
+            s("Address", ING_ADDRESS),
+            s("Ports", ING_PORTS),
+            age_col(),
+        ],
+        Kind::IngressClass => vec![
+            name_col(),
+            s("Controller", IC_CONTROLLER),
+            s("Parameters", IC_PARAMETERS),
+            age_col(),
+        ],
+        Kind::Endpoints => vec![name_col(), s("Endpoints", ENDPOINTS_SUBSETS), age_col()],
+        Kind::PersistentVolume => vec![
+            name_col(),
+            s("Capacity", PV_CAPACITY),
+            s("Access Modes", PV_ACCESS_MODES),
+            s("Reclaim Policy", PV_RECLAIM_POLICY),
+            s("Status", PV_PHASE),
+            s("Claim", PV_CLAIM_REF),
+            s("StorageClass", PV_CLASS),
+            s("VolumeAttributesClass", PV_ATTRIBUTES_CLASS),
+            s("Reason", PV_REASON),
+            age_col(),
+            wide("VolumeMode", PV_VOLUME_MODE),
+        ],
+        Kind::PersistentVolumeClaim => vec![
+            name_col(),
+            s("Status", PVC_PHASE),
+            s("Volume", PVC_VOLUME_NAME),
+            s("Capacity", PVC_CAPACITY),
+            s("Access Modes", PVC_ACCESS_MODES),
+            s("StorageClass", PVC_CLASS),
+            s("VolumeAttributesClass", PVC_ATTRIBUTES_CLASS),
+            age_col(),
+            wide("VolumeMode", PVC_VOLUME_MODE),
+        ],
+        Kind::ComponentStatus => vec![
+            name_col(),
+            s("Status", CS_STATUS),
+            s("Message", CS_MESSAGE),
+            s("Error", CS_ERROR),
+        ],
+        Kind::HorizontalPodAutoscaler => vec![
+            name_col(),
+            s("Reference", HPA_REFERENCE),
+            s("Targets", HPA_METRICS),
+            s("MinPods", HPA_MIN),
+            s("MaxPods", HPA_MAX),
+            s("Replicas", HPA_CURRENT),
+            age_col(),
+        ],
+        Kind::NetworkPolicy => vec![name_col(), s("Pod-Selector", NP_POD_SELECTOR), age_col()],
+        Kind::CertificateSigningRequest => vec![
+            name_col(),
+            age_col(),
+            s("SignerName", CSR_SIGNER),
+            s("Requestor", CSR_REQUEST),
+            s("RequestedDuration", CSR_EXPIRATION),
+            s("Condition", CSR_CONDITIONS),
+        ],
+        Kind::StorageClass => vec![
+            name_col(),
+            s("Provisioner", SC_PROVISIONER),
+            s("ReclaimPolicy", SC_RECLAIM_POLICY),
+            s("VolumeBindingMode", SC_BINDING_MODE),
+            s("AllowVolumeExpansion", SC_EXPANSION),
+            age_col(),
+        ],
+        Kind::ControllerRevision => vec![
+            name_col(),
+            s("Controller", CR_CONTROLLER),
+            s("Revision", CR_REVISION),
+            age_col(),
+        ],
+        Kind::ResourceQuota => vec![
+            name_col(),
+            s("Request", RQ_REQUEST),
+            s("Limit", RQ_LIMIT),
+            age_col(),
+        ],
+        Kind::PriorityClass => vec![
+            name_col(),
+            int("Value", PC_VALUE),
+            boolean("Global-Default", PC_GLOBAL_DEFAULT),
+            age_col(),
+            s("PreemptionPolicy", PC_PREEMPTION),
+        ],
+        // printers.go describes Handler with ObjectMeta's (absent) "handler" doc.
+        Kind::RuntimeClass => vec![name_col(), s("Handler", ""), age_col()],
+        Kind::VolumeAttachment => vec![
+            name_col(),
+            col("Attacher", "string", "name", VA_ATTACHER, 0),
+            s("PV", VA_PV),
+            s("Node", VA_NODE),
+            boolean("Attached", VA_ATTACHED),
+            age_col(),
+        ],
+        Kind::EndpointSlice => vec![
+            name_col(),
+            s("AddressType", ES_ADDRESS_TYPE),
+            s("Ports", ES_PORTS),
+            s("Endpoints", ES_ENDPOINTS),
+            age_col(),
+        ],
+        Kind::CsiNode => vec![name_col(), int("Drivers", CSINODE_DRIVERS), age_col()],
+        Kind::CsiDriver => vec![
+            name_col(),
+            boolean("AttachRequired", CSI_ATTACH_REQUIRED),
+            boolean("PodInfoOnMount", CSI_POD_INFO),
+            boolean("StorageCapacity", CSI_STORAGE_CAPACITY),
+            s("TokenRequests", CSI_TOKEN_REQUESTS),
+            boolean("RequiresRepublish", CSI_REPUBLISH),
+            s("Modes", CSI_MODES),
+            age_col(),
+        ],
+        Kind::CsiStorageCapacity => vec![
+            name_col(),
+            s("StorageClassName", CSC_CLASS),
+            s("Capacity", CSC_CAPACITY),
+        ],
+        Kind::FlowSchema => vec![
+            name_col(),
+            s("PriorityLevel", FS_PRIORITY_LEVEL),
+            s("MatchingPrecedence", FS_PRECEDENCE),
+            s("DistinguisherMethod", FS_DISTINGUISHER),
+            age_col(),
+            s("MissingPL", FS_MISSING_PL),
+        ],
+        Kind::PriorityLevelConfiguration => vec![
+            name_col(),
+            s("Type", PLC_TYPE),
+            s("NominalConcurrencyShares", PLC_SHARES),
+            s("Queues", PLC_QUEUES),
+            s("HandSize", PLC_HAND_SIZE),
+            s("QueueLengthLimit", PLC_QUEUE_LENGTH),
+            age_col(),
+        ],
+        Kind::ApiService => vec![
+            name_col(),
+            s("Service", APISVC_SERVICE),
+            s("Available", APISVC_AVAILABLE),
+            age_col(),
+        ],
+        _ => vec![name_col(), col("Created At", "date", "", META_CREATED, 0)],
     }
 }

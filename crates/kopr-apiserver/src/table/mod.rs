@@ -4,12 +4,16 @@
 //! default "Name / Created At" columns for any other resource.
 //!
 //! - [`columns`]: column definitions per printer;
+//! - [`docs`]: the API field documentation the newer printers' columns carry;
 //! - [`cells`]: row cells per printer;
+//! - [`quantity`]: `resource.Quantity` canonical text for cells;
 //! - [`age`]: `HumanDuration` and timestamp formatting.
 
 mod age;
 mod cells;
 mod columns;
+mod docs;
+mod quantity;
 
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
@@ -138,8 +142,8 @@ pub fn table_with_headers(
     now: Timestamp,
 ) -> Value {
     let kind = columns::kind_of(group, resource);
-    let rows: Vec<Value> = objects
-        .iter()
+    let rows: Vec<Value> = cells::list_order(kind, objects)
+        .into_iter()
         .map(|o| table_row(group, resource, o, include_object, now))
         .collect();
     let rows = if rows.is_empty() && kind == columns::Kind::Default {

@@ -774,3 +774,8 @@ fn garbage_objects_do_not_panic() {
         }
     }
 }
+
+// The printers added for issue 17, by API area.
+mod apps;
+mod cluster;
+mod core_v1;

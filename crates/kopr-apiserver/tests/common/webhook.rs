@@ -94,6 +94,21 @@ async fn review(
     r
 }
 
+/// This host's address on its outward interface (no packet is sent): what
+/// Endpoints of a Service backed by a local webhook point at.
+pub fn host_address() -> String {
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0").expect("udp socket");
+    socket
+        .connect("198.51.100.1:9")
+        .expect("a non-loopback interface (Endpoints may not name loopback addresses)");
+    let ip = socket.local_addr().expect("local address").ip();
+    assert!(
+        !ip.is_loopback() && !ip.is_unspecified(),
+        "no outward interface: {ip}"
+    );
+    ip.to_string()
+}
+
 /// Starts a webhook answering each `(path, request)` with `answer`'s
 /// `response` (the request's uid is added unless the answer sets one;
 /// `__delay_ms` delays the answer, `__http_status` answers that status with
@@ -125,8 +140,11 @@ pub async fn serve(
         .unwrap();
     tls.alpn_protocols = vec![b"http/1.1".to_vec()];
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("https://{}", listener.local_addr().unwrap());
+    // All addresses: Endpoints may not point at loopback (kube refuses it), so a
+    // webhook reached through a Service is reached at this host's own address.
+    let listener = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let url = format!("https://127.0.0.1:{port}");
     let calls = Arc::new(Mutex::new(Vec::new()));
     let shared = Arc::new(Shared {
         answer: Box::new(answer),

@@ -29,16 +29,22 @@ macro_rules! builtin_admission {
     };
 }
 
+mod autoscaling;
+mod certificates;
 mod core;
 mod custom;
+mod volumes;
 
 use serde_json::{Value, json};
 
+pub use self::autoscaling::HpaV1Strategy;
+pub use self::certificates::SigningRequestStrategy;
 pub use self::core::{
     EventStrategy, NamespaceStrategy, PodStrategy, ServiceStrategy, UNDELETABLE_NAMESPACES,
     pod_qos_class,
 };
 pub use self::custom::{CLEANUP_FINALIZER, CustomResourceStrategy, DefinitionStrategy};
+pub use self::volumes::VolumeStrategy;
 use crate::object;
 use crate::resources::ResourceType;
 pub use crate::resources::Strategy;

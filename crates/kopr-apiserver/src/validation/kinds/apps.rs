@@ -1,4 +1,5 @@
-//! Validation of apps/v1 kinds: Deployment, ReplicaSet, DaemonSet, StatefulSet.
+//! Validation of apps/v1 kinds: Deployment, ReplicaSet, DaemonSet (with its
+//! update strategy), StatefulSet.
 
 #[allow(unused_imports)]
 use super::*;
@@ -181,27 +182,103 @@ pub(super) fn replica_set(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
 }
 
 pub(super) fn daemon_set(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
-    meta_for(ck, root, old, true, names::name_is_dns_subdomain, false);
+    // kube runs the create validation (metadata included) on updates too.
+    meta_for(ck, root, old, true, names::name_is_dns_subdomain, true);
     let spec = sub(ck, root, "spec", "");
     let sel = ck.obj(spec, "selector", "spec");
     let tmpl = sub(ck, spec, "template", "spec");
-    if let Some(s) = sel {
-        if validate_label_selector(ck, s, "spec.selector") {
-            check_template_match(ck, s, tmpl, "spec.template");
-        }
-        if selector_is_empty(s) {
+    let usable = match sel {
+        Some(s) => validate_label_selector(ck, s, "spec.selector"),
+        None => true,
+    };
+    if usable {
+        // A missing selector selects nothing, so it never matches the template.
+        let matches = match sel {
+            Some(s) => selector_is_empty(s) || selector_matches(s, template_labels(tmpl)),
+            None => false,
+        };
+        if !matches {
             ck.push(FieldError::invalid(
-                "spec.selector",
-                selector_repr(Some(s)),
-                "empty selector is invalid for daemonset",
+                "spec.template.metadata.labels",
+                labels_repr(template_labels(tmpl)),
+                "`selector` does not match template `labels`",
             ));
         }
     }
+    if let Some(s) = sel
+        && selector_is_empty(s)
+    {
+        ck.push(FieldError::invalid(
+            "spec.selector",
+            selector_repr(Some(s)),
+            "empty selector is invalid for daemonset",
+        ));
+    }
     validate_pod_template_spec(ck, tmpl, "spec.template");
     restart_policy_in(ck, tmpl, &["Always"]);
+    no_active_deadline(ck, tmpl, "DaemonSet");
     nonneg_i32(ck, spec, "minReadySeconds", "spec");
+    daemon_set_update_strategy(ck, spec);
     nonneg(ck, spec, "revisionHistoryLimit", "spec");
     selector_immutable(ck, root, old);
+}
+
+fn template_labels(tmpl: &Obj) -> Option<&Obj> {
+    tmpl.get("metadata")
+        .and_then(|m| m.get("labels"))
+        .and_then(Value::as_object)
+}
+
+/// kube's `ValidateDaemonSetUpdateStrategy` (on the defaulted strategy).
+fn daemon_set_update_strategy(ck: &mut Checker, spec: &Obj) {
+    let p = "spec.updateStrategy";
+    let us = sub(ck, spec, "updateStrategy", "spec");
+    let ty = ck.string(us, "type", p);
+    let ru = ck.obj(us, "rollingUpdate", p);
+    match ty {
+        "OnDelete" => {}
+        "RollingUpdate" => match ru {
+            None => ck.push(FieldError::required(child(p, "rollingUpdate"), "")),
+            Some(ru) => {
+                let rp = child(p, "rollingUpdate");
+                let zero = super::policy::IntOrStr::Int(0);
+                let mu = super::policy::int_or_str(ck, ru, "maxUnavailable", &rp).unwrap_or(zero);
+                let ms = super::policy::int_or_str(ck, ru, "maxSurge", &rp).unwrap_or(zero);
+                let mup = child(&rp, "maxUnavailable");
+                let msp = child(&rp, "maxSurge");
+                super::policy::positive_int_or_percent(ck, mu, &mup);
+                super::policy::positive_int_or_percent(ck, ms, &msp);
+                super::policy::not_more_than_100_percent(ck, mu, &mup);
+                super::policy::not_more_than_100_percent(ck, ms, &msp);
+                match (mu.value() != 0, ms.value() != 0) {
+                    (true, true) => ck.push(FieldError::invalid(
+                        msp,
+                        ms.repr(),
+                        "may not be set when maxUnavailable is non-zero",
+                    )),
+                    (false, false) => {
+                        ck.push(FieldError::required(mup, "cannot be 0 when maxSurge is 0"))
+                    }
+                    _ => {}
+                }
+            }
+        },
+        other => {
+            let ru_repr = if ru.is_some() {
+                "(*apps.RollingUpdateDaemonSet)(0xc000000000)"
+            } else {
+                "(*apps.RollingUpdateDaemonSet)(nil)"
+            };
+            ck.push(FieldError::not_supported(
+                p,
+                go_repr(format!(
+                    "apps.DaemonSetUpdateStrategy{{Type:{}, RollingUpdate:{ru_repr}}}",
+                    go_quote(other)
+                )),
+                &["RollingUpdate", "OnDelete"],
+            ));
+        }
+    }
 }
 
 pub(super) fn stateful_set(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {

@@ -1,8 +1,7 @@
-//! Per-kind validation for the built-in kinds: core v1 Namespace, ConfigMap,
-//! Secret, Service, ServiceAccount, Pod, Event, Node; apps/v1 Deployment,
-//! ReplicaSet, StatefulSet, DaemonSet; batch/v1 Job; coordination Lease;
-//! events.k8s.io Event; RBAC roles and bindings; admission webhook
-//! configurations, ValidatingAdmissionPolicies and their bindings. Pod specs live in [`pod`].
+//! Per-kind validation for every built-in kind kube-apiserver 1.32 stores,
+//! one module per API area (core, workloads, volumes, quota, networking,
+//! storage, flow control, certificates, ...); [`lookup`] finds a kind's
+//! validator. Pod specs live in [`pod`].
 
 /// Pod spec and template validation.
 pub mod pod;
@@ -26,8 +25,39 @@ mod core;
 mod events;
 mod rbac;
 mod selector;
+// Cluster kinds of networking, discovery, flowcontrol, node, scheduling,
+// storage and apiregistration (referenced by module path in `lookup`).
+mod apiregistration;
+mod csi;
+mod discovery;
+mod flowcontrol;
+mod meta_shapes;
+mod netaddr;
+mod networking;
+mod scheduling;
+mod storage;
+#[cfg(test)]
+mod tests_cluster_net;
+#[cfg(test)]
+mod tests_cluster_storage;
+// Workload, storage, quota, policy, autoscaling and certificate kinds
+// (referenced by module path in `lookup`).
+mod autoscaling;
+mod certificates;
+mod cron;
+mod cronjob;
+mod csr_der;
+mod endpoints;
+mod policy;
+mod pv_sources;
+mod quantity;
+mod quota;
+mod replication;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_workloads;
+mod volumes;
 
 #[allow(unused_imports)]
 pub use self::admission::*;
@@ -90,6 +120,38 @@ pub fn lookup(group: &str, resource: &str) -> Option<KindSpec> {
         }
         ("admissionregistration.k8s.io", "validatingadmissionpolicybindings") => {
             (false, validating_admission_policy_binding)
+        }
+        ("networking.k8s.io", "ingresses") => (true, networking::ingress),
+        ("networking.k8s.io", "ingressclasses") => (false, networking::ingress_class),
+        ("networking.k8s.io", "networkpolicies") => (true, networking::network_policy),
+        ("discovery.k8s.io", "endpointslices") => (true, discovery::endpoint_slice),
+        ("flowcontrol.apiserver.k8s.io", "flowschemas") => (false, flowcontrol::flow_schema),
+        ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations") => {
+            (false, flowcontrol::priority_level_configuration)
+        }
+        ("node.k8s.io", "runtimeclasses") => (false, scheduling::runtime_class),
+        ("scheduling.k8s.io", "priorityclasses") => (false, scheduling::priority_class),
+        ("storage.k8s.io", "storageclasses") => (false, storage::storage_class),
+        ("storage.k8s.io", "volumeattachments") => (false, storage::volume_attachment),
+        ("storage.k8s.io", "csistoragecapacities") => (true, storage::csi_storage_capacity),
+        ("storage.k8s.io", "csidrivers") => (false, csi::csi_driver),
+        ("storage.k8s.io", "csinodes") => (false, csi::csi_node),
+        ("apiregistration.k8s.io", "apiservices") => (false, apiregistration::api_service),
+        ("", "limitranges") => (true, quota::limit_range),
+        ("", "resourcequotas") => (true, quota::resource_quota),
+        ("", "podtemplates") => (true, replication::pod_template),
+        ("", "replicationcontrollers") => (true, replication::replication_controller),
+        ("", "persistentvolumes") => (false, volumes::persistent_volume),
+        ("", "persistentvolumeclaims") => (true, volumes::persistent_volume_claim),
+        ("", "endpoints") => (true, endpoints::endpoints),
+        ("apps", "controllerrevisions") => (true, replication::controller_revision),
+        ("batch", "cronjobs") => (true, cronjob::cron_job),
+        ("policy", "poddisruptionbudgets") => (true, policy::pod_disruption_budget),
+        ("autoscaling", "horizontalpodautoscalers") => {
+            (true, autoscaling::horizontal_pod_autoscaler)
+        }
+        ("certificates.k8s.io", "certificatesigningrequests") => {
+            (false, certificates::certificate_signing_request)
         }
         _ => return None,
     };

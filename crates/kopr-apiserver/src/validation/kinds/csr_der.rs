@@ -1,0 +1,341 @@
+//! The PEM and DER checks of CertificateSigningRequests: the first PEM block
+//! of `spec.request` must be a PKCS#10 `CERTIFICATE REQUEST` whose signature
+//! verifies (as Go's `x509.ParseCertificateRequest` + `CheckSignature`), and
+//! `status.certificate` must be `CERTIFICATE` blocks only.
+
+use base64::Engine;
+use ring::signature;
+
+/// One PEM block: its type, whether it had headers, and its bytes.
+pub(super) struct PemBlock {
+    pub(super) kind: String,
+    pub(super) has_headers: bool,
+    pub(super) der: Vec<u8>,
+}
+
+/// Like Go's `pem.Decode`: the first well-formed block and the rest.
+pub(super) fn pem_decode(data: &[u8]) -> Option<(PemBlock, &[u8])> {
+    let text = data;
+    let mut from = 0;
+    loop {
+        let begin = find(&text[from..], b"-----BEGIN ")? + from;
+        if begin != 0 && text[begin - 1] != b'\n' {
+            from = begin + 1;
+            continue;
+        }
+        let after = begin + b"-----BEGIN ".len();
+        let line_end = text[after..].iter().position(|b| *b == b'\n')? + after;
+        let type_line = trim_cr(&text[after..line_end]);
+        let Some(kind) = type_line.strip_suffix(b"-----") else {
+            from = begin + 1;
+            continue;
+        };
+        let kind = String::from_utf8_lossy(kind).into_owned();
+        let end_marker = format!("-----END {kind}-----");
+        let body_start = line_end + 1;
+        let Some(end) = find(&text[body_start..], end_marker.as_bytes()).map(|p| p + body_start)
+        else {
+            from = begin + 1;
+            continue;
+        };
+        let body = &text[body_start..end];
+        let (has_headers, b64) = split_headers(body);
+        let cleaned: Vec<u8> = b64
+            .iter()
+            .copied()
+            .filter(|b| !b.is_ascii_whitespace())
+            .collect();
+        match base64::engine::general_purpose::STANDARD.decode(&cleaned) {
+            Ok(der) => {
+                let mut rest = end + end_marker.len();
+                // The end line's newline belongs to the block.
+                if text.get(rest) == Some(&b'\r') {
+                    rest += 1;
+                }
+                if text.get(rest) == Some(&b'\n') {
+                    rest += 1;
+                }
+                return Some((
+                    PemBlock {
+                        kind,
+                        has_headers,
+                        der,
+                    },
+                    &text[rest..],
+                ));
+            }
+            Err(_) => from = begin + 1,
+        }
+    }
+}
+
+fn trim_cr(s: &[u8]) -> &[u8] {
+    s.strip_suffix(b"\r").unwrap_or(s)
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Splits `Key: value` header lines (up to a blank line) from the body.
+fn split_headers(body: &[u8]) -> (bool, &[u8]) {
+    let first_line = body.split(|b| *b == b'\n').next().unwrap_or(&[]);
+    if !first_line.contains(&b':') {
+        return (false, body);
+    }
+    match find(body, b"\n\n").or_else(|| find(body, b"\n\r\n")) {
+        Some(p) => (true, &body[p..]),
+        None => (true, &[]),
+    }
+}
+
+/// A DER element: tag, contents, and the whole encoding.
+struct Der<'a> {
+    tag: u8,
+    contents: &'a [u8],
+    raw: &'a [u8],
+}
+
+const TRUNCATED: &str = "asn1: syntax error: data truncated";
+const STRUCTURE: &str = "asn1: structure error: tags don't match";
+
+fn read_der(input: &[u8]) -> Result<(Der<'_>, &[u8]), &'static str> {
+    let tag = *input.first().ok_or(TRUNCATED)?;
+    let first_len = *input.get(1).ok_or(TRUNCATED)?;
+    let (len, header) = if first_len < 0x80 {
+        (first_len as usize, 2)
+    } else {
+        let n = (first_len & 0x7f) as usize;
+        if n == 0 || n > 4 {
+            return Err("asn1: syntax error: indefinite length found (not DER)");
+        }
+        let bytes = input.get(2..2 + n).ok_or(TRUNCATED)?;
+        let len = bytes.iter().fold(0usize, |acc, b| (acc << 8) | *b as usize);
+        (len, 2 + n)
+    };
+    let end = header.checked_add(len).ok_or(TRUNCATED)?;
+    let raw = input.get(..end).ok_or(TRUNCATED)?;
+    Ok((
+        Der {
+            tag,
+            contents: &raw[header..],
+            raw,
+        },
+        &input[end..],
+    ))
+}
+
+fn expect(input: &[u8], tag: u8) -> Result<(Der<'_>, &[u8]), &'static str> {
+    let (d, rest) = read_der(input)?;
+    if d.tag != tag {
+        return Err(STRUCTURE);
+    }
+    Ok((d, rest))
+}
+
+const SEQUENCE: u8 = 0x30;
+const OID: u8 = 0x06;
+const BIT_STRING: u8 = 0x03;
+
+/// An AlgorithmIdentifier: its OID bytes and its parameters' encoding.
+fn algorithm(input: &[u8]) -> Result<(&[u8], &[u8]), &'static str> {
+    let (seq, _) = expect(input, SEQUENCE)?;
+    let (oid, params) = expect(seq.contents, OID)?;
+    Ok((oid.contents, params))
+}
+
+fn bit_string(d: &Der<'_>) -> Result<Vec<u8>, &'static str> {
+    match d.contents.split_first() {
+        Some((0, rest)) => Ok(rest.to_vec()),
+        _ => Err("asn1: structure error: invalid bit string"),
+    }
+}
+
+const OID_RSA_KEY: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01];
+const OID_EC_KEY: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01];
+const OID_ED25519: &[u8] = &[0x2b, 0x65, 0x70];
+const OID_P256: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07];
+const OID_P384: &[u8] = &[0x2b, 0x81, 0x04, 0x00, 0x22];
+
+#[derive(PartialEq)]
+enum KeyKind {
+    Rsa,
+    EcP256,
+    EcP384,
+    EcOther,
+    Ed25519,
+    Unknown,
+}
+
+enum SigKind {
+    Rsa(&'static dyn signature::VerificationAlgorithm),
+    Ecdsa(u16),
+    Ed25519,
+    /// An algorithm Go knows but this check cannot verify (RSA-PSS, ...).
+    Unverifiable,
+    Unknown,
+}
+
+fn sig_kind(oid: &[u8]) -> SigKind {
+    const RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01];
+    const ECDSA: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03];
+    if let Some(last) = oid.strip_prefix(RSA) {
+        return match last {
+            [0x05] => SigKind::Rsa(&signature::RSA_PKCS1_1024_8192_SHA1_FOR_LEGACY_USE_ONLY),
+            [0x0b] => SigKind::Rsa(&signature::RSA_PKCS1_1024_8192_SHA256_FOR_LEGACY_USE_ONLY),
+            [0x0c] => SigKind::Rsa(&signature::RSA_PKCS1_2048_8192_SHA384),
+            [0x0d] => SigKind::Rsa(&signature::RSA_PKCS1_1024_8192_SHA512_FOR_LEGACY_USE_ONLY),
+            [0x0a] | [0x04] => SigKind::Unverifiable,
+            _ => SigKind::Unknown,
+        };
+    }
+    if let Some(last) = oid.strip_prefix(ECDSA) {
+        return match last {
+            [0x02] => SigKind::Ecdsa(256),
+            [0x03] => SigKind::Ecdsa(384),
+            [0x04] => SigKind::Ecdsa(512),
+            _ => SigKind::Unknown,
+        };
+    }
+    if oid == OID_ED25519 {
+        return SigKind::Ed25519;
+    }
+    if oid == [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x01] {
+        return SigKind::Unverifiable;
+    }
+    SigKind::Unknown
+}
+
+fn key_type_name(k: &KeyKind) -> &'static str {
+    match k {
+        KeyKind::Rsa => "*rsa.PublicKey",
+        KeyKind::Ed25519 => "ed25519.PublicKey",
+        KeyKind::Unknown => "<nil>",
+        _ => "*ecdsa.PublicKey",
+    }
+}
+
+/// `x509.ParseCertificateRequest` + `CheckSignature` on DER bytes.
+fn check_csr_der(der: &[u8]) -> Result<(), String> {
+    let (outer, rest) = expect(der, SEQUENCE)?;
+    if !rest.is_empty() {
+        return Err("asn1: syntax error: trailing data".into());
+    }
+    let (tbs, after_tbs) = expect(outer.contents, SEQUENCE)?;
+    let (sig_oid, after_alg) = {
+        let (alg_seq, rest) = expect(after_tbs, SEQUENCE)?;
+        let (oid, _) = algorithm(alg_seq.raw)?;
+        (oid, rest)
+    };
+    let (sig_bits, _) = expect(after_alg, BIT_STRING)?;
+    let sig = bit_string(&sig_bits)?;
+    // CertificationRequestInfo: version, subject, subjectPKInfo, attributes.
+    let (_version, r) = expect(tbs.contents, 0x02)?;
+    let (_subject, r) = expect(r, SEQUENCE)?;
+    let (spki, _) = expect(r, SEQUENCE)?;
+    let (key_oid, key_params) = algorithm(spki.contents)?;
+    let (_, after_alg_id) = expect(spki.contents, SEQUENCE)?;
+    let (key_bits, _) = expect(after_alg_id, BIT_STRING)?;
+    let key = bit_string(&key_bits)?;
+    let key_kind = if key_oid == OID_RSA_KEY {
+        KeyKind::Rsa
+    } else if key_oid == OID_ED25519 {
+        KeyKind::Ed25519
+    } else if key_oid == OID_EC_KEY {
+        match expect(key_params, OID).map(|(d, _)| d.contents) {
+            Ok(c) if c == OID_P256 => KeyKind::EcP256,
+            Ok(c) if c == OID_P384 => KeyKind::EcP384,
+            _ => KeyKind::EcOther,
+        }
+    } else {
+        KeyKind::Unknown
+    };
+    let mismatch = |want: &str| {
+        Err(format!(
+            "x509: signature algorithm specifies an {want} public key, but have public key of type {}",
+            key_type_name(&key_kind)
+        ))
+    };
+    let signed = tbs.raw;
+    match sig_kind(sig_oid) {
+        SigKind::Unknown => Err("x509: cannot verify signature: algorithm unimplemented".into()),
+        SigKind::Unverifiable => Ok(()),
+        SigKind::Rsa(alg) => {
+            if key_kind != KeyKind::Rsa {
+                return mismatch("RSA");
+            }
+            signature::UnparsedPublicKey::new(alg, &key)
+                .verify(signed, &sig)
+                .map_err(|_| "crypto/rsa: verification error".to_string())
+        }
+        SigKind::Ecdsa(bits) => {
+            let alg: &dyn signature::VerificationAlgorithm = match (&key_kind, bits) {
+                (KeyKind::EcP256, 256) => &signature::ECDSA_P256_SHA256_ASN1,
+                (KeyKind::EcP256, 384) => &signature::ECDSA_P256_SHA384_ASN1,
+                (KeyKind::EcP384, 256) => &signature::ECDSA_P384_SHA256_ASN1,
+                (KeyKind::EcP384, 384) => &signature::ECDSA_P384_SHA384_ASN1,
+                (KeyKind::EcP256 | KeyKind::EcP384 | KeyKind::EcOther, _) => return Ok(()),
+                _ => return mismatch("ECDSA"),
+            };
+            signature::UnparsedPublicKey::new(alg, &key)
+                .verify(signed, &sig)
+                .map_err(|_| "x509: ECDSA verification failure".to_string())
+        }
+        SigKind::Ed25519 => {
+            if key_kind != KeyKind::Ed25519 {
+                return mismatch("Ed25519");
+            }
+            signature::UnparsedPublicKey::new(&signature::ED25519, &key)
+                .verify(signed, &sig)
+                .map_err(|_| "x509: Ed25519 verification failure".to_string())
+        }
+    }
+}
+
+/// kube's `validateCSR`: the message of the error, if any.
+pub(super) fn check_csr(pem: &[u8]) -> Result<(), String> {
+    match pem_decode(pem) {
+        Some((block, _)) if block.kind == "CERTIFICATE REQUEST" => check_csr_der(&block.der),
+        _ => Err("PEM block type must be CERTIFICATE REQUEST".into()),
+    }
+}
+
+/// Whether DER bytes have the shape of an X.509 certificate.
+fn certificate_shape(der: &[u8]) -> Result<(), &'static str> {
+    let malformed = "x509: malformed certificate";
+    let (outer, rest) = expect(der, SEQUENCE).map_err(|_| malformed)?;
+    if !rest.is_empty() {
+        return Err("x509: trailing data");
+    }
+    let (_, r) = expect(outer.contents, SEQUENCE).map_err(|_| malformed)?;
+    let (_, r) = expect(r, SEQUENCE).map_err(|_| malformed)?;
+    expect(r, BIT_STRING).map_err(|_| malformed)?;
+    Ok(())
+}
+
+/// kube's `validateCertificate` of `status.certificate`.
+pub(super) fn check_certificate(pem: &[u8]) -> Result<(), String> {
+    if pem.is_empty() {
+        return Ok(());
+    }
+    let mut data = pem;
+    let mut blocks = 0;
+    while let Some((block, rest)) = pem_decode(data) {
+        if block.kind != "CERTIFICATE" {
+            return Err(format!(
+                "only CERTIFICATE PEM blocks are allowed, found {}",
+                crate::validation::go_quote(&block.kind)
+            ));
+        }
+        if block.has_headers {
+            return Err("no PEM block headers are permitted".into());
+        }
+        blocks += 1;
+        certificate_shape(&block.der).map_err(str::to_string)?;
+        data = rest;
+    }
+    if blocks == 0 {
+        return Err("must contain at least one CERTIFICATE PEM block".into());
+    }
+    Ok(())
+}
