@@ -119,6 +119,7 @@ fn core() -> Vec<ResourceType> {
             .with_status()
             .with_log()
             .with_binding()
+            .with_ephemeral_containers()
             .strategy(PodStrategy),
         core("podtemplates", "PodTemplate", true).strategy(Builtin::GENERATION),
         core("replicationcontrollers", "ReplicationController", true)

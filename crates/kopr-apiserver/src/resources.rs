@@ -82,6 +82,20 @@ pub trait Strategy: std::fmt::Debug + Send + Sync {
         Vec::new()
     }
 
+    /// Validates an update through `subresource` when the kind checks that
+    /// subresource by rules of its own (kube's per-subresource strategies,
+    /// e.g. a pod's `ephemeralcontainers`); `None` means the kind's usual
+    /// validation applies.
+    fn validate_subresource_update(
+        &self,
+        _rt: &ResourceType,
+        _subresource: &str,
+        _obj: &serde_json::Value,
+        _old: &serde_json::Value,
+    ) -> Option<Vec<crate::validation::FieldError>> {
+        None
+    }
+
     /// Whether a create assigns cluster IPs and node ports (Services).
     fn allocates_service_addresses(&self) -> bool {
         false
@@ -209,6 +223,8 @@ pub struct ResourceType {
     /// Whether the `approval` subresource (CertificateSigningRequests) is
     /// served.
     pub approval_subresource: bool,
+    /// Whether the pod `ephemeralcontainers` subresource is served.
+    pub ephemeral_subresource: bool,
     /// The verbs, when the resource serves fewer than the usual eight.
     pub only_verbs: Option<&'static [&'static str]>,
     /// For resources computed per request: which; `None` for stored ones.
@@ -249,6 +265,7 @@ impl ResourceType {
             token_subresource: false,
             binding_subresource: false,
             approval_subresource: false,
+            ephemeral_subresource: false,
             only_verbs: None,
             computed: None,
             storage: format!(
@@ -325,6 +342,12 @@ impl ResourceType {
     /// Serves the pod `binding` subresource.
     pub fn with_binding(mut self) -> Self {
         self.binding_subresource = true;
+        self
+    }
+
+    /// Serves the pod `ephemeralcontainers` subresource.
+    pub fn with_ephemeral_containers(mut self) -> Self {
+        self.ephemeral_subresource = true;
         self
     }
 

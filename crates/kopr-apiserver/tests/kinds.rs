@@ -600,3 +600,70 @@ async fn autoscalers_are_served_in_v1_and_v2() {
     let (code, invalid) = send(&f.client, "POST", v1, &bad).await;
     assert_eq!(code, 422, "{invalid}");
 }
+
+#[tokio::test]
+async fn ephemeral_containers_are_added_through_their_subresource() {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::runtime::wait::await_condition;
+    let f = common::start().await;
+    let pods: kube::Api<Pod> = kube::Api::namespaced(f.client.clone(), "default");
+    let pod = json!({"metadata": {"name": "app"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+    let (code, _) = send(&f.client, "POST", "/api/v1/namespaces/default/pods", &pod).await;
+    assert_eq!(code, 201);
+    let path = "/api/v1/namespaces/default/pods/app/ephemeralcontainers";
+    let debug = json!({"spec": {"ephemeralContainers": [{"name": "dbg", "image": "busybox",
+        "stdin": true, "tty": true, "targetContainerName": "c"}]}});
+    let (code, _, body) = common::raw(
+        &f.client,
+        "PATCH",
+        path,
+        Some("application/strategic-merge-patch+json"),
+        serde_json::to_vec(&debug).unwrap(),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    let patched: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(patched["spec"]["ephemeralContainers"][0]["name"], "dbg");
+    assert_eq!(patched["spec"]["containers"][0]["name"], "c");
+
+    let running = |p: Option<&Pod>| {
+        p.and_then(|p| p.status.as_ref())
+            .and_then(|s| s.ephemeral_container_statuses.as_ref())
+            .is_some_and(|s| {
+                s.iter().any(|c| {
+                    c.name == "dbg" && c.state.as_ref().is_some_and(|st| st.running.is_some())
+                })
+            })
+    };
+    tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        await_condition(pods.clone(), "app", running),
+    )
+    .await
+    .expect("the kubelet starts the ephemeral container")
+    .unwrap();
+
+    // Other spec changes through the subresource are dropped; removing one is refused.
+    let (code, _, body) = common::raw(
+        &f.client,
+        "PATCH",
+        path,
+        Some("application/merge-patch+json"),
+        serde_json::to_vec(&json!({"spec": {"ephemeralContainers": null}})).unwrap(),
+    )
+    .await;
+    assert_eq!(code, 422, "{body}");
+    let status: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        status["details"]["causes"][0]["message"],
+        "Forbidden: existing ephemeral containers \"dbg\" may not be removed\n"
+    );
+    let (_, discovery) = get(&f.client, "/api/v1").await;
+    assert!(
+        discovery["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == "pods/ephemeralcontainers")
+    );
+}

@@ -1,8 +1,8 @@
 //! The rest of kube-apiserver 1.32's API through real kubectl (issue 17): `api-resources`
 //! lists all 58 resources, `apply` creates one object of every storage-only kind, `get`
 //! prints each with kube's columns, `describe` reads them, `get cs` reports the control
-//! plane, `certificate approve` approves a CertificateSigningRequest, and `apply --prune`
-//! works with kubectl's default allowlist.
+//! plane, `certificate approve` approves a CertificateSigningRequest, `apply --prune`
+//! works with kubectl's default allowlist, and `debug` adds an ephemeral container.
 
 mod support;
 
@@ -211,4 +211,22 @@ fn kubectl_approves_signing_requests_and_prunes_with_the_default_allowlist() {
     assert!(stdout.contains("configmap/two pruned"), "{stdout}");
     let left = server.ok(&["get", "cm", "-l", "set=prune", "-o", "name"]);
     assert_eq!(left, "configmap/one\n");
+
+    // kubectl debug adds an ephemeral container through pods/ephemeralcontainers.
+    server.ok(&["run", "app", "--image=nginx"]);
+    let out = server.kubectl(&["debug", "app", "--image=busybox", "-c", "dbg"]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let name = server.ok(&[
+        "get",
+        "pod",
+        "app",
+        "-o",
+        "jsonpath={.spec.ephemeralContainers[0].name}/{.spec.ephemeralContainers[0].targetContainerName}",
+    ]);
+    assert_eq!(name, "dbg/");
 }

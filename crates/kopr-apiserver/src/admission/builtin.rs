@@ -27,7 +27,11 @@ pub struct StrategyValidation;
 impl Validating for StrategyValidation {
     fn validate(&self, request: &AdmissionRequest<'_>, obj: &Value) -> Result<(), ApiError> {
         let rt = request.rt;
-        let errors = rt.strategy.validate(rt, obj, request.old);
+        let own = match (request.subresource, request.old) {
+            (Some(sub), Some(old)) => rt.strategy.validate_subresource_update(rt, sub, obj, old),
+            _ => None,
+        };
+        let errors = own.unwrap_or_else(|| rt.strategy.validate(rt, obj, request.old));
         if errors.is_empty() {
             return Ok(());
         }

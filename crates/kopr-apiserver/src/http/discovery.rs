@@ -137,6 +137,13 @@ fn subresources(rt: &ResourceType) -> Vec<(&'static str, &'static [&'static str]
             json!({"group": "", "version": "v1", "kind": "Binding"}),
         ));
     }
+    if rt.ephemeral_subresource {
+        out.push((
+            "ephemeralcontainers",
+            &["get", "patch", "update"][..],
+            own.clone(),
+        ));
+    }
     if rt.status_subresource {
         out.push(("status", &["get", "patch", "update"][..], own));
     }

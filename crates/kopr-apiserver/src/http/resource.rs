@@ -101,6 +101,7 @@ pub async fn handle(
         None => {}
         Some("status") if rt.status_subresource => {}
         Some("approval") if rt.approval_subresource => {}
+        Some("ephemeralcontainers") if rt.ephemeral_subresource && rp.name.is_some() => {}
         Some("binding") if rt.binding_subresource && rp.name.is_some() => {
             return super::binding::handle(state, parts, &rp, &body).await;
         }

@@ -382,6 +382,10 @@ impl PodRt {
         if !init.is_empty() {
             s["initContainerStatuses"] = json!(init);
         }
+        let ephemeral = ephemeral_statuses(pod, now);
+        if !ephemeral.is_empty() {
+            s["ephemeralContainerStatuses"] = json!(ephemeral);
+        }
         if let Some(ip) = &self.ip {
             s["podIP"] = json!(ip);
             s["podIPs"] = json!([{"ip": ip}]);
@@ -391,4 +395,40 @@ impl PodRt {
         }
         s
     }
+}
+
+/// The statuses of a pod's ephemeral containers (`kubectl debug`): each
+/// runs from the moment the kubelet first sees it, never restarts and is
+/// never ready; its image is taken as present.
+fn ephemeral_statuses(pod: &Value, now: jiff::Timestamp) -> Vec<Value> {
+    let Some(specs) = pod
+        .pointer("/spec/ephemeralContainers")
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    let known = pod
+        .pointer("/status/ephemeralContainerStatuses")
+        .and_then(Value::as_array);
+    specs
+        .iter()
+        .filter_map(|c| {
+            let name = c.get("name").and_then(Value::as_str)?;
+            let image = c.get("image").and_then(Value::as_str).unwrap_or("");
+            let previous = known.and_then(|k| k.iter().find(|s| s["name"] == name));
+            if let Some(p) = previous {
+                return Some(p.clone());
+            }
+            Some(json!({
+                "name": name,
+                "state": {"running": {"startedAt": rfc3339(now)}},
+                "lastState": {},
+                "ready": false,
+                "restartCount": 0,
+                "image": simulation::qualified_image(image),
+                "imageID": simulation::image_id(image),
+                "containerID": format!("containerd://{}", podutil::random_hex(64)),
+            }))
+        })
+        .collect()
 }

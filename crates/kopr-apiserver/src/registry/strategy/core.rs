@@ -35,6 +35,42 @@ impl Strategy for PodStrategy {
     fn graceful_deletion(&self) -> bool {
         true
     }
+
+    fn validate_subresource_update(
+        &self,
+        rt: &crate::resources::ResourceType,
+        subresource: &str,
+        obj: &Value,
+        old: &Value,
+    ) -> Option<Vec<crate::validation::FieldError>> {
+        (subresource == "ephemeralcontainers").then(|| ephemeral_update_errors(rt, obj, old))
+    }
+
+    fn prepare_for_update(&self, new: &mut Value, old: &Value, subresource: Option<&str>) -> bool {
+        if subresource != Some("ephemeralcontainers") {
+            return false;
+        }
+        // Only the ephemeral containers change (kube's
+        // dropNonEphemeralContainerUpdates); the rest is the stored pod.
+        let ephemeral = new.pointer("/spec/ephemeralContainers").cloned();
+        let version = new.pointer("/metadata/resourceVersion").cloned();
+        let mut merged = old.clone();
+        if let Some(spec) = merged.get_mut("spec").and_then(Value::as_object_mut) {
+            match ephemeral {
+                Some(e) if !e.is_null() => {
+                    spec.insert("ephemeralContainers".into(), e);
+                }
+                _ => {
+                    spec.remove("ephemeralContainers");
+                }
+            }
+        }
+        if let (Some(v), Some(meta)) = (version, merged.get_mut("metadata")) {
+            meta["resourceVersion"] = v;
+        }
+        *new = merged;
+        true
+    }
 }
 
 /// Namespaces that can never be deleted.
@@ -217,4 +253,47 @@ pub fn pod_qos_class(spec: Option<&Value>) -> &'static str {
     } else {
         "Burstable"
     }
+}
+
+/// kube's `ValidatePodEphemeralContainersUpdate`: the pod as a whole (its
+/// new ephemeral containers included) is valid, and the ephemeral
+/// containers it had stay as they were.
+fn ephemeral_update_errors(
+    rt: &crate::resources::ResourceType,
+    obj: &Value,
+    old: &Value,
+) -> Vec<crate::validation::FieldError> {
+    use crate::validation::FieldError;
+    if old
+        .pointer("/metadata/annotations/kubernetes.io~1config.mirror")
+        .is_some()
+    {
+        return vec![FieldError::forbidden(
+            "",
+            "static pods do not support ephemeral containers",
+        )];
+    }
+    let mut errors = super::builtin_validate(rt, obj, None);
+    let list = |v: &Value| {
+        v.pointer("/spec/ephemeralContainers")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let new = list(obj);
+    for before in list(old) {
+        let name = before["name"].as_str().unwrap_or("");
+        match new.iter().find(|c| c["name"] == before["name"]) {
+            None => errors.push(FieldError::forbidden(
+                "spec.ephemeralContainers",
+                format!("existing ephemeral containers {name:?} may not be removed\n"),
+            )),
+            Some(after) if *after != before => errors.push(FieldError::forbidden(
+                "spec.ephemeralContainers",
+                format!("existing ephemeral containers {name:?} may not be changed\n"),
+            )),
+            Some(_) => {}
+        }
+    }
+    errors
 }
