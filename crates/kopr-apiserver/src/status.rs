@@ -250,6 +250,16 @@ impl ApiError {
         )
     }
 
+    /// 413 `Request entity too large: <why>` (kube's
+    /// NewRequestEntityTooLargeError).
+    pub fn entity_too_large(why: impl std::fmt::Display) -> Self {
+        Self::new(
+            413,
+            "RequestEntityTooLarge",
+            format!("Request entity too large: {why}"),
+        )
+    }
+
     /// 500 InternalError.
     pub fn internal(message: impl std::fmt::Display) -> Self {
         let mut e = Self::new(

@@ -124,6 +124,9 @@ impl PatchKind {
     }
 }
 
+/// kube-apiserver's limit on the operations of one JSON patch.
+pub const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+
 /// Decodes a PATCH body of `kind`. Strategic merge patch is refused with a
 /// 415 for kinds that do not take it (custom resources), as kube-apiserver
 /// does.
@@ -137,6 +140,12 @@ pub fn decode_patch(
             let v = decode_json(body)?;
             let ops: json_patch::Patch = serde_json::from_value(v)
                 .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+            if ops.0.len() > MAX_JSON_PATCH_OPERATIONS {
+                return Err(ApiError::entity_too_large(format!(
+                    "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+                    ops.0.len()
+                )));
+            }
             Ok(PatchDocument::Json(ops))
         }
         PatchKind::Merge => Ok(PatchDocument::Merge(decode_json(body)?)),
@@ -167,6 +176,22 @@ pub fn decode_patch(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_patches_have_kube_s_operation_limit() {
+        let op = r#"{"op":"add","path":"/metadata/labels/a","value":"b"}"#;
+        let ops = |n: usize| format!("[{}]", vec![op; n].join(","));
+        assert!(decode_patch(PatchKind::Json, ops(10_000).as_bytes(), true).is_ok());
+        let Err(e) = decode_patch(PatchKind::Json, ops(10_001).as_bytes(), true) else {
+            panic!("over the limit");
+        };
+        assert_eq!(e.code, 413);
+        assert_eq!(e.reason, "RequestEntityTooLarge");
+        assert_eq!(
+            e.message,
+            "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"
+        );
+    }
 
     #[test]
     fn decodes_json_and_yaml() {
