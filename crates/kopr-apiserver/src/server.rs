@@ -59,6 +59,15 @@ pub struct Config {
     pub read_header_timeout: std::time::Duration,
 }
 
+/// Go's `http.DefaultMaxHeaderBytes`, which kube-apiserver serves with: the
+/// request line and headers of one request, over HTTP/1.1 and HTTP/2.
+pub const MAX_HEADER_BYTES: usize = 1 << 20;
+/// What Go's HTTP/1.1 server reads beyond `MaxHeaderBytes` before refusing.
+const HTTP1_HEADER_SLACK: usize = 4096;
+/// What Go's HTTP/2 server adds to `MaxHeaderBytes` for its header list
+/// limit (per-field overhead).
+const HTTP2_HEADER_SLACK: u32 = 32 << 10;
+
 /// kube-apiserver's `ReadHeaderTimeout` (its TLS handshake timeout too, as Go's server uses
 /// the shortest read timeout for the handshake).
 pub const DEFAULT_READ_HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(32);
@@ -420,7 +429,13 @@ async fn serve(
             builder
                 .http1()
                 .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(limits.read_header_timeout);
+                .header_read_timeout(limits.read_header_timeout)
+                .max_buf_size(MAX_HEADER_BYTES + HTTP1_HEADER_SLACK);
+            // Go's HTTP/2 server takes header lists up to MaxHeaderBytes too
+            // (a long URL, a selector of thousands of terms).
+            builder
+                .http2()
+                .max_header_list_size(MAX_HEADER_BYTES as u32 + HTTP2_HEADER_SLACK);
             let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), service);
             tokio::pin!(conn);
             tokio::select! {
