@@ -8,13 +8,14 @@
 //! what authentication and RBAC cost per request. `kopr-bench admission` measures what one
 //! validating admission webhook costs a write. `kopr-bench failover` measures how fast leadership
 //! moves between two replicas and what a standby costs; `kopr-bench scrape` what the metrics
-//! endpoint costs.
+//! endpoint costs; `kopr-bench exec` the round trip of `pods/exec`.
 
 mod admission;
 mod apiserver;
 mod authz;
 mod children;
 mod compare;
+mod exec;
 mod failover;
 mod index;
 mod scrape;
@@ -42,6 +43,8 @@ enum Command {
     Index(index::Args),
     /// What the cache of 10,000 owned children costs an operator.
     Children(children::Args),
+    /// The round trip of `pods/exec` on a simulated pod.
+    Exec(exec::Args),
     /// Leader election: failover after kill -9 and SIGTERM, and the standby's RSS.
     Failover(failover::Args),
     /// Compare kopr with Kopf and a kube-rs controller on one workload.
@@ -65,6 +68,7 @@ fn main() -> anyhow::Result<()> {
             Command::Apiserver(args) => apiserver::run(args).await,
             Command::Authz(args) => authz::run(args).await,
             Command::CompareOperators(args) => compare::run(args).await,
+            Command::Exec(args) => exec::run(args).await,
             Command::Failover(args) => failover::run(args).await,
             Command::Index(args) => index::run(args).await,
             Command::Children(args) => children::run(args).await,

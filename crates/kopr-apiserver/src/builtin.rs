@@ -2,8 +2,8 @@
 //! subresources kube-apiserver gives them.
 
 use crate::registry::strategy::{
-    Builtin, DefinitionStrategy, EventStrategy, HpaV1Strategy, NamespaceStrategy, PodStrategy,
-    ServiceStrategy, SigningRequestStrategy, VolumeStrategy,
+    Builtin, DaemonSetStrategy, DefinitionStrategy, EventStrategy, HpaV1Strategy,
+    NamespaceStrategy, PodStrategy, ServiceStrategy, SigningRequestStrategy, VolumeStrategy,
 };
 use crate::resources::{Catalog, Computed, ResourceType};
 
@@ -119,6 +119,7 @@ fn core() -> Vec<ResourceType> {
             .with_status()
             .with_log()
             .with_binding()
+            .with_eviction()
             .with_ephemeral_containers()
             .strategy(PodStrategy),
         core("podtemplates", "PodTemplate", true).strategy(Builtin::GENERATION),
@@ -182,7 +183,7 @@ fn grouped() -> Vec<ResourceType> {
             .short(&["ds"])
             .categories(ALL)
             .with_status()
-            .strategy(Builtin::GENERATION),
+            .strategy(DaemonSetStrategy),
         apps("deployments", "Deployment")
             .short(&["deploy"])
             .categories(ALL)

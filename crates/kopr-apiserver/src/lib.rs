@@ -27,7 +27,7 @@
 //! Beside the chain: [`reviews`] (access and token reviews, TokenRequest:
 //! resources computed per request), [`resources`] (the catalog of served kinds, each with
 //! its strategy), [`builtin`] (the built-in kinds), [`crd`]
-//! (CustomResourceDefinitions), [`patch`], [`validation`], [`defaults`],
+//! (CustomResourceDefinitions), [`patch`], [`validation`], [`cron`] (schedules), [`defaults`],
 //! [`table`], [`schemas`], and [`controllers`] (the in-process stand-ins for
 //! kube-controller-manager, which go through the registry like any client).
 //!
@@ -48,6 +48,7 @@ pub mod bootstrap;
 pub mod builtin;
 pub mod controllers;
 pub mod crd;
+pub mod cron;
 pub mod datadir;
 pub mod defaults;
 pub mod gofmt;
@@ -60,6 +61,7 @@ pub mod openapi;
 pub mod patch;
 pub mod pki;
 pub mod protobuf;
+pub mod quantity;
 pub mod registry;
 pub mod resources;
 pub mod reviews;

@@ -220,6 +220,9 @@ pub struct ResourceType {
     pub token_subresource: bool,
     /// Whether the pod `binding` subresource (a Binding) is served.
     pub binding_subresource: bool,
+    /// Whether the pod `eviction` subresource (a policy/v1 Eviction) is
+    /// served.
+    pub eviction_subresource: bool,
     /// Whether the `approval` subresource (CertificateSigningRequests) is
     /// served.
     pub approval_subresource: bool,
@@ -264,6 +267,7 @@ impl ResourceType {
             log_subresource: false,
             token_subresource: false,
             binding_subresource: false,
+            eviction_subresource: false,
             approval_subresource: false,
             ephemeral_subresource: false,
             only_verbs: None,
@@ -342,6 +346,12 @@ impl ResourceType {
     /// Serves the pod `binding` subresource.
     pub fn with_binding(mut self) -> Self {
         self.binding_subresource = true;
+        self
+    }
+
+    /// Serves the pod `eviction` subresource.
+    pub fn with_eviction(mut self) -> Self {
+        self.eviction_subresource = true;
         self
     }
 

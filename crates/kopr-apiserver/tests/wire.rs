@@ -251,9 +251,9 @@ async fn a_path_under_a_served_group_with_no_route_has_empty_details() {
     let within = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                         "message": "the server could not find the requested resource",
                         "reason": "NotFound", "details": {}, "code": 404});
-    // kubectl debug patches pods/<name>/ephemeralcontainers and reads these details.
+    // A subresource no resource serves (kubectl reads these details).
     for path in [
-        "/api/v1/namespaces/default/pods/x/ephemeralcontainers",
+        "/api/v1/namespaces/default/pods/x/nosuchsubresource",
         "/api/v1/namespaces/default/foos/x",
     ] {
         let (code, _, text) = get(path).await;
@@ -317,7 +317,7 @@ async fn half_open_connections_are_closed_after_the_header_timeout() {
         .await
         .unwrap();
     let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-    let mut stream = connector.connect(name, tcp).await.unwrap();
+    let mut stream = connector.connect(name.clone(), tcp).await.unwrap();
     stream
         .write_all(b"GET /version HTTP/1.1\r\nHost: localhost\r\n")
         .await
@@ -326,6 +326,12 @@ async fn half_open_connections_are_closed_after_the_header_timeout() {
         closed_by_server(&mut stream).await,
         "headers never finished"
     );
+    // A TLS connection that never sends a byte of HTTP (no request line, no HTTP/2 preface).
+    let tcp = tokio::net::TcpStream::connect(f.server.addr())
+        .await
+        .unwrap();
+    let mut mute = connector.connect(name, tcp).await.unwrap();
+    assert!(closed_by_server(&mut mute).await, "no HTTP bytes ever sent");
     // The server still serves everyone else.
     let (code, _, _) = common::raw(&f.client, "GET", "/version", None, Vec::new()).await;
     assert_eq!(code, 200);

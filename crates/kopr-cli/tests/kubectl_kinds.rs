@@ -212,6 +212,20 @@ fn kubectl_approves_signing_requests_and_prunes_with_the_default_allowlist() {
     let left = server.ok(&["get", "cm", "-l", "set=prune", "-o", "name"]);
     assert_eq!(left, "configmap/one\n");
 
+    // A selector of 3,000 terms (a 34 KB URL) over HTTP/2, which kubectl speaks: Go's
+    // servers take header lists up to 1 MiB.
+    let selector: Vec<String> = (0..3000).map(|i| format!("k{i}=v{i}")).collect();
+    let out = server.kubectl(&["get", "cm", "-l", &selector.join(",")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "No resources found in default namespace.\n"
+    );
+
     // kubectl debug adds an ephemeral container through pods/ephemeralcontainers.
     server.ok(&["run", "app", "--image=nginx"]);
     let out = server.kubectl(&["debug", "app", "--image=busybox", "-c", "dbg"]);

@@ -4,27 +4,7 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
-
-use support::{Server, rows};
-
-/// Runs kubectl until `check` accepts its output, failing after `secs`.
-fn eventually(server: &Server, args: &[&str], secs: u64, check: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        let out = server.kubectl(args);
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        if out.status.success() && check(&text) {
-            return text;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "kubectl {args:?} never matched; last output:\n{text}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::thread::sleep(Duration::from_millis(250));
-    }
-}
+use support::{Server, eventually, rows};
 
 #[test]
 fn kubectl_rolls_out_deployments_on_simulated_nodes() {

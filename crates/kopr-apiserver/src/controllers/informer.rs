@@ -29,19 +29,43 @@ pub enum Kind {
     StatefulSet,
     /// batch/v1 Jobs.
     Job,
+    /// apps/v1 DaemonSets.
+    DaemonSet,
+    /// apps/v1 ControllerRevisions.
+    ControllerRevision,
+    /// batch/v1 CronJobs.
+    CronJob,
     /// core/v1 Nodes.
     Node,
+    /// policy/v1 PodDisruptionBudgets.
+    PodDisruptionBudget,
+    /// core/v1 ReplicationControllers.
+    ReplicationController,
+    /// core/v1 Services.
+    Service,
+    /// core/v1 Endpoints.
+    Endpoints,
+    /// discovery.k8s.io/v1 EndpointSlices.
+    EndpointSlice,
 }
 
 impl Kind {
     /// Every kind, in listing order.
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 14] = [
         Kind::Node,
         Kind::Deployment,
         Kind::ReplicaSet,
         Kind::StatefulSet,
+        Kind::DaemonSet,
+        Kind::ControllerRevision,
         Kind::Job,
+        Kind::CronJob,
         Kind::Pod,
+        Kind::PodDisruptionBudget,
+        Kind::ReplicationController,
+        Kind::Service,
+        Kind::Endpoints,
+        Kind::EndpointSlice,
     ];
 
     /// The storage key prefix of the kind.
@@ -52,7 +76,15 @@ impl Kind {
             Kind::Deployment => "/apps/deployments/",
             Kind::StatefulSet => "/apps/statefulsets/",
             Kind::Job => "/batch/jobs/",
+            Kind::DaemonSet => "/apps/daemonsets/",
+            Kind::ControllerRevision => "/apps/controllerrevisions/",
+            Kind::CronJob => "/batch/cronjobs/",
             Kind::Node => "/core/nodes/",
+            Kind::PodDisruptionBudget => "/policy/poddisruptionbudgets/",
+            Kind::ReplicationController => "/core/replicationcontrollers/",
+            Kind::Service => "/core/services/",
+            Kind::Endpoints => "/core/endpoints/",
+            Kind::EndpointSlice => "/discovery.k8s.io/endpointslices/",
         }
     }
 
@@ -64,7 +96,15 @@ impl Kind {
             Kind::Deployment => ("apps", "deployments"),
             Kind::StatefulSet => ("apps", "statefulsets"),
             Kind::Job => ("batch", "jobs"),
+            Kind::DaemonSet => ("apps", "daemonsets"),
+            Kind::ControllerRevision => ("apps", "controllerrevisions"),
+            Kind::CronJob => ("batch", "cronjobs"),
             Kind::Node => ("", "nodes"),
+            Kind::PodDisruptionBudget => ("policy", "poddisruptionbudgets"),
+            Kind::ReplicationController => ("", "replicationcontrollers"),
+            Kind::Service => ("", "services"),
+            Kind::Endpoints => ("", "endpoints"),
+            Kind::EndpointSlice => ("discovery.k8s.io", "endpointslices"),
         }
     }
 

@@ -4,15 +4,23 @@
 //! ValidatingAdmissionPolicy status, the APIServices of custom resource
 //! groups, and
 //! the workload controllers
-//! (Deployment, ReplicaSet, StatefulSet, Job); plus a scheduler and a
+//! (Deployment, ReplicaSet, ReplicationController, StatefulSet, DaemonSet,
+//! Job, CronJob), the endpoints and endpointslice controllers, the
+//! disruption controller (PodDisruptionBudget status); plus a
+//! scheduler and a
 //! simulated kubelet for simulated nodes, kwok-style. They watch the store's
 //! event stream and act through the registry, as a client would.
 
 mod admission_policy_status;
 pub mod clusterrole_aggregation;
 pub mod crd;
+mod cronjob;
+mod daemonset;
 mod deployment;
+mod disruption;
+pub mod endpoints;
 mod garbage_collector;
+mod history;
 pub mod informer;
 mod job;
 pub mod kubelet;
@@ -22,11 +30,13 @@ mod pod_termination;
 pub mod podutil;
 pub mod recorder;
 mod replicaset;
+mod replication;
 pub mod root_ca;
 pub mod scheduler;
 mod service_account;
 pub mod simulation;
 mod statefulset;
+pub mod templates;
 pub mod workloads;
 pub mod workqueue;
 pub mod writes;

@@ -7,6 +7,9 @@
 //! `observedGeneration` and a `ReplicaFailure` condition when pods cannot
 //! be created. Events: `SuccessfulCreate` (`Created pod: P`),
 //! `SuccessfulDelete` (`Deleted pod: P`), `FailedCreate`.
+//!
+//! The same controller runs ReplicationControllers (see [`Flavour`] and
+//! `super::replication`), as kube's replication manager runs this code.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -29,12 +32,45 @@ const BURST: i64 = 500;
 /// Annotation lowering a pod's rank for deletion.
 const DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
 
+/// What the ReplicaSet controller's two uses differ in: the kind it
+/// manages, the owner references it writes and its event source.
+#[derive(Debug, Clone, Copy)]
+pub struct Flavour {
+    /// The cached kind managed.
+    pub kind: Kind,
+    /// Its apiVersion, in owner references.
+    pub api_version: &'static str,
+    /// Its kind, in owner references.
+    pub kind_name: &'static str,
+    /// The event source component.
+    pub component: &'static str,
+}
+
+impl Flavour {
+    /// apps/v1 ReplicaSets.
+    pub const REPLICA_SETS: Flavour = Flavour {
+        kind: Kind::ReplicaSet,
+        api_version: "apps/v1",
+        kind_name: "ReplicaSet",
+        component: "replicaset-controller",
+    };
+
+    /// The parsed selector of a managed object (None when invalid).
+    pub fn selector(&self, obj: &Value) -> Option<crate::selectors::LabelSelector> {
+        match self.kind {
+            Kind::ReplicationController => super::replication::selector_of(obj),
+            _ => podutil::selector_of(obj),
+        }
+    }
+}
+
 /// The controller.
 pub struct ReplicaSetController {
     api: Api,
     informer: Arc<Informer>,
     recorder: Recorder,
     source: Source,
+    flavour: Flavour,
 }
 
 /// Adds a controller reference to an orphan, unless it got one meanwhile.
@@ -121,12 +157,27 @@ fn deletion_order(a: &Value, b: &Value, ranks: &HashMap<String, usize>) -> Order
 impl ReplicaSetController {
     /// A controller working from the cache.
     pub fn new(api: Api, informer: Arc<Informer>, recorder: Recorder) -> Arc<Self> {
+        Self::with_flavour(Flavour::REPLICA_SETS, api, informer, recorder)
+    }
+
+    /// A controller of the given flavour working from the cache.
+    pub fn with_flavour(
+        flavour: Flavour,
+        api: Api,
+        informer: Arc<Informer>,
+        recorder: Recorder,
+    ) -> Arc<Self> {
         Arc::new(ReplicaSetController {
             api,
             informer,
             recorder,
-            source: Source::component("replicaset-controller"),
+            source: Source::component(flavour.component),
+            flavour,
         })
+    }
+
+    fn owner_ref(&self, obj: &Value) -> Value {
+        podutil::new_controller_ref(obj, self.flavour.api_version, self.flavour.kind_name)
     }
 
     fn owned_pods(&self, uid: &str) -> Vec<Arc<Value>> {
@@ -138,14 +189,14 @@ impl ReplicaSetController {
         let Some(rs) = self.informer.get_key(&key) else {
             return Ok(None);
         };
-        let Some(selector) = podutil::selector_of(&rs) else {
+        let Some(selector) = self.flavour.selector(&rs) else {
             return Ok(None);
         };
         let ns = object::namespace(&rs).to_string();
         let uid = object::uid(&rs).to_string();
         let deleting = object::is_deleting(&rs);
         if !deleting {
-            let owner = podutil::new_controller_ref(&rs, "apps/v1", "ReplicaSet");
+            let owner = self.owner_ref(&rs);
             let mut adopted = false;
             for orphan in self.informer.orphans(Kind::Pod, &ns) {
                 if !object::is_deleting(&orphan)
@@ -192,7 +243,7 @@ impl ReplicaSetController {
         };
         let ns = object::namespace(rs);
         let template = rs.pointer("/spec/template").cloned().unwrap_or(Value::Null);
-        let owner = podutil::new_controller_ref(rs, "apps/v1", "ReplicaSet");
+        let owner = self.owner_ref(rs);
         let mut pod = podutil::pod_from_template(&template, ns, owner);
         pod["metadata"]["generateName"] = json!(format!("{}-", object::name(rs)));
         let opts = podutil::writer(CONTROLLER_MANAGER);
@@ -349,8 +400,18 @@ impl ReplicaSetController {
         if !conditions.is_empty() {
             status["conditions"] = json!(conditions);
         }
-        type Status = k8s_openapi::api::apps::v1::ReplicaSetStatus;
-        if !writes::update_status::<Status>(&self.api, Kind::ReplicaSet, &rs, &status).await? {
+        let kind = self.flavour.kind;
+        let written = match kind {
+            Kind::ReplicationController => {
+                type Status = k8s_openapi::api::core::v1::ReplicationControllerStatus;
+                writes::update_status::<Status>(&self.api, kind, &rs, &status).await?
+            }
+            _ => {
+                type Status = k8s_openapi::api::apps::v1::ReplicaSetStatus;
+                writes::update_status::<Status>(&self.api, kind, &rs, &status).await?
+            }
+        };
+        if !written {
             return Ok(None);
         }
         Ok(again.map(|d| d + Duration::from_secs(1)))

@@ -14,24 +14,30 @@
 //! `SuccessfulCreate` (`create Pod web-0 in StatefulSet web successful`),
 //! `SuccessfulDelete`, `FailedCreate`.
 //!
-//! Revisions are named as ControllerRevisions would be (`<set>-<hash>`),
-//! but no ControllerRevision objects are kept: new pods always use the
-//! current template, including below a rolling-update partition.
+//! Template history is kept in ControllerRevisions, as kube keeps it: the
+//! update revision is the one holding the set's template (created as
+//! `<set>-<hash>`, or an older one renumbered when its template comes back,
+//! as after `kubectl rollout undo`), the current revision the one
+//! `status.currentRevision` names; pods below a rolling-update partition are
+//! created from the current revision's template, the others from the
+//! update revision's; revisions beyond `revisionHistoryLimit` that no pod
+//! uses are deleted.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::history::{self, REVISION_HASH as REVISION_LABEL};
 use super::informer::{Informer, Kind};
 use super::podutil::{self, CONTROLLER_MANAGER, int_at};
 use super::recorder::{Recorder, Source};
+use super::templates;
 use super::writes;
 use crate::object;
 use crate::registry::Api;
 use crate::status::ApiError;
 
-const REVISION_LABEL: &str = "controller-revision-hash";
 const POD_NAME_LABEL: &str = "statefulset.kubernetes.io/pod-name";
 const POD_INDEX_LABEL: &str = "apps.kubernetes.io/pod-index";
 
@@ -72,6 +78,38 @@ enum Step {
     Continue,
     /// Wait for the next change.
     Wait,
+}
+
+/// A revision the controller creates pods from.
+struct Revision {
+    /// The ControllerRevision's name (the pods' `controller-revision-hash`).
+    name: String,
+    /// Its pod template.
+    template: Value,
+}
+
+impl Revision {
+    /// The revision's name and template (the set's own template if the
+    /// revision holds none).
+    fn of(set: &Value, cr: &Value) -> Revision {
+        Revision {
+            name: object::name(cr).to_string(),
+            template: templates::from_patch(history::data(cr))
+                .unwrap_or_else(|| templates::of(set).clone()),
+        }
+    }
+}
+
+/// Whether a new pod at `ordinal` gets the current revision rather than the
+/// update revision (`newVersionedStatefulSetPod`): below the partition of a
+/// rolling update, or, without rolling update parameters, below the
+/// current replicas.
+fn below_partition(set: &Value, ordinal: i64, start: i64) -> bool {
+    let rolling = podutil::str_at(set, "/spec/updateStrategy/type") == "RollingUpdate";
+    match podutil::at(set, "/spec/updateStrategy/rollingUpdate").filter(|v| !v.is_null()) {
+        None => rolling && ordinal < start + int_at(set, "/status/currentReplicas").unwrap_or(0),
+        Some(ru) => ordinal < start + ru.get("partition").and_then(Value::as_i64).unwrap_or(0),
+    }
 }
 
 impl StatefulSetController {
@@ -121,23 +159,24 @@ impl StatefulSetController {
         }
     }
 
-    async fn create_pod(&self, set: &Value, ordinal: i64, revision: &str) -> Result<(), ApiError> {
+    async fn create_pod(
+        &self,
+        set: &Value,
+        ordinal: i64,
+        revision: &Revision,
+    ) -> Result<(), ApiError> {
         let Some(rt) = self.api.catalog.get("", "v1", "pods") else {
             return Ok(());
         };
         let ns = object::namespace(set);
         let name = format!("{}-{ordinal}", object::name(set));
-        let template = set
-            .pointer("/spec/template")
-            .cloned()
-            .unwrap_or(Value::Null);
         let owner = podutil::new_controller_ref(set, "apps/v1", "StatefulSet");
-        let mut pod = podutil::pod_from_template(&template, ns, owner);
+        let mut pod = podutil::pod_from_template(&revision.template, ns, owner);
         pod["metadata"]["name"] = json!(name);
         if !pod["metadata"].get("labels").is_some_and(Value::is_object) {
             pod["metadata"]["labels"] = json!({});
         }
-        pod["metadata"]["labels"][REVISION_LABEL] = json!(revision);
+        pod["metadata"]["labels"][REVISION_LABEL] = json!(revision.name);
         pod["metadata"]["labels"][POD_NAME_LABEL] = json!(name);
         pod["metadata"]["labels"][POD_INDEX_LABEL] = json!(ordinal.to_string());
         pod["spec"]["hostname"] = json!(name);
@@ -187,22 +226,122 @@ impl StatefulSetController {
         if object::is_deleting(&set) {
             return Ok(None);
         }
-        let template = set
-            .pointer("/spec/template")
-            .cloned()
-            .unwrap_or(Value::Null);
-        let collision = int_at(&set, "/status/collisionCount").unwrap_or(0);
-        let update_rev = format!(
-            "{}-{}",
-            object::name(&set),
-            podutil::template_hash(&template, Some(collision))
-        );
-        self.update(&set, &update_rev).await?;
+        let Some(selector) = podutil::selector_of(&set) else {
+            return Ok(None);
+        };
+        let owner = podutil::new_controller_ref(&set, "apps/v1", "StatefulSet");
+        let revisions = history::claim(&self.api, &self.informer, &set, &selector, &owner).await?;
+        let (current, update, collision) = self.revisions(&set, &owner, &revisions).await?;
+        let current = Revision::of(&set, &current);
+        let update = Revision::of(&set, &update);
+        self.update(&set, &current, &update).await?;
         self.informer.catch_up().await;
-        self.update_status(&key, &update_rev).await
+        let again = self
+            .update_status(&key, &current.name, &update.name, collision)
+            .await?;
+        self.truncate_history(&set, &revisions, &current.name, &update.name)
+            .await?;
+        Ok(again)
     }
 
-    async fn update(&self, set: &Value, update_rev: &str) -> Result<(), ApiError> {
+    /// The current and update revisions and the collision count
+    /// (`getStatefulSetRevisions`): the update revision holds the set's
+    /// template (the newest revision if it does, an older one renumbered to
+    /// the next number, or a new one); the current one is the revision
+    /// `status.currentRevision` names, else the update revision.
+    async fn revisions(
+        &self,
+        set: &Value,
+        owner: &Value,
+        revisions: &[Arc<Value>],
+    ) -> Result<(Arc<Value>, Arc<Value>, i64), ApiError> {
+        let mut collision = int_at(set, "/status/collisionCount").unwrap_or(0);
+        let patch = templates::replace_patch(set);
+        let next = revisions.last().map_or(0, |r| history::number(r)) + 1;
+        let equal = revisions.iter().rev().find(|r| history::data(r) == &patch);
+        let update = match (equal, revisions.last()) {
+            (Some(eq), Some(last)) if history::data(last) == history::data(eq) => last.clone(),
+            (Some(eq), _) => history::renumber(&self.api, eq, next).await?,
+            (None, _) => {
+                self.create_revision(set, owner, patch, next, &mut collision)
+                    .await?
+            }
+        };
+        let named = podutil::str_at(set, "/status/currentRevision");
+        let current = revisions
+            .iter()
+            .find(|r| !named.is_empty() && object::name(r) == named)
+            .cloned()
+            .unwrap_or_else(|| update.clone());
+        Ok((current, update, collision))
+    }
+
+    /// Creates a revision of the set's template, counting name collisions
+    /// with revisions of other templates (`CreateControllerRevision`).
+    async fn create_revision(
+        &self,
+        set: &Value,
+        owner: &Value,
+        patch: Value,
+        revision: i64,
+        collision: &mut i64,
+    ) -> Result<Arc<Value>, ApiError> {
+        let label = history::hash_data(&patch, Some(*collision));
+        let ns = object::namespace(set);
+        loop {
+            let hash = history::hash_data(&patch, Some(*collision));
+            let name = history::name_for(object::name(set), &hash);
+            let body =
+                history::new_revision(set, owner.clone(), &name, &label, patch.clone(), revision);
+            match history::create(&self.api, body).await {
+                Ok(cr) => return Ok(cr),
+                Err(e) if e.reason == "AlreadyExists" && *collision < i64::from(i32::MAX) => {
+                    if let Some(existing) = history::get(&self.api, ns, &name).await?
+                        && history::data(&existing) == &patch
+                    {
+                        return Ok(existing);
+                    }
+                    *collision += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Deletes the oldest revisions beyond `revisionHistoryLimit` that are
+    /// neither current, nor the update revision, nor used by a pod
+    /// (`truncateHistory`).
+    async fn truncate_history(
+        &self,
+        set: &Value,
+        revisions: &[Arc<Value>],
+        current: &str,
+        update: &str,
+    ) -> Result<(), ApiError> {
+        let pods = self.informer.controlled_by(Kind::Pod, object::uid(set));
+        let live = |name: &str| {
+            name == current || name == update || pods.iter().any(|p| revision_of(p) == name)
+        };
+        let unused: Vec<&Arc<Value>> = revisions
+            .iter()
+            .filter(|r| !live(object::name(r)))
+            .collect();
+        let limit = int_at(set, "/spec/revisionHistoryLimit")
+            .unwrap_or(10)
+            .max(0);
+        let excess = unused.len().saturating_sub(limit as usize);
+        for cr in unused.into_iter().take(excess) {
+            history::delete(&self.api, cr).await?;
+        }
+        Ok(())
+    }
+
+    async fn update(
+        &self,
+        set: &Value,
+        current: &Revision,
+        update: &Revision,
+    ) -> Result<(), ApiError> {
         let name = object::name(set).to_string();
         let replicas = int_at(set, "/spec/replicas").unwrap_or(1).max(0);
         let start = int_at(set, "/spec/ordinals/start").unwrap_or(0).max(0);
@@ -232,7 +371,12 @@ impl StatefulSetController {
                     Step::Wait
                 }
                 None => {
-                    self.create_pod(set, ordinal, update_rev).await?;
+                    let revision = if below_partition(set, ordinal, start) {
+                        current
+                    } else {
+                        update
+                    };
+                    self.create_pod(set, ordinal, revision).await?;
                     if monotonic {
                         Step::Wait
                     } else {
@@ -281,7 +425,7 @@ impl StatefulSetController {
             let Some(pod) = &slots[i as usize] else {
                 continue;
             };
-            if revision_of(pod) != update_rev && !object::is_deleting(pod) {
+            if revision_of(pod) != update.name && !object::is_deleting(pod) {
                 self.delete_pod(set, pod).await?;
                 return Ok(());
             }
@@ -295,17 +439,15 @@ impl StatefulSetController {
     async fn update_status(
         &self,
         key: &str,
+        current_rev: &str,
         update_rev: &str,
+        collision: i64,
     ) -> Result<Option<Duration>, ApiError> {
         let Some(set) = self.informer.get_key(key) else {
             return Ok(None);
         };
         let now = podutil::now();
         let min_ready = int_at(&set, "/spec/minReadySeconds").unwrap_or(0);
-        let current_rev = match podutil::str_at(&set, "/status/currentRevision") {
-            "" => update_rev.to_string(),
-            r => r.to_string(),
-        };
         let (mut created, mut ready, mut available, mut current, mut updated) = (0, 0, 0, 0, 0);
         let mut again: Option<Duration> = None;
         for pod in self.informer.controlled_by(Kind::Pod, object::uid(&set)) {
@@ -330,7 +472,7 @@ impl StatefulSetController {
                 }
             }
         }
-        let mut current_revision = current_rev;
+        let mut current_revision = current_rev.to_string();
         let rolling = podutil::str_at(&set, "/spec/updateStrategy/type") != "OnDelete";
         if rolling && updated == created && ready == created {
             current = updated;
@@ -341,7 +483,7 @@ impl StatefulSetController {
             "availableReplicas": available,
             "currentRevision": current_revision,
             "updateRevision": update_rev,
-            "collisionCount": int_at(&set, "/status/collisionCount").unwrap_or(0),
+            "collisionCount": collision,
         });
         podutil::set_counts(
             &mut status,

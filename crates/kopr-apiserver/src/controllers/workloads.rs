@@ -1,22 +1,30 @@
-//! Wires up the workload controllers (Deployment, ReplicaSet, StatefulSet,
-//! Job), the scheduler and the simulated kubelet: creates the simulated
-//! nodes, fills the shared cache, and turns every committed change into
-//! work-queue keys for the controllers that care, as informer event
-//! handlers do in kube-controller-manager. Nothing runs on a timer except
-//! real delays (pulls, run times, back-offs, progress deadlines).
+//! Wires up the workload controllers (Deployment, ReplicaSet,
+//! ReplicationController, StatefulSet, DaemonSet, Job, CronJob), the
+//! endpoints and endpointslice controllers, the disruption controller, the
+//! scheduler and the simulated kubelet: creates the simulated nodes, fills
+//! the shared cache, and turns every committed change into work-queue keys
+//! for the controllers that care, as informer event handlers do in
+//! kube-controller-manager. Nothing runs on a timer except real delays
+//! (pulls, run times, back-offs, progress deadlines, CronJobs' scheduled
+//! times).
 
 use std::sync::Arc;
 
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use super::cronjob::CronJobController;
+use super::daemonset::{self, DaemonSetController};
 use super::deployment::DeploymentController;
+use super::disruption::DisruptionController;
+use super::endpoints::{EndpointSliceController, EndpointsController, Routes};
 use super::informer::{Change, Informer, Kind};
 use super::job::{JobController, ORPHAN_PREFIX, TRACKING_FINALIZER};
 use super::kubelet::Kubelet;
 use super::podutil;
 use super::recorder::Recorder;
 use super::replicaset::ReplicaSetController;
+use super::replication;
 use super::scheduler::Scheduler;
 use super::statefulset::StatefulSetController;
 use super::workqueue::WorkQueue;
@@ -32,6 +40,11 @@ struct Router {
     replicasets: Arc<WorkQueue>,
     statefulsets: Arc<WorkQueue>,
     jobs: Arc<WorkQueue>,
+    daemonsets: Arc<WorkQueue>,
+    replication: Arc<WorkQueue>,
+    endpoints: Routes,
+    cronjobs: Arc<CronJobController>,
+    disruption: Arc<DisruptionController>,
     kubelet_queue: Arc<WorkQueue>,
     scheduler: Arc<Scheduler>,
     kubelet: Arc<Kubelet>,
@@ -41,10 +54,17 @@ impl Router {
     fn route(&self, ch: &Change) {
         let ns_of = |o: &serde_json::Value| object::namespace(o).to_string();
         let objects = || ch.old.iter().chain(ch.new.iter());
+        self.disruption.observe(ch);
+        daemonset::route(&self.informer, &self.daemonsets, ch);
+        replication::route(&self.informer, &self.replication, ch);
         match ch.kind {
             Kind::Deployment => self.deployments.add(ch.key.clone()),
             Kind::StatefulSet => self.statefulsets.add(ch.key.clone()),
-            Kind::Job => self.jobs.add(ch.key.clone()),
+            Kind::Job => {
+                self.jobs.add(ch.key.clone());
+                self.cronjobs.observe(ch);
+            }
+            Kind::CronJob => self.cronjobs.observe(ch),
             Kind::ReplicaSet => {
                 self.replicasets.add(ch.key.clone());
                 for o in objects() {
@@ -109,12 +129,16 @@ impl Router {
                         self.jobs.add(format!("{ORPHAN_PREFIX}{}", ch.key));
                     }
                 }
+                self.endpoints.route(ch);
                 self.scheduler.observe(ch);
                 if objects().any(|p| self.kubelet.runs(p)) {
                     self.kubelet_queue.add(ch.key.clone());
                 }
             }
             Kind::Node => self.scheduler.observe(ch),
+            Kind::PodDisruptionBudget | Kind::ReplicationController => {}
+            Kind::DaemonSet | Kind::ControllerRevision => {}
+            Kind::Service | Kind::Endpoints | Kind::EndpointSlice => self.endpoints.route(ch),
         }
     }
 }
@@ -167,12 +191,28 @@ async fn run(
     let recorder = Recorder::spawn(api.clone(), stop.clone());
     let queue = |name| WorkQueue::new(name, stop.clone());
     let scheduler_queue = queue("scheduler");
+    let cronjob_queue = queue("cronjob");
     let router = Router {
         informer: informer.clone(),
         deployments: queue("deployment"),
         replicasets: queue("replicaset"),
         statefulsets: queue("statefulset"),
         jobs: queue("job"),
+        daemonsets: queue("daemonset"),
+        replication: queue("replicationmanager"),
+        endpoints: Routes::new(informer.clone(), queue("endpoint"), queue("endpointslice")),
+        cronjobs: CronJobController::new(
+            api.clone(),
+            informer.clone(),
+            recorder.clone(),
+            cronjob_queue.clone(),
+        ),
+        disruption: DisruptionController::new(
+            api.clone(),
+            informer.clone(),
+            recorder.clone(),
+            queue("disruption"),
+        ),
         kubelet_queue: queue("kubelet"),
         scheduler: Scheduler::new(
             api.clone(),
@@ -212,6 +252,37 @@ async fn run(
     start(&router.jobs, 1, &informer, &jobs, |c, k| async move {
         c.sync(k).await
     });
+    let daemonsets = DaemonSetController::new(api.clone(), informer.clone(), recorder.clone());
+    start(
+        &router.daemonsets,
+        1,
+        &informer,
+        &daemonsets,
+        |c, k| async move { c.sync(k).await },
+    );
+    let rcs = ReplicaSetController::with_flavour(
+        replication::REPLICATION_CONTROLLERS,
+        api.clone(),
+        informer.clone(),
+        recorder.clone(),
+    );
+    start(&router.replication, 1, &informer, &rcs, |c, k| async move {
+        c.sync(k).await
+    });
+    start(
+        &cronjob_queue,
+        1,
+        &informer,
+        &router.cronjobs,
+        |c, k| async move { c.sync(k).await },
+    );
+    start(
+        router.disruption.queue(),
+        1,
+        &informer,
+        &router.disruption,
+        |c, k| async move { c.sync(k).await },
+    );
     start(
         &scheduler_queue,
         1,
@@ -226,10 +297,32 @@ async fn run(
         &router.kubelet,
         |c, k| async move { c.sync(k).await },
     );
+    let endpoints = EndpointsController::new(api.clone(), informer.clone(), recorder.clone());
+    start(
+        &router.endpoints.endpoints,
+        2,
+        &informer,
+        &endpoints,
+        |c, k| async move { c.sync(k).await },
+    );
+    let slices = EndpointSliceController::new(
+        api.clone(),
+        informer.clone(),
+        recorder.clone(),
+        router.endpoints.tracker.clone(),
+    );
+    start(
+        &router.endpoints.slices,
+        2,
+        &informer,
+        &slices,
+        |c, k| async move { c.sync(k).await },
+    );
 
     for ch in &changes {
         router.route(ch);
     }
+    router.endpoints.leftovers();
     loop {
         let received = tokio::select! {
             _ = stop.cancelled() => return,

@@ -113,6 +113,20 @@ fn subresources(rt: &ResourceType) -> Vec<(&'static str, &'static [&'static str]
             json!({"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}),
         ));
     }
+    if rt.group.is_empty() && rt.plural == "pods" {
+        // The streaming subresources (`http::stream`).
+        for (name, kind) in [
+            ("attach", "PodAttachOptions"),
+            ("exec", "PodExecOptions"),
+            ("portforward", "PodPortForwardOptions"),
+        ] {
+            out.push((
+                name,
+                &["create", "get"][..],
+                json!({"group": "", "version": "v1", "kind": kind}),
+            ));
+        }
+    }
     if rt.log_subresource {
         out.push((
             "log",
@@ -135,6 +149,13 @@ fn subresources(rt: &ResourceType) -> Vec<(&'static str, &'static [&'static str]
             "binding",
             &["create"][..],
             json!({"group": "", "version": "v1", "kind": "Binding"}),
+        ));
+    }
+    if rt.eviction_subresource {
+        out.push((
+            "eviction",
+            &["create"][..],
+            json!({"group": "policy", "version": "v1", "kind": "Eviction"}),
         ));
     }
     if rt.ephemeral_subresource {

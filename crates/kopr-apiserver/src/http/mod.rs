@@ -7,6 +7,7 @@ mod binding;
 pub mod body;
 mod component_status;
 pub mod discovery;
+mod eviction;
 mod logs;
 pub mod negotiate;
 pub mod path;
@@ -14,6 +15,7 @@ pub mod query;
 mod resource;
 pub mod response;
 mod scale;
+mod stream;
 mod table;
 mod watch;
 
@@ -45,6 +47,8 @@ pub struct AppState {
     pub metrics: Arc<crate::metrics::RequestMetrics>,
     /// The audit log, if one is kept.
     pub audit: Option<Arc<crate::audit::Auditor>>,
+    /// The file trees of simulated containers (exec, `kubectl cp`).
+    pub containers: Arc<crate::controllers::kubelet::files::Containers>,
 }
 
 /// The client's address, put on each request by the server's accept loop.

@@ -105,6 +105,9 @@ pub async fn handle(
         Some("binding") if rt.binding_subresource && rp.name.is_some() => {
             return super::binding::handle(state, parts, &rp, &body).await;
         }
+        Some("eviction") if rt.eviction_subresource && rp.name.is_some() => {
+            return super::eviction::handle(state, parts, &rp, &query, &body, user).await;
+        }
         Some("finalize") if rt.strategy.has_spec_finalizers() => {}
         Some("scale") if rt.scale_subresource => {
             return super::scale::handle(state, parts, &target, &query, &body, user_agent).await;
@@ -114,6 +117,11 @@ pub async fn handle(
         }
         Some("token") if rt.token_subresource && rp.name.is_some() => {
             return token_request(state, parts, &rp, &body).await;
+        }
+        Some(sub @ ("exec" | "attach" | "portforward"))
+            if rt.group.is_empty() && rt.plural == "pods" && rp.name.is_some() =>
+        {
+            return super::stream::handle(state, parts, &target, sub).await;
         }
         // kubectl debug, for one, reads the details of this 404 (`"details":{}`).
         Some(_) => return Err(ApiError::route_not_found()),

@@ -172,6 +172,29 @@ pub fn python_venv(name: &str, packages: &[&str]) -> PathBuf {
     python
 }
 
+/// Runs kubectl until `check` accepts its output, failing after `secs`.
+pub fn eventually(
+    server: &Server,
+    args: &[&str],
+    secs: u64,
+    check: impl Fn(&str) -> bool,
+) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        let out = server.kubectl(args);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if out.status.success() && check(&text) {
+            return text;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "kubectl {args:?} never matched; last output:\n{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+}
+
 /// Splits table output into rows of whitespace-separated cells.
 pub fn rows(out: &str) -> Vec<Vec<String>> {
     out.lines()

@@ -124,7 +124,9 @@ pub(super) fn revision(rs: &Value) -> i64 {
         .unwrap_or(0)
 }
 
-/// Templates equal but for the pod-template-hash label (`EqualIgnoreHash`).
+/// Templates equal but for the pod-template-hash label (`EqualIgnoreHash`),
+/// compared as kube's Go types see them (so that `resources: {}`, as
+/// `kubectl rollout undo` writes it, equals an absent `resources`).
 pub(super) fn equal_ignore_hash(a: &Value, b: &Value) -> bool {
     let strip = |t: &Value| {
         let mut t = t.clone();
@@ -143,7 +145,7 @@ pub(super) fn equal_ignore_hash(a: &Value, b: &Value) -> bool {
         }
         t
     };
-    strip(a) == strip(b)
+    crate::controllers::templates::equal(&strip(a), &strip(b))
 }
 
 pub(super) fn condition<'a>(status: &'a Value, ty: &str) -> Option<&'a Value> {

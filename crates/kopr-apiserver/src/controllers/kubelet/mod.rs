@@ -42,10 +42,17 @@ use crate::registry::Api;
 use crate::status::ApiError;
 
 mod container;
+pub mod exec;
+pub mod files;
+pub mod filters;
 mod node;
 mod pod;
+pub mod ports;
+pub mod shell;
+pub mod tar;
 #[cfg(test)]
 mod tests;
+pub mod volumes;
 
 #[allow(unused_imports)]
 pub use self::container::*;

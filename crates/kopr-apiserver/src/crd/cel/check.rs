@@ -66,13 +66,29 @@ pub(super) fn compile_expr(
             "compilation failed: ERROR: <input>:-1:0: expression recursion limit exceeded: {MAX_AST_DEPTH}"
         ));
     }
-    let expr = rewrite(expr);
+    let mut next_id = max_id(&expr);
+    let mut ex = Expander {
+        src,
+        next_id: &mut next_id,
+        errors: Vec::new(),
+    };
+    let expr = ex.expand(expr);
+    if !ex.errors.is_empty() {
+        let msgs: Vec<String> = ex
+            .errors
+            .iter()
+            .map(|(l, c, m)| format_issue(src, *l, *c, m))
+            .collect();
+        return Err(format!("compilation failed: {}", msgs.join("\n")));
+    }
     let mut ck = Checker {
         src,
         self_ty: self_ty.clone(),
         old_ty: old_ty.clone(),
         scopes: Vec::new(),
         errors: Vec::new(),
+        lowering: Lowering::default(),
+        optional_entries: 0,
     };
     let ty = ck.check(&expr);
     if !ck.errors.is_empty() {
@@ -85,6 +101,7 @@ pub(super) fn compile_expr(
             .collect();
         return Err(format!("compilation failed: {}", msgs.join("\n")));
     }
+    let ty = ty.norm();
     if want_bool {
         if !matches!(ty, CTy::Bool | CTy::Unknown) {
             return Err("cel expression must evaluate to a bool".into());
@@ -92,6 +109,8 @@ pub(super) fn compile_expr(
     } else if !matches!(ty, CTy::String | CTy::Unknown) {
         return Err("cel expression must evaluate to a string".into());
     }
+    let expr = lower(expr, &ck.lowering, &mut next_id);
+    let depth = ast_depth(&expr);
     Ok((expr, depth + 1))
 }
 
@@ -121,100 +140,117 @@ pub(super) fn format_issue(src: &str, line: isize, col: isize, msg: &str) -> Str
     out
 }
 
-/// Rewrites constructs the interpreter lacks: `cel.bind(v, init, e)` becomes a
-/// comprehension binding `v`, `x.?f` becomes `x[?'f']`.
-pub(super) fn rewrite(e: IdedExpr) -> IdedExpr {
-    let id = e.id;
-    let expr = match e.expr {
-        Expr::Call(c) => {
-            let target = c.target.map(|t| Box::new(rewrite(*t)));
-            let args: Vec<IdedExpr> = c.args.into_iter().map(rewrite).collect();
-            let is_bind = c.func_name == "bind"
-                && args.len() == 3
-                && matches!(target.as_deref(), Some(IdedExpr { expr: Expr::Ident(n), .. }) if n == "cel")
-                && matches!(args[0].expr, Expr::Ident(_));
-            if is_bind {
-                let mut args = args.into_iter();
-                let (Some(var), Some(init), Some(body)) = (args.next(), args.next(), args.next())
-                else {
-                    return IdedExpr {
-                        id,
-                        expr: Expr::Unspecified,
-                    };
-                };
-                let Expr::Ident(name) = var.expr else {
-                    return IdedExpr {
-                        id,
-                        expr: Expr::Unspecified,
-                    };
-                };
+/// Expands before checking what the interpreter lacks: `cel.bind(v, init,
+/// e)` becomes a comprehension binding `v`; the `optMap`/`optFlatMap` macros
+/// are expanded as cel-go's parser does. Macro misuse is reported in
+/// `errors` like a parse error.
+pub(super) struct Expander<'a> {
+    pub(super) src: &'a str,
+    /// The last expression id handed out.
+    pub(super) next_id: &'a mut u64,
+    pub(super) errors: Vec<(isize, isize, String)>,
+}
+
+impl Expander<'_> {
+    pub(super) fn expand(&mut self, e: IdedExpr) -> IdedExpr {
+        let id = e.id;
+        let expr = match e.expr {
+            Expr::Call(c) => self.call(c),
+            Expr::Comprehension(c) => {
+                let c = *c;
                 Expr::Comprehension(Box::new(ComprehensionExpr {
-                    iter_range: IdedExpr {
-                        id,
-                        expr: Expr::List(ListExpr::new(Vec::new())),
-                    },
-                    iter_var: "#unused".into(),
-                    iter_var2: None,
-                    accu_var: name.clone(),
-                    accu_init: init,
-                    loop_cond: IdedExpr {
-                        id,
-                        expr: Expr::Literal(LiteralValue::Boolean(false.into())),
-                    },
-                    loop_step: IdedExpr {
-                        id,
-                        expr: Expr::Ident(name),
-                    },
-                    result: body,
+                    iter_range: self.expand(c.iter_range),
+                    iter_var: c.iter_var,
+                    iter_var2: c.iter_var2,
+                    accu_var: c.accu_var,
+                    accu_init: self.expand(c.accu_init),
+                    loop_cond: self.expand(c.loop_cond),
+                    loop_step: self.expand(c.loop_step),
+                    result: self.expand(c.result),
                 }))
-            } else if c.func_name == "_?._" {
-                Expr::Call(CallExpr {
-                    func_name: "_[?_]".into(),
-                    target,
-                    args,
-                })
-            } else {
-                Expr::Call(CallExpr {
-                    func_name: c.func_name,
-                    target,
-                    args,
-                })
             }
-        }
-        Expr::Comprehension(c) => {
-            let c = *c;
+            Expr::List(l) => Expr::List(ListExpr::new_with_optionals(
+                l.elements.into_iter().map(|x| self.expand(x)).collect(),
+                l.optional_indices,
+            )),
+            Expr::Map(mut m) => {
+                for en in &mut m.entries {
+                    if let EntryExpr::MapEntry(me) = &mut en.expr {
+                        me.key = self.expand(std::mem::take(&mut me.key));
+                        me.value = self.expand(std::mem::take(&mut me.value));
+                    }
+                }
+                Expr::Map(m)
+            }
+            Expr::Select(s) => Expr::Select(SelectExpr {
+                operand: Box::new(self.expand(*s.operand)),
+                field: s.field,
+                test: s.test,
+            }),
+            other => other,
+        };
+        IdedExpr { id, expr }
+    }
+
+    fn call(&mut self, c: CallExpr) -> Expr {
+        let target = c.target.map(|t| Box::new(self.expand(*t)));
+        let args: Vec<IdedExpr> = c.args.into_iter().map(|a| self.expand(a)).collect();
+        let is_bind = c.func_name == "bind"
+            && args.len() == 3
+            && matches!(target.as_deref(), Some(IdedExpr { expr: Expr::Ident(n), .. }) if n == "cel")
+            && matches!(args[0].expr, Expr::Ident(_));
+        let is_opt_map = matches!(c.func_name.as_str(), "optMap" | "optFlatMap")
+            && args.len() == 2
+            && target.is_some();
+        if is_bind {
+            let mut args = args.into_iter();
+            let (Some(var), Some(init), Some(body)) = (args.next(), args.next(), args.next())
+            else {
+                return Expr::Unspecified;
+            };
+            let Expr::Ident(name) = var.expr else {
+                return Expr::Unspecified;
+            };
+            let mut fresh = |expr| {
+                *self.next_id += 1;
+                IdedExpr {
+                    id: *self.next_id,
+                    expr,
+                }
+            };
             Expr::Comprehension(Box::new(ComprehensionExpr {
-                iter_range: rewrite(c.iter_range),
-                iter_var: c.iter_var,
-                iter_var2: c.iter_var2,
-                accu_var: c.accu_var,
-                accu_init: rewrite(c.accu_init),
-                loop_cond: rewrite(c.loop_cond),
-                loop_step: rewrite(c.loop_step),
-                result: rewrite(c.result),
+                iter_range: fresh(Expr::List(ListExpr::new(Vec::new()))),
+                iter_var: BIND_ITER_VAR.into(),
+                iter_var2: None,
+                accu_var: name.clone(),
+                accu_init: init,
+                loop_cond: fresh(Expr::Literal(LiteralValue::Boolean(false.into()))),
+                loop_step: fresh(Expr::Ident(name)),
+                result: body,
             }))
-        }
-        Expr::List(l) => Expr::List(ListExpr::new_with_optionals(
-            l.elements.into_iter().map(rewrite).collect(),
-            l.optional_indices,
-        )),
-        Expr::Map(mut m) => {
-            for en in &mut m.entries {
-                if let EntryExpr::MapEntry(me) = &mut en.expr {
-                    me.key = rewrite(std::mem::take(&mut me.key));
-                    me.value = rewrite(std::mem::take(&mut me.value));
+        } else if is_opt_map && let Some(t) = target {
+            let mut args = args.into_iter();
+            let (Some(var), Some(body)) = (args.next(), args.next()) else {
+                return Expr::Unspecified;
+            };
+            match expand_opt_map(self.next_id, &c.func_name, *t, var, body) {
+                Ok(e) => e,
+                Err(msg) => {
+                    let (l, col) = locate_call(self.src, &c.func_name)
+                        .map(|(l, col)| first_after(self.src, l, col))
+                        .unwrap_or((1, 1));
+                    self.errors.push((l, col, msg));
+                    Expr::Unspecified
                 }
             }
-            Expr::Map(m)
+        } else {
+            Expr::Call(CallExpr {
+                func_name: c.func_name,
+                target,
+                args,
+            })
         }
-        Expr::Select(s) => Expr::Select(SelectExpr {
-            operand: Box::new(rewrite(*s.operand)),
-            field: s.field,
-            test: s.test,
-        }),
-        other => other,
-    };
-    IdedExpr { id, expr }
+    }
 }
 
 /// Checker types: declared schema types plus the CEL primitives.
@@ -292,6 +328,10 @@ pub(super) struct Checker<'a> {
     pub(super) old_ty: CTy,
     pub(super) scopes: Vec<(String, CTy)>,
     pub(super) errors: Vec<(isize, isize, String)>,
+    /// Optional constructs to lower for the interpreter.
+    pub(super) lowering: Lowering,
+    /// Optional list elements and map entries seen so far (for positions).
+    pub(super) optional_entries: usize,
 }
 
 /// Namespaces of qualified function names (`sets.contains`, ...).
@@ -463,13 +503,20 @@ impl Checker<'_> {
             },
             Expr::Select(s) => {
                 let ot = self.check(&s.operand);
+                if matches!(ot.norm(), CTy::Optional(_)) {
+                    self.lowering.selects.insert(e.id);
+                }
                 let result = self.select(&ot, &s.field);
                 if s.test { CTy::Bool } else { result }
             }
             Expr::List(l) => {
                 let mut elem = None;
-                for x in &l.elements {
-                    let t = self.check(x);
+                for (i, x) in l.elements.iter().enumerate() {
+                    let entry = l.optional_indices.contains(&i).then(|| self.next_entry());
+                    let mut t = self.check(x);
+                    if let Some(n) = entry {
+                        t = self.optional_entry(t, n);
+                    }
                     elem.get_or_insert(t);
                 }
                 CTy::List(Box::new(elem.unwrap_or(CTy::Unknown)))
@@ -478,8 +525,12 @@ impl Checker<'_> {
                 let mut val = None;
                 for en in &m.entries {
                     if let EntryExpr::MapEntry(me) = &en.expr {
+                        let entry = me.optional.then(|| self.next_entry());
                         self.check(&me.key);
-                        let t = self.check(&me.value);
+                        let mut t = self.check(&me.value);
+                        if let Some(n) = entry {
+                            t = self.optional_entry(t, n);
+                        }
                         val.get_or_insert(t);
                     }
                 }
@@ -505,6 +556,9 @@ impl Checker<'_> {
                     _ => CTy::Unknown,
                 };
                 let init = self.check(&c.accu_init);
+                if c.iter_var == BIND_ITER_VAR && matches!(init.norm(), CTy::Optional(_)) {
+                    self.lowering.optional_binds.insert(e.id);
+                }
                 let accu = match init {
                     CTy::List(e) if matches!(*e, CTy::Unknown) => CTy::List(Box::new(CTy::Unknown)),
                     other => other,
@@ -524,7 +578,7 @@ impl Checker<'_> {
                 self.scopes.truncate(base);
                 r
             }
-            Expr::Call(c) => self.call(c),
+            Expr::Call(c) => self.call(e.id, c),
             Expr::Unspecified => CTy::Unknown,
         }
     }
@@ -570,8 +624,11 @@ impl Checker<'_> {
         }
     }
 
-    pub(super) fn call(&mut self, c: &CallExpr) -> CTy {
+    pub(super) fn call(&mut self, id: u64, c: &CallExpr) -> CTy {
         let f = c.func_name.as_str();
+        if f == "_?._" {
+            return self.optional_select(c);
+        }
         // Qualified names: `sets.contains(...)`, `optional.of(...)`.
         let mut qualified = None;
         if let Some(t) = &c.target
@@ -587,18 +644,27 @@ impl Checker<'_> {
         };
         let args: Vec<CTy> = c.args.iter().map(|a| self.check(a)).collect();
         if f.starts_with('_') || f.starts_with('@') || f == "!_" || f == "-_" {
+            if matches!(f, "_==_" | "_!=_")
+                && args.iter().any(|a| matches!(a.norm(), CTy::Optional(_)))
+            {
+                self.lowering.equalities.insert(id);
+            }
             return self.operator(f, &args);
         }
         let name = qualified.as_deref().unwrap_or(f);
+        if qualified.is_none()
+            && let Some(t) = &target_ty
+            && let Some(r) = self.optional_member(f, t, &args)
+        {
+            return r;
+        }
         match function_result(name) {
-            Some(CTy::Optional(_)) if name == "optional.of" => {
+            Some(CTy::Optional(_))
+                if name == "optional.of" || name == "optional.ofNonZeroValue" =>
+            {
                 CTy::Optional(Box::new(args.first().cloned().unwrap_or(CTy::Unknown)))
             }
-            Some(r) => match (name, target_ty.map(|t| t.norm())) {
-                ("value" | "orValue", Some(CTy::Optional(inner))) => *inner,
-                ("or", Some(t @ CTy::Optional(_))) => t,
-                _ => r,
-            },
+            Some(r) => r,
             None => {
                 let pos = locate_call(self.src, f);
                 self.error_at(
@@ -697,17 +763,24 @@ impl Checker<'_> {
             "_[_]" => match a {
                 CTy::List(e) | CTy::Map(e) => e.norm(),
                 CTy::Dyn => CTy::Dyn,
+                // Indexing an optional yields an optional.
+                CTy::Optional(inner) => CTy::Optional(Box::new(element_of(&inner))),
                 _ => CTy::Unknown,
             },
             "_[?_]" => match a {
-                CTy::List(e) | CTy::Map(e) => CTy::Optional(Box::new(e.norm())),
-                CTy::Decl(t) if matches!(t.as_ref(), Ty::Object(_)) => {
-                    CTy::Optional(Box::new(CTy::Unknown))
-                }
-                CTy::Optional(inner) => CTy::Optional(inner),
-                _ => CTy::Optional(Box::new(CTy::Unknown)),
+                CTy::Optional(inner) => CTy::Optional(Box::new(element_of(&inner))),
+                other => CTy::Optional(Box::new(element_of(&other))),
             },
             _ => CTy::Unknown,
         }
+    }
+}
+
+/// The element (list) or value (map) type of a container type.
+pub(super) fn element_of(t: &CTy) -> CTy {
+    match t.norm() {
+        CTy::List(e) | CTy::Map(e) => e.norm(),
+        CTy::Dyn => CTy::Dyn,
+        _ => CTy::Unknown,
     }
 }

@@ -10,10 +10,17 @@
 //! Kubernetes extension libraries). That crate only parses; it has no type
 //! checker, so this module adds a small schema-aware checker that reports the
 //! compile errors kube's checker reports most often (undeclared references,
-//! undefined fields, operator overload mismatches, non-bool results) in
-//! cel-go's `ERROR: <input>:L:C: ...` form. Runtime cost limits are not
-//! enforced; the expression size and nesting are bounded instead, and deep
-//! rules are evaluated on a thread with a large stack.
+//! undefined fields, operator overload mismatches, non-bool results, misused
+//! optionals) in cel-go's `ERROR: <input>:L:C: ...` form. CEL optional types
+//! (`optionalOldSelf`, `x.?f`, `optMap`, ...) are completed in the
+//! `optional` submodule. Runtime cost limits are not enforced; the
+//! expression size and nesting are bounded instead, and deep rules are
+//! evaluated on a thread with a large stack.
+//!
+//! [`CelValidator::check`] gives the errors CRD validation reports for the
+//! rules; [`CelValidator::compile`] builds the validator a version is served
+//! with, which (as in kube) reports a rule that does not compile on every
+//! write instead of keeping the version from being served.
 
 use crate::validation::{FieldError, FieldErrorKind, go_quote, go_repr};
 use kube_cel::KubeCelExt;
@@ -30,6 +37,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 mod check;
+mod optional;
+#[cfg(test)]
+mod optional_tests;
 mod positions;
 #[cfg(test)]
 mod tests;
@@ -39,6 +49,8 @@ mod values;
 
 #[allow(unused_imports)]
 pub use self::check::*;
+#[allow(unused_imports)]
+pub use self::optional::*;
 #[allow(unused_imports)]
 pub use self::positions::*;
 #[allow(unused_imports)]
@@ -105,25 +117,44 @@ impl<'a> Corr<'a> {
 }
 
 impl CelValidator {
-    /// Compiles every x-kubernetes-validations rule in the schema. Compile
-    /// errors are CRD validation errors, returned as FieldErrors at the rule's
-    /// path in the CRD (e.g.
-    /// `spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule`
-    /// with `compilation failed: ...`). The rule-shape checks kube makes in
-    /// the same place (empty rule, message/messageExpression/reason/fieldPath
-    /// checks, `optionalOldSelf` without `oldSelf`, `oldSelf` under a non-map
-    /// list) are reported too. `schema_path` is the CRD field path of the
-    /// schema root (e.g. "spec.versions[0].schema.openAPIV3Schema").
+    /// Compiles every x-kubernetes-validations rule in the schema for
+    /// serving. Like kube, a rule that does not compile does not keep the
+    /// version from being served: validating a custom resource reports
+    /// `rule compile error: ...` at that rule's location instead. `Err` only
+    /// for an internal failure of the compiler. `schema_path` is the CRD
+    /// field path of the schema root (e.g.
+    /// "spec.versions[0].schema.openAPIV3Schema").
     pub fn compile(
         schema: &serde_json::Value,
         schema_path: &str,
     ) -> Result<CelValidator, Vec<FieldError>> {
+        Self::build(schema, schema_path).map(|(v, _)| v)
+    }
+
+    /// The errors CRD validation reports for the rules of a schema: compile
+    /// errors at the rule's path in the CRD (e.g.
+    /// `spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule`
+    /// with `compilation failed: ...`), messageExpression compile errors,
+    /// `optionalOldSelf` without `oldSelf`, `oldSelf` on an uncorrelatable
+    /// part of the schema, and the rule-shape checks kube makes in the same
+    /// place (empty rule, message/messageExpression/reason/fieldPath).
+    pub fn check(schema: &serde_json::Value, schema_path: &str) -> Vec<FieldError> {
+        match Self::build(schema, schema_path) {
+            Ok((_, errs)) | Err(errs) => errs,
+        }
+    }
+
+    fn build(
+        schema: &serde_json::Value,
+        schema_path: &str,
+    ) -> Result<(CelValidator, Vec<FieldError>), Vec<FieldError>> {
         if !has_rules(schema, 0) {
-            return Ok(CelValidator {
+            let empty = CelValidator {
                 root: None,
                 depth: 0,
                 ctx: Context::empty(),
-            });
+            };
+            return Ok((empty, Vec::new()));
         }
         let run = || {
             catch_unwind(AssertUnwindSafe(|| {
@@ -161,14 +192,12 @@ impl CelValidator {
                 }
             },
         };
-        if !errs.is_empty() {
-            return Err(errs);
-        }
-        Ok(CelValidator {
+        let validator = CelValidator {
             root,
             depth,
             ctx: base_context(),
-        })
+        };
+        Ok((validator, errs))
     }
 
     /// Whether there are no rules (fast path).
@@ -333,6 +362,14 @@ impl CelValidator {
         let with_old = scope_with_old(&scope, old_val.clone(), false);
         let with_opt_old = scope_with_old(&scope, old_val, true);
         for rule in &n.rules {
+            if let Some(e) = &rule.compile_error {
+                errs.push(FieldError::invalid(
+                    path,
+                    ty_name,
+                    format!("rule compile error: {e}"),
+                ));
+                continue;
+            }
             let Some(program) = &rule.program else {
                 continue;
             };
@@ -385,7 +422,7 @@ impl CelValidator {
             let mut detail = None;
             if let Some(me) = &rule.message_expression
                 && let Ok(Ok(CelValue::String(s))) =
-                    catch_unwind(AssertUnwindSafe(|| with_old.resolve(me)))
+                    catch_unwind(AssertUnwindSafe(|| ctx.resolve(me)))
             {
                 let t = s.trim();
                 if !t.is_empty() && t.len() <= MAX_MESSAGE_EXPRESSION_BYTES && !t.contains('\n') {
@@ -493,6 +530,8 @@ fn base_context() -> Context<'static> {
     ctx.register_all();
     ctx.add_function("type", cel_type);
     ctx.add_function("dyn", cel_dyn);
+    ctx.add_function(OPT_EQUALS, cel_optional_equals);
+    ctx.add_function(OPT_NOT_EQUALS, cel_optional_not_equals);
     for t in TYPE_IDENTS {
         ctx.add_variable_from_value(*t, type_value(t));
     }

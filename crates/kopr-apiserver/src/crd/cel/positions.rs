@@ -150,3 +150,60 @@ pub(super) fn locate_op(src: &str, op: &str) -> Option<(isize, isize)> {
         .find(|t| t.text == op)
         .map(|t| (t.line, t.col))
 }
+
+/// The position of the first non-blank character after the one at
+/// (`line`, `col`), e.g. the first argument after a call's `(`.
+pub(super) fn first_after(src: &str, line: isize, col: isize) -> (isize, isize) {
+    let (mut l, mut c) = (1isize, 1isize);
+    let mut passed = false;
+    for ch in src.chars() {
+        if passed && !ch.is_whitespace() {
+            return (l, c);
+        }
+        if l == line && c == col {
+            passed = true;
+        }
+        if ch == '\n' {
+            l += 1;
+            c = 1;
+        } else {
+            c += 1;
+        }
+    }
+    (line, col)
+}
+
+/// The position of the element of the `n`-th (0-based) optional list
+/// element or map entry (`[?e]`, `{?k: v}`): the first character after its
+/// `?` marker.
+pub(super) fn locate_optional_entry(src: &str, n: usize) -> Option<(isize, isize)> {
+    let toks = tokens(src);
+    let mut seen = 0;
+    for (i, t) in toks.iter().enumerate() {
+        if t.text != "?" || i == 0 {
+            continue;
+        }
+        let prev = toks[i - 1].text.as_str();
+        let marker = match prev {
+            "{" | "," => true,
+            // `[?` opens a list literal unless it indexes an operand.
+            "[" => {
+                i < 2 || {
+                    let before = toks[i - 2].text.as_str();
+                    !(before == ")"
+                        || before == "]"
+                        || before.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+                }
+            }
+            _ => false,
+        };
+        if !marker {
+            continue;
+        }
+        if seen == n {
+            return Some(first_after(src, t.line, t.col));
+        }
+        seen += 1;
+    }
+    None
+}

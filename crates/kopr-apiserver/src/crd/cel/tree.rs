@@ -19,8 +19,12 @@ pub(super) struct Rule {
     pub(super) field_path: Option<String>,
     pub(super) optional_old_self: bool,
     pub(super) uses_old_self: bool,
-    /// `None` for an empty rule (skipped, as kube does).
+    /// `None` for an empty rule (skipped, as kube does) or one that does
+    /// not compile.
     pub(super) program: Option<IdedExpr>,
+    /// Why the rule does not compile; reported on every validation, as kube
+    /// serves such rules (`rule compile error: ...`).
+    pub(super) compile_error: Option<String>,
 }
 
 /// The validator of one schema node (kube's `Validator`).
@@ -139,9 +143,7 @@ impl Compiler {
                 Some(t) => {
                     for (i, raw) in rules_raw.iter().enumerate() {
                         let rpath = format!("{vpath}[{i}]");
-                        if let Some(r) = self.rule(raw, t, ns, &rpath, uncorrelatable) {
-                            rules.push(r);
-                        }
+                        rules.push(self.rule(raw, t, ns, &rpath, uncorrelatable));
                     }
                 }
             }
@@ -280,7 +282,9 @@ impl Compiler {
         })
     }
 
-    /// Validates and compiles one rule; errors go to `self.errs`.
+    /// Validates and compiles one rule; errors go to `self.errs`. The rule
+    /// is returned even when it does not compile (kube serves it and reports
+    /// the compile error on every validation).
     pub(super) fn rule(
         &mut self,
         raw: &Value,
@@ -288,7 +292,7 @@ impl Compiler {
         ns: &Value,
         rpath: &str,
         uncorrelatable: Option<&str>,
-    ) -> Option<Rule> {
+    ) -> Rule {
         let text = str_of(raw, "rule").unwrap_or("");
         let message = str_of(raw, "message").unwrap_or("");
         let message_expr = str_of(raw, "messageExpression").unwrap_or("");
@@ -367,52 +371,53 @@ impl Compiler {
                 )),
             }
         }
-        if self.errs.len() > before {
-            return None;
+        // kube skips compiling (and reporting on) the rules of a node with
+        // schema errors, but serves them compiled all the same.
+        let report = self.errs.len() == before;
+        let mut rule = Rule {
+            rule: text.to_string(),
+            message: message.to_string(),
+            message_expression: None,
+            reason,
+            field_path: normalized_path.filter(|p| !p.is_empty()),
+            optional_old_self: optional_old_self == Some(true),
+            uses_old_self: false,
+            program: None,
+            compile_error: None,
+        };
+        if trimmed_rule.is_empty() {
+            return rule;
         }
-
         let repr = rule_repr(raw);
-        let old_ty = if optional_old_self == Some(true) {
+        let old_ty = if rule.optional_old_self {
             CTy::Optional(Box::new(CTy::Decl(self_ty.clone())))
         } else {
             CTy::Decl(self_ty.clone())
         };
-        let program = match compile_expr(text, self_ty, &old_ty, true) {
+        let mut errs = Vec::new();
+        match compile_expr(text, self_ty, &old_ty, true) {
             Ok((e, d)) => {
                 self.depth = self.depth.max(d);
-                e
+                rule.uses_old_self = references_ident(&e, OLD_SELF);
+                rule.program = Some(e);
             }
             Err(detail) => {
-                self.errs
-                    .push(FieldError::invalid(format!("{rpath}.rule"), repr, detail));
-                return None;
-            }
-        };
-        let uses_old_self = references_ident(&program, OLD_SELF);
-        if uses_old_self {
-            if let Some(u) = uncorrelatable {
-                self.errs.push(FieldError::invalid(
+                errs.push(FieldError::invalid(
                     format!("{rpath}.rule"),
-                    text,
-                    format!("oldSelf cannot be used on the uncorrelatable portion of the schema within {u}"),
+                    repr.clone(),
+                    detail.clone(),
                 ));
+                rule.compile_error = Some(detail);
             }
-        } else if let Some(b) = optional_old_self {
-            self.errs.push(FieldError::invalid(
-                format!("{rpath}.optionalOldSelf"),
-                b,
-                "may not be set if oldSelf is not used in rule",
-            ));
         }
-        let mut message_expression = None;
-        if !message_expr.trim().is_empty() {
-            match compile_expr(message_expr, self_ty, &CTy::Decl(self_ty.clone()), false) {
+        if rule.program.is_some() && !message_expr.trim().is_empty() {
+            match compile_expr(message_expr, self_ty, &old_ty, false) {
                 Ok((e, d)) => {
                     self.depth = self.depth.max(d);
-                    message_expression = Some(e);
+                    rule.message_expression = Some(e);
                 }
                 Err(detail) => {
-                    self.errs.push(FieldError::invalid(
+                    errs.push(FieldError::invalid(
                         format!("{rpath}.messageExpression"),
                         repr,
                         detail
@@ -426,20 +431,31 @@ impl Compiler {
                                 "messageExpression must evaluate to a string",
                             ),
                     ));
-                    return None;
+                    // kube stops compiling the rule there: its fieldPath is
+                    // not normalized and so not used.
+                    rule.field_path = None;
                 }
             }
         }
-        Some(Rule {
-            rule: text.to_string(),
-            message: message.to_string(),
-            message_expression,
-            reason,
-            field_path: normalized_path.filter(|p| !p.is_empty()),
-            optional_old_self: optional_old_self == Some(true),
-            uses_old_self,
-            program: Some(program),
-        })
+        if rule.uses_old_self {
+            if let Some(u) = uncorrelatable {
+                errs.push(FieldError::invalid(
+                    format!("{rpath}.rule"),
+                    text,
+                    format!("oldSelf cannot be used on the uncorrelatable portion of the schema within {u}"),
+                ));
+            }
+        } else if let Some(b) = optional_old_self {
+            errs.push(FieldError::invalid(
+                format!("{rpath}.optionalOldSelf"),
+                b,
+                "may not be set if oldSelf is not used in rule",
+            ));
+        }
+        if report {
+            self.errs.extend(errs);
+        }
+        rule
     }
 }
 

@@ -14,8 +14,10 @@
 //! one (update) and records the storage version in `status.storedVersions`;
 //! [`validate`] simulates that rather than trusting the incoming status.
 //!
-//! CEL compilation of `x-kubernetes-validations` and validating default
-//! values against their schema are delegated to optional [`Hooks`].
+//! `x-kubernetes-validations` rules are compiled with the CEL rule compiler
+//! of [`crate::crd::cel`] (compile errors are field errors, as in kube);
+//! validating default values against their schema is delegated to an
+//! optional [`Hooks`] callback, and a CEL hook replaces the compiler.
 
 /// Go `%#v` renderings used in messages.
 pub mod gorepr;
@@ -92,7 +94,8 @@ const MAX_SELECTABLE_FIELDS: i64 = 8;
 /// Optional callbacks for checks implemented elsewhere.
 #[derive(Default, Clone, Copy)]
 pub struct Hooks<'h> {
-    /// Compiles `x-kubernetes-validations` of one schema node (CEL).
+    /// Compiles `x-kubernetes-validations` of one schema node (CEL), in
+    /// place of the built-in compiler.
     pub cel: Option<CelHook<'h>>,
     /// Validates a `default` value against its schema node.
     pub default_value: Option<DefaultValueHook<'h>>,

@@ -316,6 +316,25 @@ fn condition_true(conds: &[Value], ty: &str) -> bool {
         == Some("True")
 }
 
+/// The condition reporting served versions that cannot be served.
+const NON_SERVABLE_CONDITION: &str = "NonStructuralSchema";
+
+/// Why served versions of a CRD cannot be built for serving (their schema
+/// and rules), aggregated like kube's condition messages; `None` if all can.
+fn serving_violations(crd: &Value) -> Option<String> {
+    let versions = crd.pointer("/spec/versions").and_then(Value::as_array)?;
+    let mut msgs = Vec::new();
+    for (i, v) in versions.iter().enumerate() {
+        if v.get("served").and_then(Value::as_bool) != Some(true) {
+            continue;
+        }
+        if let Err(errs) = crate::crd::CustomVersion::from_version(v, i) {
+            msgs.extend(errs.iter().map(ToString::to_string));
+        }
+    }
+    (!msgs.is_empty()).then(|| aggregate(&msgs))
+}
+
 /// `equalToAcceptedOrFresh`.
 fn fresh(requested: &str, accepted: &str, used: &[String]) -> Result<(), String> {
     if requested == accepted || !used.iter().any(|u| u == requested) {
@@ -495,6 +514,19 @@ pub fn accepted_status(crd: &Value, existing: &[&Value], now: &str) -> Value {
             condition("KubernetesAPIApprovalPolicyConformant", st, r, &reason),
             now,
         );
+    }
+
+    // Served versions must never disappear silently: if one cannot be
+    // built for serving, say so like kube's NonStructuralSchema condition.
+    match serving_violations(crd) {
+        Some(message) => set_condition(
+            &mut conds,
+            condition(NON_SERVABLE_CONDITION, "True", "Violations", &message),
+            now,
+        ),
+        None => {
+            conds.retain(|c| c.get("type").and_then(Value::as_str) != Some(NON_SERVABLE_CONDITION))
+        }
     }
 
     status.insert("acceptedNames".into(), new_names.to_json());

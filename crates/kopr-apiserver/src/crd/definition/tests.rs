@@ -589,3 +589,122 @@ fn embedded_resource_and_hooks() {
         ]
     );
 }
+
+fn with_rules(rules: Value) -> Value {
+    let mut c = greeting();
+    set(
+        &mut c,
+        "/spec/versions/0/schema/openAPIV3Schema/properties/spec/x-kubernetes-validations",
+        rules,
+    );
+    c
+}
+
+#[test]
+fn cel_compile_errors_are_invalid() {
+    let c = with_rules(json!([{"rule": "self.nope == 'x'"}]));
+    assert_eq!(
+        msg(&c, None),
+        "CustomResourceDefinition.apiextensions.k8s.io \"greetings.example.com\" is invalid: spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:\"self.nope == 'x'\", Message:\"\", MessageExpression:\"\", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:5: undefined field 'nope'\n | self.nope == 'x'\n | ....^"
+    );
+    let c = with_rules(json!([
+        {"rule": "self.message.size() >", "message": "m"},
+        {"rule": "self.message != ''", "messageExpression": "1"},
+        {"rule": "self.message == 'a'", "optionalOldSelf": true}
+    ]));
+    let p = "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations";
+    assert_eq!(
+        errs_of(&c),
+        [
+            format!(
+                "{p}[0].rule: Invalid value: apiextensions.ValidationRule{{Rule:\"self.message.size() >\", Message:\"m\", MessageExpression:\"\", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}}: compilation failed: ERROR: <input>:1:22: Syntax error: mismatched input '<EOF>' expecting {{'[', '{{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}}\n | self.message.size() >\n | .....................^"
+            ),
+            format!(
+                "{p}[1].messageExpression: Invalid value: apiextensions.ValidationRule{{Rule:\"self.message != ''\", Message:\"\", MessageExpression:\"1\", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}}: messageExpression must evaluate to a string"
+            ),
+            format!(
+                "{p}[2].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn cel_errors_per_version_and_on_update() {
+    let mut c = greeting();
+    let v = c.pointer("/spec/versions/0").cloned().unwrap_or_default();
+    let mut v2 = v.clone();
+    set(&mut v2, "/name", json!("v2"));
+    set(&mut v2, "/storage", json!(false));
+    set(
+        &mut v2,
+        "/schema/openAPIV3Schema/properties/spec/properties/items",
+        json!({"type": "array", "items": {"type": "string",
+            "x-kubernetes-validations": [{"rule": "self != oldSelf"}]}}),
+    );
+    set(&mut c, "/spec/versions", json!([v, v2]));
+    assert_eq!(
+        errs_of(&c),
+        [
+            "spec.versions[1].schema.openAPIV3Schema.properties[spec].properties[items].items.x-kubernetes-validations[0].rule: Invalid value: \"self != oldSelf\": oldSelf cannot be used on the uncorrelatable portion of the schema within spec.versions[1].schema.openAPIV3Schema.properties[spec].properties[items]"
+        ]
+    );
+    // Update: a valid CRD made invalid, and one already invalid, are refused.
+    let mut old = with_rules(json!([{"rule": "self.message != ''"}]));
+    apply_defaults(&mut old);
+    set(&mut old, "/metadata/resourceVersion", json!("5"));
+    let st = accepted_status(&old, &[], "2024-01-01T00:00:00Z");
+    set(&mut old, "/status", st);
+    assert!(validate(&old, Some(&old)).is_empty());
+    let mut new = old.clone();
+    set(
+        &mut new,
+        "/spec/versions/0/schema/openAPIV3Schema/properties/spec/x-kubernetes-validations/0/rule",
+        json!("self.message != 1"),
+    );
+    let e: Vec<String> = validate(&new, Some(&old))
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].ends_with(
+            "compilation failed: ERROR: <input>:1:14: found no matching overload for '_!=_' applied to '(string, int)'\n | self.message != 1\n | .............^"
+        ),
+        "{e:?}"
+    );
+    assert_eq!(validate(&new, Some(&new)).len(), 1);
+}
+
+#[test]
+fn cel_optional_rules_are_valid_and_schema_errors_come_first() {
+    let c = with_rules(json!([
+        {"rule": "oldSelf.optMap(o, o.message == self.message).orValue(true)", "optionalOldSelf": true},
+        {"rule": "self.?message.orValue('') != 'x' && [?self.?message].size() <= 1"}
+    ]));
+    assert_eq!(errs_of(&c), Vec::<String>::new());
+    // The rules of a node with a schema error are not compiled.
+    let c = with_rules(json!([{"rule": "self.nope", "reason": "Bogus"}]));
+    assert_eq!(
+        errs_of(&c),
+        [
+            "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].reason: Unsupported value: \"Bogus\": supported values: \"FieldValueDuplicate\", \"FieldValueForbidden\", \"FieldValueInvalid\", \"FieldValueRequired\""
+        ]
+    );
+}
+
+#[test]
+fn versions_with_rules_that_do_not_compile_stay_served() {
+    // Stored before rules were checked: kube serves the version and reports
+    // the compile error on writes; the status carries no violation.
+    let mut c = with_rules(json!([{"rule": "self.nope == 'x'"}]));
+    apply_defaults(&mut c);
+    let st = accepted_status(&c, &[], "2024-01-01T00:00:00Z");
+    let types: Vec<&str> = st["conditions"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c["type"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(types, ["NamesAccepted", "Established"]);
+    let v = c.pointer("/spec/versions/0").cloned().unwrap_or_default();
+    assert!(crate::crd::CustomVersion::from_version(&v, 0).is_ok());
+}

@@ -469,22 +469,60 @@ pub(super) fn validate_validation(
             }
         }
     }
+    // Without a hook, the rules are compiled here once for the whole schema
+    // (the CEL types of a node depend on its place in it); the walk below
+    // picks each node's errors where kube would compile that node.
+    let compiled = match (sopts.hooks.cel, schema.raw) {
+        (None, Some(raw)) if cel_enabled => {
+            crate::crd::cel::CelValidator::check(&Value::Object(raw.clone()), &sp)
+        }
+        _ => Vec::new(),
+    };
+    let builtin = |path: &str, _: &Value| rule_errors_at(&compiled, path);
+    let hook: Option<CelHook<'_>> = match sopts.hooks.cel {
+        Some(h) => Some(h),
+        None => Some(&builtin),
+    };
     let mut oe = openapi::Errors::default();
-    openapi::validate(
-        schema,
-        &sp,
-        &sopts.base,
-        true,
-        cel_enabled,
-        sopts.hooks.cel,
-        &mut oe,
-    );
+    openapi::validate(schema, &sp, &sopts.base, true, cel_enabled, hook, &mut oe);
     errs.extend(oe.schema);
     errs.extend(oe.cel);
     if errs.is_empty() {
         errs.extend(init_errs);
     }
     out.extend(errs);
+}
+
+/// The errors of `errs` about the `x-kubernetes-validations` of the schema
+/// node at `path`: compile errors of rules and messageExpressions, misused
+/// `optionalOldSelf`/`oldSelf`, and errors of the list itself. The rule
+/// shape errors (message, reason, fieldPath) are the OpenAPI walk's own.
+pub(super) fn rule_errors_at(errs: &[FieldError], path: &str) -> Vec<FieldError> {
+    let base = child(path, "x-kubernetes-validations");
+    errs.iter()
+        .filter(|e| {
+            let Some(rest) = e.field.strip_prefix(base.as_str()) else {
+                return false;
+            };
+            if rest.is_empty() {
+                return true;
+            }
+            let Some(after) = rest
+                .strip_prefix('[')
+                .and_then(|r| r.split_once(']'))
+                .map(|(_, after)| after)
+            else {
+                return false;
+            };
+            match after {
+                ".rule" => e.kind != crate::validation::FieldErrorKind::Required,
+                ".messageExpression" => e.kind != crate::validation::FieldErrorKind::Required,
+                ".optionalOldSelf" => true,
+                _ => false,
+            }
+        })
+        .cloned()
+        .collect()
 }
 
 pub(super) fn simple_json_path(s: &str, path: &str, errs: &mut Vec<FieldError>) -> bool {

@@ -29,6 +29,7 @@ macro_rules! builtin_admission {
     };
 }
 
+mod apps;
 mod autoscaling;
 mod certificates;
 mod core;
@@ -37,6 +38,7 @@ mod volumes;
 
 use serde_json::{Value, json};
 
+pub use self::apps::DaemonSetStrategy;
 pub use self::autoscaling::HpaV1Strategy;
 pub use self::certificates::SigningRequestStrategy;
 pub use self::core::{

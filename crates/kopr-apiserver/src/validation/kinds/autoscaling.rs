@@ -2,9 +2,9 @@
 //! replica bounds, the scale target, metric sources and targets, and the
 //! scaling behavior.
 
-use super::quantity::Quantity;
 #[allow(unused_imports)]
 use super::*;
+use crate::quantity::Quantity;
 
 const METRIC_TYPES: &[&str] = &[
     "ContainerResource",
@@ -59,7 +59,7 @@ fn positive_quantity(ck: &mut Checker, t: &Obj, k: &str, path: &str) -> bool {
     {
         ck.push(FieldError::invalid(
             child(path, k),
-            q.go_repr(q.parse_cache()),
+            crate::validation::go_repr(q.go_struct(q.parse_cache())),
             "must be positive",
         ));
     }

@@ -2,9 +2,9 @@
 //! schedule (parsed as kube's cron library parses it), time zone,
 //! concurrency policy, history limits, and the job template's spec.
 
-use super::cron::{load_location, parse_standard};
 #[allow(unused_imports)]
 use super::*;
+use crate::cron::{load_location, parse_standard};
 
 /// The character rules kube applies to each `/`-separated part of a time
 /// zone name (`^[A-Za-z\.\-_0-9+]{1,14}$`, not `.`/`..`, no leading `-`).

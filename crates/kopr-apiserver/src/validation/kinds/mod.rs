@@ -44,13 +44,11 @@ mod tests_cluster_storage;
 // (referenced by module path in `lookup`).
 mod autoscaling;
 mod certificates;
-mod cron;
 mod cronjob;
 mod csr_der;
 mod endpoints;
 mod policy;
 mod pv_sources;
-mod quantity;
 mod quota;
 mod replication;
 #[cfg(test)]

@@ -2,9 +2,9 @@
 //! resource-name rules they share (standard, quota, container and extended
 //! resource names; integer-only resources).
 
-use super::quantity::Quantity;
 #[allow(unused_imports)]
 use super::*;
+use crate::quantity::Quantity;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
@@ -196,7 +196,7 @@ pub(super) fn validate_quantity_value(ck: &mut Checker, name: &str, q: &Quantity
     if is_integer_resource(name) && q.milli_value() % 1000 != 0 {
         ck.push(FieldError::invalid(
             path,
-            q.go_repr(q.parse_cache()),
+            crate::validation::go_repr(q.go_struct(q.parse_cache())),
             "must be an integer",
         ));
     }
@@ -230,7 +230,7 @@ fn limit_resource_name(ck: &mut Checker, ty: &str, name: &str, path: &str) {
 /// A quantity as a LimitRange message shows it: the struct with its
 /// canonical string cached (kube calls `String()` on it first).
 fn shown(q: &Quantity) -> Value {
-    q.go_repr(&q.canonical())
+    crate::validation::go_repr(q.go_struct(&q.canonical()))
 }
 
 /// Go's `%f`.
@@ -313,7 +313,7 @@ fn limit_item(ck: &mut Checker, item: &Obj, ip: &str, seen_types: &mut BTreeSet<
         let def_req = get("defaultRequest", k);
         let ratio = get("maxLimitRequestRatio", k);
         let at = |f: &str| key(&child(ip, f), k);
-        let gt = |a: &Quantity, b: &Quantity| a.cmp(b) == Ordering::Greater;
+        let gt = |a: &Quantity, b: &Quantity| a.cmp_value(b) == Ordering::Greater;
         if let (Some(mn), Some(mx)) = (&min, &max)
             && gt(mn, mx)
         {
@@ -424,7 +424,7 @@ fn limit_item(ck: &mut Checker, item: &Obj, ip: &str, seen_types: &mut BTreeSet<
         }
         if !is_overcommit_allowed(k)
             && let (Some(d), Some(dr)) = (&def, &def_req)
-            && d.cmp(dr) != Ordering::Equal
+            && d.cmp_value(dr) != Ordering::Equal
         {
             ck.push(FieldError::invalid(
                 at("defaultRequest"),

@@ -4,10 +4,10 @@
 //! of a PersistentVolume are in `pv_sources`.
 
 use super::pv_sources::{PV_SOURCES, pv_volume_sources};
-use super::quantity::Quantity;
 use super::quota::{resource_list, validate_quantity_value};
 #[allow(unused_imports)]
 use super::*;
+use crate::quantity::Quantity;
 
 const ACCESS_MODES: &[&str] = &[
     "ReadOnlyMany",
@@ -80,7 +80,7 @@ fn resource_list_repr(list: &[(&str, Quantity)], present: bool) -> Value {
     let parts: Vec<String> = items
         .iter()
         .map(|(k, q)| {
-            let inner = q.go_repr(q.parse_cache());
+            let inner = crate::validation::go_repr(q.go_struct(q.parse_cache()));
             let inner = inner
                 .get(crate::validation::GO_REPR_KEY)
                 .and_then(Value::as_str)

@@ -1,6 +1,8 @@
 //! Running the API server: TLS on a listener, credentials, the kubeconfig,
 //! bootstrap objects and the in-process controllers; graceful shutdown.
 
+mod first_bytes;
+
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -230,6 +232,8 @@ impl ApiServer {
         crate::controllers::root_ca::resync(&api, &Arc::from(credentials.ca_pem.as_str())).await;
 
         let shutdown = CancellationToken::new();
+        // The `kubernetes` Service's Endpoints and EndpointSlice: this server.
+        crate::controllers::endpoints::apiserver::start(api.clone(), addr, shutdown.clone()).await;
         if config.controllers {
             crate::controllers::spawn_all(
                 api.clone(),
@@ -272,6 +276,7 @@ impl ApiServer {
             authz,
             metrics: metrics.clone(),
             audit,
+            containers: crate::controllers::kubelet::files::Containers::new(api.store.subscribe()),
         };
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls_config(&credentials)?));
         let kubeconfig = config
@@ -436,6 +441,7 @@ async fn serve(
             builder
                 .http2()
                 .max_header_list_size(MAX_HEADER_BYTES as u32 + HTTP2_HEADER_SLACK);
+            let tls = first_bytes::FirstBytes::new(tls, limits.read_header_timeout);
             let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), service);
             tokio::pin!(conn);
             tokio::select! {

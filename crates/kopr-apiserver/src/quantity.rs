@@ -1,9 +1,9 @@
-//! `resource.Quantity` as kube-apiserver's validation sees it: parsing with
-//! kube's grammar and rounding (values are kept in nano units), comparison,
-//! the canonical string form (`String()`), and Go's `%#v` rendering of the
-//! struct that some messages embed.
+//! `resource.Quantity` as kube-apiserver handles it: parsing with kube's
+//! grammar and rounding (values are kept in nano units), comparison, the
+//! text Go's `String()` prints (the parsed text when the parser keeps it,
+//! else the canonical form), and Go's `%#v` rendering of the struct that
+//! some validation messages embed. Validation and table cells share it.
 
-use super::go_repr;
 use serde_json::Value;
 use std::cmp::Ordering;
 
@@ -238,7 +238,7 @@ impl Quantity {
     }
 
     /// `Cmp`.
-    pub fn cmp(&self, other: &Quantity) -> Ordering {
+    pub fn cmp_value(&self, other: &Quantity) -> Ordering {
         self.nano.cmp(&other.nano)
     }
 
@@ -328,6 +328,14 @@ impl Quantity {
         format!("{m}{suffix}")
     }
 
+    /// Go's `String()`: the text the parser kept, else the canonical form.
+    pub fn string(&self) -> String {
+        match &self.cached {
+            Some(s) => s.clone(),
+            None => self.canonical(),
+        }
+    }
+
     /// The string kube caches when parsing (empty when it does not).
     pub fn parse_cache(&self) -> &str {
         self.cached.as_deref().unwrap_or("")
@@ -335,7 +343,7 @@ impl Quantity {
 
     /// Go's `%#v` of the `resource.Quantity` struct, with `s` as its cached
     /// string field.
-    pub fn go_repr(&self, s: &str) -> Value {
+    pub fn go_struct(&self, s: &str) -> String {
         let (i, d) = match self.int64 {
             Some((v, sc)) => (
                 format!("resource.int64Amount{{value:{v}, scale:{sc}}}"),
@@ -346,12 +354,17 @@ impl Quantity {
                 "(*inf.Dec)(0xc000000000)",
             ),
         };
-        go_repr(format!(
+        format!(
             "resource.Quantity{{i:{i}, d:resource.infDecAmount{{Dec:{d}}}, s:{}, Format:{}}}",
-            super::go_quote(s),
-            super::go_quote(self.format.name())
-        ))
+            quote(s),
+            quote(self.format.name())
+        )
     }
+}
+
+/// Go's `%q` of the ASCII text quantities and format names are made of.
+fn quote(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 /// kube's fast path: `Some((|value|, scale))` when the quantity fits an
@@ -426,14 +439,18 @@ mod tests {
         let mut n = q("1n");
         n.round_up_milli();
         assert_eq!(n.canonical(), "1m");
-        assert_eq!(q("2Gi").cmp(&q("2048Mi")), Ordering::Equal);
+        assert_eq!(q("2Gi").cmp_value(&q("2048Mi")), Ordering::Equal);
     }
 
     #[test]
     fn struct_repr() {
         let a = q("500m");
         assert_eq!(a.parse_cache(), "500m");
-        let e = crate::validation::FieldError::invalid("x", a.go_repr("500m"), "d");
+        let e = crate::validation::FieldError::invalid(
+            "x",
+            crate::validation::go_repr(a.go_struct("500m")),
+            "d",
+        );
         assert_eq!(
             e.to_string(),
             "x: Invalid value: resource.Quantity{i:resource.int64Amount{value:500, scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"500m\", Format:\"DecimalSI\"}: d"

@@ -1,0 +1,168 @@
+//! Go's `time.ParseDuration`: the value in nanoseconds, or the error text
+//! Go gives (`@every` schedules carry such durations).
+
+use crate::gofmt::quote as go_quote;
+
+/// Nanoseconds per unit suffix.
+fn unit_scale(unit: &str) -> Option<u64> {
+    Some(match unit {
+        "ns" => 1,
+        "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "m" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        _ => return None,
+    })
+}
+
+/// The leading decimal digits of `s` as an integer (None on overflow of
+/// an i64, as Go's `leadingInt` reports), and the rest.
+fn leading_int(s: &str) -> (Option<u64>, &str) {
+    let n = s.bytes().take_while(u8::is_ascii_digit).count();
+    let mut v: u64 = 0;
+    let mut ok = true;
+    for b in s[..n].bytes() {
+        if v > (1 << 63) / 10 {
+            ok = false;
+        }
+        v = v.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
+        if v > 1 << 63 {
+            ok = false;
+        }
+    }
+    (ok.then_some(v), &s[n..])
+}
+
+/// The leading fraction digits of `s`: the value, its scale (10^digits
+/// used), and the rest; digits past what fits are dropped, as Go does.
+fn leading_fraction(s: &str) -> (u64, f64, &str) {
+    let n = s.bytes().take_while(u8::is_ascii_digit).count();
+    let (mut x, mut scale, mut overflow) = (0u64, 1f64, false);
+    for b in s[..n].bytes() {
+        if overflow {
+            continue;
+        }
+        if x > (1 << 63) / 10 {
+            overflow = true;
+            continue;
+        }
+        let y = x * 10 + u64::from(b - b'0');
+        if y > 1 << 63 {
+            overflow = true;
+            continue;
+        }
+        x = y;
+        scale *= 10.0;
+    }
+    (x, scale, &s[n..])
+}
+
+/// `time.ParseDuration(orig)` in nanoseconds.
+pub fn parse_duration(orig: &str) -> Result<i64, String> {
+    let invalid = || Err(format!("time: invalid duration {}", go_quote(orig)));
+    let mut s = orig;
+    let neg = s.starts_with('-');
+    s = s.strip_prefix(['-', '+']).unwrap_or(s);
+    if s == "0" {
+        return Ok(0);
+    }
+    if s.is_empty() {
+        return invalid();
+    }
+    let mut total: u64 = 0;
+    while !s.is_empty() {
+        if !(s.starts_with('.') || s.as_bytes()[0].is_ascii_digit()) {
+            return invalid();
+        }
+        let before = s.len();
+        let (int, rest) = leading_int(s);
+        let Some(mut v) = int else {
+            return invalid();
+        };
+        let pre = rest.len() != before;
+        s = rest;
+        let (mut f, mut scale, mut post) = (0u64, 1f64, false);
+        if let Some(rest) = s.strip_prefix('.') {
+            let before = rest.len();
+            let (ff, sc, rest) = leading_fraction(rest);
+            (f, scale, post) = (ff, sc, rest.len() != before);
+            s = rest;
+        }
+        if !pre && !post {
+            return invalid();
+        }
+        let unit_len = s
+            .bytes()
+            .take_while(|c| *c != b'.' && !c.is_ascii_digit())
+            .count();
+        if unit_len == 0 {
+            return Err(format!("time: missing unit in duration {}", go_quote(orig)));
+        }
+        let unit = &s[..unit_len];
+        s = &s[unit_len..];
+        let Some(unit_ns) = unit_scale(unit) else {
+            return Err(format!(
+                "time: unknown unit {} in duration {}",
+                go_quote(unit),
+                go_quote(orig)
+            ));
+        };
+        if v > (1 << 63) / unit_ns {
+            return invalid();
+        }
+        v *= unit_ns;
+        if f > 0 {
+            v = v.saturating_add((f as f64 * (unit_ns as f64 / scale)) as u64);
+            if v > 1 << 63 {
+                return invalid();
+            }
+        }
+        total = total.saturating_add(v);
+        if total > 1 << 63 {
+            return invalid();
+        }
+    }
+    if neg {
+        return Ok((total as i128).wrapping_neg() as i64);
+    }
+    if total > i64::MAX as u64 {
+        return invalid();
+    }
+    Ok(total as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_as_go_parses_them() {
+        assert_eq!(parse_duration("1h30m"), Ok(5_400_000_000_000));
+        assert_eq!(parse_duration("1.5s"), Ok(1_500_000_000));
+        assert_eq!(parse_duration(".5m"), Ok(30_000_000_000));
+        assert_eq!(parse_duration("-2s"), Ok(-2_000_000_000));
+        assert_eq!(parse_duration("0"), Ok(0));
+        assert_eq!(parse_duration("300ms"), Ok(300_000_000));
+        assert_eq!(
+            parse_duration("1x"),
+            Err("time: unknown unit \"x\" in duration \"1x\"".into())
+        );
+        assert_eq!(
+            parse_duration("10"),
+            Err("time: missing unit in duration \"10\"".into())
+        );
+        assert_eq!(
+            parse_duration("."),
+            Err("time: invalid duration \".\"".into())
+        );
+        assert_eq!(
+            parse_duration("9999999999h"),
+            Err("time: invalid duration \"9999999999h\"".into())
+        );
+        assert_eq!(
+            parse_duration(""),
+            Err("time: invalid duration \"\"".into())
+        );
+    }
+}
