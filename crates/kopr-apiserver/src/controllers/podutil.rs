@@ -141,6 +141,21 @@ pub fn selector_of(obj: &Value) -> Option<LabelSelector> {
     LabelSelector::from_label_selector_value(v).ok()
 }
 
+/// The selector of a ReplicationController: its label map, all of which a
+/// pod must carry (an empty map selects everything, as
+/// `labels.SelectorFromSet` does). None when it is not a map of strings.
+pub fn map_selector_of(rc: &Value) -> Option<LabelSelector> {
+    let map = match at(rc, "/spec/selector") {
+        None | Some(Value::Null) => serde_json::Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => return None,
+    };
+    if !map.values().all(Value::is_string) {
+        return None;
+    }
+    LabelSelector::from_label_selector_value(&json!({ "matchLabels": map })).ok()
+}
+
 /// Whether a selector matches an object's labels.
 pub fn selects(selector: &LabelSelector, obj: &Value) -> bool {
     selector.matches(object::labels(obj))

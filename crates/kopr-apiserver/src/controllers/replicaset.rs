@@ -58,7 +58,7 @@ impl Flavour {
     /// The parsed selector of a managed object (None when invalid).
     pub fn selector(&self, obj: &Value) -> Option<crate::selectors::LabelSelector> {
         match self.kind {
-            Kind::ReplicationController => super::replication::selector_of(obj),
+            Kind::ReplicationController => podutil::map_selector_of(obj),
             _ => podutil::selector_of(obj),
         }
     }

@@ -8,14 +8,11 @@
 //! `observedGeneration`, the `ReplicaFailure` condition) and events are the
 //! ReplicaSet controller's.
 
-use serde_json::{Value, json};
-
 use super::informer::{Change, Informer, Kind};
 use super::podutil;
 use super::replicaset::Flavour;
 use super::workqueue::WorkQueue;
 use crate::object;
-use crate::selectors::LabelSelector;
 
 /// core/v1 ReplicationControllers.
 pub const REPLICATION_CONTROLLERS: Flavour = Flavour {
@@ -24,21 +21,6 @@ pub const REPLICATION_CONTROLLERS: Flavour = Flavour {
     kind_name: "ReplicationController",
     component: "replication-controller",
 };
-
-/// The selector of a ReplicationController: its label map, all of which a
-/// pod must carry (an empty map selects everything, as
-/// `labels.SelectorFromSet` does). None when it is not a map of strings.
-pub fn selector_of(rc: &Value) -> Option<LabelSelector> {
-    let map = match podutil::at(rc, "/spec/selector") {
-        None | Some(Value::Null) => serde_json::Map::new(),
-        Some(Value::Object(m)) => m.clone(),
-        Some(_) => return None,
-    };
-    if !map.values().all(Value::is_string) {
-        return None;
-    }
-    LabelSelector::from_label_selector_value(&json!({ "matchLabels": map })).ok()
-}
 
 /// Queues the ReplicationControllers a cache change concerns: the
 /// controller itself, the controller of a pod, or for an active orphan pod
@@ -60,7 +42,7 @@ pub fn route(informer: &Informer, queue: &WorkQueue, ch: &Change) {
             }
             let ns = object::namespace(pod);
             for rc in informer.list(Kind::ReplicationController, Some(ns)) {
-                if selector_of(&rc).is_some_and(|s| podutil::selects(&s, pod)) {
+                if podutil::map_selector_of(&rc).is_some_and(|s| podutil::selects(&s, pod)) {
                     queue.add(Kind::ReplicationController.key(ns, object::name(&rc)));
                 }
             }
@@ -72,11 +54,12 @@ pub fn route(informer: &Informer, queue: &WorkQueue, ch: &Change) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn map_selectors_match_labels() {
         let rc = json!({"spec": {"selector": {"app": "web"}}});
-        let Some(sel) = selector_of(&rc) else {
+        let Some(sel) = podutil::map_selector_of(&rc) else {
             panic!("selector parses");
         };
         assert!(podutil::selects(
@@ -87,7 +70,7 @@ mod tests {
             &sel,
             &json!({"metadata": {"labels": {"app": "db"}}})
         ));
-        assert!(selector_of(&json!({"spec": {"selector": {"a": 1}}})).is_none());
-        assert!(selector_of(&json!({"spec": {}})).is_some_and(|s| s.is_everything()));
+        assert!(podutil::map_selector_of(&json!({"spec": {"selector": {"a": 1}}})).is_none());
+        assert!(podutil::map_selector_of(&json!({"spec": {}})).is_some_and(|s| s.is_everything()));
     }
 }
