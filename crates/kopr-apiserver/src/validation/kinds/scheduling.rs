@@ -99,62 +99,6 @@ pub(super) fn priority_class(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
 
 // ------------------------------------------------------------ runtimeclass
 
-/// `ValidateTolerations` for `scheduling.tolerations`.
-fn tolerations(ck: &mut Checker, sched: &Obj, path: &str) {
-    let tp = child(path, "tolerations");
-    for (i, t) in ck.obj_items(sched, "tolerations", path) {
-        let ip = index(&tp, i);
-        let k = ck.string(t, "key", &ip);
-        if !k.is_empty() {
-            ck.extend(&child(&ip, "key"), k, names::is_qualified_name(k));
-        }
-        let op = ck.string(t, "operator", &ip);
-        let opp = child(&ip, "operator");
-        if k.is_empty() && op != "Exists" {
-            ck.push(FieldError::invalid(
-                &opp,
-                op,
-                "operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
-            ));
-        }
-        let effect = ck.string(t, "effect", &ip);
-        if ck.i64(t, "tolerationSeconds", &ip).is_some() && effect != "NoExecute" {
-            ck.push(FieldError::invalid(
-                child(&ip, "effect"),
-                effect,
-                "effect must be 'NoExecute' when `tolerationSeconds` is set",
-            ));
-        }
-        let v = ck.string(t, "value", &ip);
-        match op {
-            "Equal" | "" => {
-                let errs = names::is_valid_label_value(v);
-                if !errs.is_empty() {
-                    ck.push(FieldError::invalid(&opp, v, errs.join(";")));
-                }
-            }
-            "Exists" => {
-                if !v.is_empty() {
-                    ck.push(FieldError::invalid(
-                        &opp,
-                        v,
-                        "value must be empty when `operator` is 'Exists'",
-                    ));
-                }
-            }
-            other => ck.push(FieldError::not_supported(&opp, other, &["Equal", "Exists"])),
-        }
-        if !effect.is_empty() && !matches!(effect, "NoSchedule" | "PreferNoSchedule" | "NoExecute")
-        {
-            ck.push(FieldError::not_supported(
-                child(&ip, "effect"),
-                effect,
-                &["NoSchedule", "PreferNoSchedule", "NoExecute"],
-            ));
-        }
-    }
-}
-
 /// `overhead.podFixed`, checked as container resource limits.
 fn overhead(ck: &mut Checker, o: &Obj) {
     let lp = "overhead.limits";
@@ -222,7 +166,7 @@ pub(super) fn runtime_class(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     if let Some(s) = ck.obj(root, "scheduling", "") {
         let sel = ck.str_map(s, "nodeSelector", "scheduling");
         validate_labels(ck, &sel, "scheduling.nodeSelector");
-        tolerations(ck, s, "scheduling");
+        super::pod::validate_tolerations(ck, s, "scheduling");
     }
     if let Some(o) = old {
         let prev = o.get("handler").and_then(Value::as_str).unwrap_or("");

@@ -360,7 +360,9 @@ fn validate_scheduling(ck: &mut Checker, spec: &Obj, path: &str) {
     }
 }
 
-fn validate_tolerations(ck: &mut Checker, spec: &Obj, path: &str) {
+/// kube's `ValidateTolerations` for `<path>.tolerations` (pod specs and
+/// RuntimeClass scheduling).
+pub(crate) fn validate_tolerations(ck: &mut Checker, spec: &Obj, path: &str) {
     let tp = child(path, "tolerations");
     for (i, t) in ck.obj_items(spec, "tolerations", path) {
         let ip = index(&tp, i);
