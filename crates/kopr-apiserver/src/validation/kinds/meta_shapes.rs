@@ -27,16 +27,12 @@ pub(super) fn core_meta(
     name_fn: NameFn,
     on_update: OnUpdate,
 ) {
-    match old {
-        None => validate_object_meta(ck, root, namespaced, name_fn, true),
-        Some(o) => {
-            validate_object_meta_update(ck, root, o);
-            finalizer_check(ck, root);
-            if on_update == OnUpdate::Revalidate {
-                validate_object_meta(ck, root, namespaced, name_fn, true);
-            }
-        }
-    }
+    let rules = MetaRules {
+        core: true,
+        finalizers_on_update: true,
+    };
+    let revalidate = on_update == OnUpdate::Revalidate;
+    object_meta_checks(ck, root, old, namespaced, name_fn, revalidate, rules);
 }
 
 /// Generic ObjectMeta validation (`k8s.io/apimachinery/pkg/api/validation`).
@@ -48,15 +44,12 @@ pub(super) fn generic_meta(
     name_fn: NameFn,
     on_update: OnUpdate,
 ) {
-    match old {
-        None => validate_object_meta(ck, root, namespaced, name_fn, false),
-        Some(o) => {
-            validate_object_meta_update(ck, root, o);
-            if on_update == OnUpdate::Revalidate {
-                validate_object_meta(ck, root, namespaced, name_fn, false);
-            }
-        }
-    }
+    let rules = MetaRules {
+        core: false,
+        finalizers_on_update: false,
+    };
+    let revalidate = on_update == OnUpdate::Revalidate;
+    object_meta_checks(ck, root, old, namespaced, name_fn, revalidate, rules);
 }
 
 /// Renders a list of strings as Go prints a named string slice type with

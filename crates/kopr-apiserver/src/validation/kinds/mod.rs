@@ -202,12 +202,54 @@ fn meta_for(
     f: NameFn,
     revalidate_on_update: bool,
 ) {
+    object_meta_checks(
+        ck,
+        root,
+        old,
+        namespaced,
+        f,
+        revalidate_on_update,
+        MetaRules::CORE,
+    );
+}
+
+/// Which ObjectMeta rules a kind's validation applies.
+#[derive(Clone, Copy)]
+struct MetaRules {
+    /// The core group's checks in `ValidateObjectMeta` (kube finalizer names).
+    core: bool,
+    /// The core finalizer-name check on updates too.
+    finalizers_on_update: bool,
+}
+
+impl MetaRules {
+    const CORE: MetaRules = MetaRules {
+        core: true,
+        finalizers_on_update: false,
+    };
+}
+
+/// ObjectMeta checks of a create (`old` None) or an update: on update the
+/// update checks, optionally the finalizer names, and, when
+/// `revalidate_on_update`, the create checks again.
+fn object_meta_checks(
+    ck: &mut Checker,
+    root: &Obj,
+    old: Option<&Obj>,
+    namespaced: bool,
+    f: NameFn,
+    revalidate_on_update: bool,
+    rules: MetaRules,
+) {
     match old {
-        None => validate_object_meta(ck, root, namespaced, f, true),
+        None => validate_object_meta(ck, root, namespaced, f, rules.core),
         Some(o) => {
             validate_object_meta_update(ck, root, o);
+            if rules.finalizers_on_update {
+                finalizer_check(ck, root);
+            }
             if revalidate_on_update {
-                validate_object_meta(ck, root, namespaced, f, true);
+                validate_object_meta(ck, root, namespaced, f, rules.core);
             }
         }
     }
