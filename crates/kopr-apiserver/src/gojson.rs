@@ -78,16 +78,16 @@ impl Serialize for List<'_> {
         let empty = Map::new();
         let meta = self.metadata.as_object().unwrap_or(&empty);
         let item_kind = self.kind.strip_suffix("List").unwrap_or(self.kind);
-        let builtin = message_of(self.api_version, item_kind).is_some();
+        let builtin = message_of(self.api_version, item_kind);
         let mut m = s.serialize_map(Some(4))?;
-        if builtin {
+        if builtin.is_some() {
             m.serialize_entry("kind", self.kind)?;
             m.serialize_entry("apiVersion", self.api_version)?;
             m.serialize_entry("metadata", &Fixed(meta, LIST_META))?;
-            m.serialize_entry("items", &ArcItems(self.items))?;
+            m.serialize_entry("items", &ArcItems(self.items, builtin))?;
         } else {
             m.serialize_entry("apiVersion", self.api_version)?;
-            m.serialize_entry("items", &ArcItems(self.items))?;
+            m.serialize_entry("items", &ArcItems(self.items, None))?;
             m.serialize_entry("kind", self.kind)?;
             m.serialize_entry("metadata", &Plain(self.metadata))?;
         }
@@ -95,14 +95,21 @@ impl Serialize for List<'_> {
     }
 }
 
-/// Stored items, each in its own kind's order.
-struct ArcItems<'a>(&'a [std::sync::Arc<Value>]);
+/// Stored items, each in its own kind's order; items of a built-in list
+/// (its item message given) without `kind` and `apiVersion`, as Go's typed
+/// lists carry no TypeMeta on their items.
+struct ArcItems<'a>(&'a [std::sync::Arc<Value>], Option<&'static Msg>);
 
 impl Serialize for ArcItems<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.0.len()))?;
         for item in self.0 {
-            seq.serialize_element(&Ordered(item))?;
+            match (self.1, item.as_ref()) {
+                (Some(msg), Value::Object(o)) => {
+                    seq.serialize_element(&Laid(Layout::Item(msg), o))?
+                }
+                _ => seq.serialize_element(&Ordered(item))?,
+            }
         }
         seq.end()
     }
@@ -142,6 +149,8 @@ const LIST_META: &[&str] = &[
 enum Layout {
     /// A top-level built-in object: `kind`, `apiVersion`, then its fields.
     Kind(&'static Msg),
+    /// An item of a built-in list: its fields without `kind` and `apiVersion`.
+    Item(&'static Msg),
     /// A list of built-in objects.
     List(&'static Msg),
     /// A nested message.
@@ -165,6 +174,10 @@ impl Layout {
                 write_fields(&mut m, map, msg, &mut known)?;
             }
             Layout::Message(msg) => write_fields(&mut m, map, msg, &mut known)?,
+            Layout::Item(msg) => {
+                known.extend(["kind", "apiVersion"]);
+                write_fields(&mut m, map, msg, &mut known)?;
+            }
             Layout::List(msg) => {
                 for k in ["kind", "apiVersion"] {
                     if let Some(v) = map.get(k).filter(|v| !is_empty(v)) {
@@ -367,7 +380,7 @@ impl Serialize for Items<'_> {
         let mut seq = s.serialize_seq(Some(self.0.len()))?;
         for item in self.0 {
             match item {
-                Value::Object(o) => seq.serialize_element(&Laid(Layout::Kind(self.1), o))?,
+                Value::Object(o) => seq.serialize_element(&Laid(Layout::Item(self.1), o))?,
                 other => seq.serialize_element(&Plain(other))?,
             }
         }

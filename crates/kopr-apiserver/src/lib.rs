@@ -11,8 +11,9 @@
 //!   included) and rendering responses, discovery documents among them;
 //!   [`audit`] records each request as it passes;
 //!   [`openapi`] builds the OpenAPI documents it serves;
-//! - [`authn`]: who the request comes from (admin token, token file,
-//!   service-account tokens, or anonymous);
+//! - [`authn`]: who the request comes from (a client certificate of the
+//!   cluster CA, admin token, token file, service-account tokens, or
+//!   anonymous);
 //! - [`impersonation`]: whom it acts as (`Impersonate-*` headers);
 //! - [`authz`]: whether that user may do what it asks (`system:masters`,
 //!   then RBAC);
@@ -28,7 +29,8 @@
 //! resources computed per request), [`resources`] (the catalog of served kinds, each with
 //! its strategy), [`builtin`] (the built-in kinds), [`crd`]
 //! (CustomResourceDefinitions), [`patch`], [`validation`], [`cron`] (schedules), [`defaults`],
-//! [`table`], [`schemas`], and [`controllers`] (the in-process stand-ins for
+//! [`table`], [`schemas`], [`x509`] (certificates and requests as Go reads
+//! and writes them, the CA's signing), and [`controllers`] (the in-process stand-ins for
 //! kube-controller-manager, which go through the registry like any client).
 //!
 //! ```no_run
@@ -62,6 +64,7 @@ pub mod patch;
 pub mod pki;
 pub mod protobuf;
 pub mod quantity;
+pub mod quota;
 pub mod registry;
 pub mod resources;
 pub mod reviews;
@@ -74,5 +77,6 @@ pub mod table;
 pub mod typed;
 pub mod validation;
 pub mod version;
+pub mod x509;
 
 pub use server::{ApiServer, Config, ServerError};

@@ -1,7 +1,11 @@
 //! Certificates and credentials: a CA and serving certificate made with
 //! rcgen, a random bearer token, and the key that signs service-account
 //! tokens, generated at first start and kept in the data directory's `pki`
-//! (mode 0700, each file 0600).
+//! (mode 0700, each file 0600). The CA's key (`ca.key`) is kept too: it
+//! signs the certificates of approved CertificateSigningRequests
+//! (`controllers::certificates`). A data directory made before it was kept
+//! has no `ca.key`; its CSRs are then left unsigned, as
+//! kube-controller-manager leaves them without `--cluster-signing-key-file`.
 
 use std::net::IpAddr;
 use std::path::Path;
@@ -27,6 +31,9 @@ pub enum PkiError {
 pub struct Credentials {
     /// The CA certificate clients trust.
     pub ca_pem: String,
+    /// The CA's private key (PKCS#8 PEM); `None` for a data directory
+    /// generated before the key was kept.
+    pub ca_key_pem: Option<String>,
     /// The serving certificate.
     pub cert_pem: String,
     /// The serving key.
@@ -65,6 +72,7 @@ pub fn generate(ips: &[IpAddr]) -> Result<Credentials, PkiError> {
     let ca_key = KeyPair::generate()?;
     let ca_cert = ca_params.self_signed(&ca_key)?;
     let ca_pem = ca_cert.pem();
+    let ca_key_pem = ca_key.serialize_pem();
     let issuer = Issuer::new(ca_params, ca_key);
 
     let mut params = CertificateParams::new(vec![
@@ -81,6 +89,7 @@ pub fn generate(ips: &[IpAddr]) -> Result<Credentials, PkiError> {
     let cert = params.signed_by(&key, &issuer)?;
     Ok(Credentials {
         ca_pem,
+        ca_key_pem: Some(ca_key_pem),
         cert_pem: cert.pem(),
         key_pem: key.serialize_pem(),
         token: random_token(),
@@ -120,6 +129,7 @@ pub fn load_or_generate(dir: &Path, ips: &[IpAddr]) -> Result<Credentials, PkiEr
     let pki = dir.join("pki");
     let files = ["ca.crt", "server.crt", "server.key", "token"].map(|f| pki.join(f));
     let sa_key = pki.join("sa.key");
+    let ca_key = pki.join("ca.key");
     if files.iter().all(|f| f.exists()) {
         crate::datadir::private_dir(&pki)?;
         let read = |i: usize| std::fs::read_to_string(&files[i]);
@@ -131,8 +141,14 @@ pub fn load_or_generate(dir: &Path, ips: &[IpAddr]) -> Result<Credentials, PkiEr
             write_private(&sa_key, &pem)?;
             pem
         };
+        let ca_key_pem = if ca_key.exists() {
+            Some(std::fs::read_to_string(&ca_key)?)
+        } else {
+            None
+        };
         return Ok(Credentials {
             ca_pem: read(0)?,
+            ca_key_pem,
             cert_pem: read(1)?,
             key_pem: read(2)?,
             token: read(3)?.trim().to_string(),
@@ -147,6 +163,9 @@ pub fn load_or_generate(dir: &Path, ips: &[IpAddr]) -> Result<Credentials, PkiEr
     }
     let creds = generate(ips)?;
     write_private(&sa_key, &creds.service_account_key_pem)?;
+    if let Some(pem) = &creds.ca_key_pem {
+        write_private(&ca_key, pem)?;
+    }
     write_private(&files[0], &creds.ca_pem)?;
     write_private(&files[1], &creds.cert_pem)?;
     write_private(&files[2], &creds.key_pem)?;
@@ -169,4 +188,33 @@ pub fn write_kubeconfig(
         token = creds.token
     );
     write_private(path, &text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ca_key_is_kept_and_a_directory_from_before_it_has_none() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let first = load_or_generate(dir.path(), &[]).expect("generated");
+        let key = dir.path().join("pki").join("ca.key");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&key)
+                .expect("ca.key")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        assert!(first.ca_key_pem.is_some());
+        let again = load_or_generate(dir.path(), &[]).expect("loaded");
+        assert_eq!(again.ca_key_pem, first.ca_key_pem);
+        assert_eq!(again.ca_pem, first.ca_pem);
+        std::fs::remove_file(&key).expect("removed");
+        let older = load_or_generate(dir.path(), &[]).expect("loaded");
+        assert_eq!(older.ca_key_pem, None);
+        assert_eq!(older.ca_pem, first.ca_pem);
+    }
 }

@@ -228,6 +228,42 @@ impl Quantity {
         })
     }
 
+    /// A zero quantity as Go's `resource.Quantity{Format: DecimalSI}`.
+    pub fn zero() -> Quantity {
+        Quantity::from_int(0)
+    }
+
+    /// `resource.NewQuantity(n, DecimalSI)`.
+    pub fn from_int(n: i64) -> Quantity {
+        Quantity {
+            nano: i128::from(n) * NANO,
+            format: QFormat::DecimalSI,
+            int64: Some((n, 0)),
+            cached: None,
+        }
+    }
+
+    /// `Add`: the sum, printed in canonical form afterwards; a zero
+    /// receiver takes the addend's format, as Go's does.
+    pub fn add(&mut self, other: &Quantity) {
+        if self.nano == 0 {
+            self.format = other.format;
+        }
+        self.nano += other.nano;
+        self.int64 = None;
+        self.cached = None;
+    }
+
+    /// `Sub`: the difference, printed in canonical form afterwards.
+    pub fn sub(&mut self, other: &Quantity) {
+        if self.nano == 0 {
+            self.format = other.format;
+        }
+        self.nano -= other.nano;
+        self.int64 = None;
+        self.cached = None;
+    }
+
     /// Reads a quantity from JSON (a string, or a number as kube accepts).
     pub fn from_value(v: &Value) -> Option<Quantity> {
         match v {

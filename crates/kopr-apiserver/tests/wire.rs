@@ -2,8 +2,10 @@
 //! metadata maps a write empties are dropped, an object larger than etcd takes is refused with
 //! etcd's words, an expired continue token's 410 carries a token that goes on at the latest
 //! revision, objects are served as PartialObjectMetadata to kube-rs's metadata calls, a path
-//! with no route under a served group has `details: {}`, and half-open connections are closed
-//! after the header timeout.
+//! with no route under a served group has `details: {}`, half-open connections are closed
+//! after the header timeout, idle ones after the idle timeout (not while a request is in
+//! flight), connections beyond the limit wait for a free slot, and built-in lists' items carry
+//! no `kind`/`apiVersion`.
 
 mod common;
 
@@ -304,15 +306,7 @@ async fn half_open_connections_are_closed_after_the_header_timeout() {
     );
 
     // A TLS connection whose request headers never end.
-    let mut roots = rustls::RootCertStore::empty();
-    use rustls::pki_types::pem::PemObject;
-    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(f.server.ca_pem().as_bytes()) {
-        roots.add(cert.unwrap()).unwrap();
-    }
-    let tls = rustls::ClientConfig::builder()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(tls));
+    let connector = tls_connector(&f.server);
     let tcp = tokio::net::TcpStream::connect(f.server.addr())
         .await
         .unwrap();
@@ -424,4 +418,154 @@ async fn bodies_are_written_as_kube_s_go_encoder_writes_them() {
         "{body}"
     );
     assert!(body.ends_with("]}\n"), "{body}");
+}
+
+#[tokio::test]
+async fn built_in_list_items_carry_no_type_meta_custom_ones_do() {
+    let f = common::start().await;
+    common::two_version_crd(&f.client).await;
+    let cms: Api<ConfigMap> = Api::namespaced(f.client.clone(), "default");
+    cms.create(&PostParams::default(), &cm("listed", json!({"a": "b"})))
+        .await
+        .unwrap();
+    let (code, _, body) = common::raw(
+        &f.client,
+        "GET",
+        "/api/v1/namespaces/default/configmaps?labelSelector=set%3Dpaging",
+        None,
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    // A typed Go list: its own TypeMeta, none on the items.
+    assert!(
+        body.starts_with(
+            r#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"#
+        ),
+        "{body}"
+    );
+    assert!(
+        body.contains(r#""items":[{"metadata":{"name":"listed","#),
+        "{body}"
+    );
+    // kube-rs reads it all the same.
+    let listed = cms
+        .list(&ListParams::default().labels("set=paging"))
+        .await
+        .unwrap();
+    assert_eq!(listed.items.len(), 1);
+    assert_eq!(listed.items[0].data.as_ref().unwrap()["a"], "b");
+
+    let tool = json!({"apiVersion": "example.com/v1", "kind": "Tool", "metadata": {"name": "t"}, "spec": {}});
+    let path = "/apis/example.com/v1/namespaces/default/tools";
+    let (code, _, text) = common::raw(
+        &f.client,
+        "POST",
+        path,
+        Some("application/json"),
+        serde_json::to_vec(&tool).unwrap(),
+    )
+    .await;
+    assert_eq!(code, 201, "{text}");
+    let (_, _, body) = common::raw(&f.client, "GET", path, None, Vec::new()).await;
+    let list: Value = serde_json::from_str(&body).unwrap();
+    // An UnstructuredList keeps each item's own apiVersion and kind.
+    assert_eq!(list["items"][0]["kind"], "Tool", "{body}");
+    assert_eq!(list["items"][0]["apiVersion"], "example.com/v1", "{body}");
+}
+
+/// A TLS client trusting the server's CA.
+fn tls_connector(server: &kopr_apiserver::ApiServer) -> tokio_rustls::TlsConnector {
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(server.ca_pem().as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let tls = rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tokio_rustls::TlsConnector::from(std::sync::Arc::new(tls))
+}
+
+async fn tls_connect(
+    server: &kopr_apiserver::ApiServer,
+) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
+    let tcp = tokio::net::TcpStream::connect(server.addr()).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    tls_connector(server).connect(name, tcp).await.unwrap()
+}
+
+#[tokio::test]
+async fn idle_connections_close_and_busy_ones_stay() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let config = kopr_apiserver::Config {
+        idle_timeout: std::time::Duration::from_millis(300),
+        ..kopr_apiserver::Config::ephemeral()
+    };
+    let f = common::start_with(config).await;
+    // A keep-alive connection whose request is answered, then left alone.
+    let mut idle = tls_connect(&f.server).await;
+    idle.write_all(b"GET /version HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .await
+        .unwrap();
+    let mut first = [0u8; 12];
+    idle.read_exact(&mut first).await.unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    assert!(
+        closed_by_server(&mut idle).await,
+        "an idle connection stays open"
+    );
+
+    // A watch in flight keeps its connection however quiet it is.
+    let mut watching = tls_connect(&f.server).await;
+    let request = format!(
+        "GET /api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=60 HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\n\r\n",
+        f.server.token()
+    );
+    watching.write_all(request.as_bytes()).await.unwrap();
+    let mut head = [0u8; 12];
+    watching.read_exact(&mut head).await.unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+    let mut buf = [0u8; 256];
+    let quiet = tokio::time::timeout(std::time::Duration::from_millis(1500), async {
+        loop {
+            match watching.read(&mut buf).await {
+                Ok(0) | Err(_) => return "closed",
+                Ok(_) => {}
+            }
+        }
+    })
+    .await;
+    assert!(
+        quiet.is_err(),
+        "a connection with a watch in flight was closed"
+    );
+}
+
+#[tokio::test]
+async fn connections_over_the_limit_wait_for_a_free_slot() {
+    let config = kopr_apiserver::Config {
+        max_connections: 2,
+        ..kopr_apiserver::Config::ephemeral()
+    };
+    let f = common::start_with(config).await;
+    let one = tls_connect(&f.server).await;
+    let _two = tls_connect(&f.server).await;
+    let addr = f.server.addr();
+    let connector = tls_connector(&f.server);
+    let mut third = tokio::spawn(async move {
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        connector.connect(name, tcp).await.map(|_| ())
+    });
+    let waited = tokio::time::timeout(std::time::Duration::from_millis(500), &mut third).await;
+    assert!(
+        waited.is_err(),
+        "a third connection was served beyond the limit"
+    );
+    drop(one);
+    let served = tokio::time::timeout(std::time::Duration::from_secs(20), third)
+        .await
+        .expect("the third connection is served once one closes");
+    assert!(served.unwrap().is_ok());
 }

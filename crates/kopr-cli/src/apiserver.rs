@@ -33,6 +33,12 @@ pub struct ApiserverArgs {
     /// Simulated nodes (kopr-node-0 …) whose pods the in-process kubelet runs.
     #[arg(long, default_value_t = 3)]
     nodes: usize,
+    /// Seconds a connection may stay open with no request in flight (kube-apiserver's 90).
+    #[arg(long, default_value_t = 90)]
+    idle_timeout_seconds: u64,
+    /// Connections served at once; further clients wait in the listen backlog.
+    #[arg(long, default_value_t = kopr_apiserver::server::DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
     /// Static users, in kube-apiserver's token file format
     /// (`token,user,uid,"group1,group2"` per line).
     #[arg(long)]
@@ -71,6 +77,8 @@ pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
         audit_policy_file: args.audit_policy_file.clone(),
         encryption_provider_config: args.encryption_provider_config.clone(),
         read_header_timeout: kopr_apiserver::server::DEFAULT_READ_HEADER_TIMEOUT,
+        idle_timeout: std::time::Duration::from_secs(args.idle_timeout_seconds.max(1)),
+        max_connections: args.max_connections.max(1),
     };
     let server = ApiServer::start(config).await.with_context(|| {
         format!(

@@ -3,10 +3,13 @@
 //! schema (unknown fields dropped, warned about or refused per
 //! `fieldValidation`), the mutating plugins, then the validating plugins.
 //!
-//! Built in are the kind's defaulting (mutating), kube's ServiceAccount
-//! plugin ([`service_account`]: a pod's service account and its token
-//! volume) and the kind's validation
-//! (validating), both from its strategy: built-in kinds follow kube's
+//! Built in are the kind's defaulting (mutating), kube's LimitRanger
+//! ([`limit_ranger`]: default requests and limits, then their bounds) and
+//! ServiceAccount plugin ([`service_account`]: a pod's service account and
+//! its token volume), the kind's validation (validating), and last of all
+//! ResourceQuota ([`resource_quota`]: the write must fit its namespace's
+//! quotas, which it is charged to). Defaulting and validation come from the
+//! kind's strategy: built-in kinds follow kube's
 //! `SetDefaults_*` and `Validate*`, custom resources their CRD's structural
 //! schema, defaults and CEL rules. RBAC escalation prevention
 //! ([`rbac_escalation`]) validates first, as kube's RBAC storage refuses
@@ -20,10 +23,12 @@ pub mod annotations;
 mod builtin;
 mod compiled;
 mod expressions;
+pub mod limit_ranger;
 mod matching;
 mod plugin;
 pub mod policy;
 pub mod rbac_escalation;
+pub mod resource_quota;
 pub mod service_account;
 pub mod webhook;
 
@@ -44,6 +49,7 @@ pub struct Chain {
     validating: Vec<Box<dyn Validating>>,
     webhooks: Option<Arc<webhook::Webhooks>>,
     policies: Option<Arc<policy::Policies>>,
+    quota: Option<Arc<resource_quota::ResourceQuotaAdmission>>,
 }
 
 impl Chain {
@@ -55,6 +61,7 @@ impl Chain {
             validating: vec![Box::new(StrategyValidation)],
             webhooks: None,
             policies: None,
+            quota: None,
         }
     }
 
@@ -68,6 +75,13 @@ impl Chain {
     /// before the validating webhooks.
     pub fn with_policies(mut self, policies: policy::Policies) -> Chain {
         self.policies = Some(Arc::new(policies));
+        self
+    }
+
+    /// Checks and charges ResourceQuotas last, after the validating
+    /// webhooks, as kube-apiserver orders its plugins.
+    pub fn with_quota(mut self, quota: resource_quota::ResourceQuotaAdmission) -> Chain {
+        self.quota = Some(Arc::new(quota));
         self
     }
 
@@ -140,6 +154,12 @@ impl Admission for Chain {
                     .await
                     .map_err(|e| e.or_warnings(&warnings))?;
                 warnings.extend(more);
+            }
+            if let Some(quota) = &self.quota {
+                quota
+                    .admit(request, obj)
+                    .await
+                    .map_err(|e| e.or_warnings(&warnings))?;
             }
             Ok(warnings)
         })

@@ -1,8 +1,13 @@
 //! Authentication: who a request comes from, from its credentials, as
 //! kube-apiserver's authenticator chain finds it.
 //!
-//! A bearer token in the `Authorization` header (the only place a token is
-//! read) is tried by each token authenticator in turn: the server's admin
+//! A client certificate from the TLS handshake comes first, as kube's x509
+//! authenticator does before the token authenticators ([`x509`]): one the
+//! cluster CA issued names the user (common name) and groups
+//! (organizations); one it did not is a 401 unless a bearer token
+//! authenticates the request. Then a bearer token in the `Authorization`
+//! header (the only place a token is read) is tried by each token
+//! authenticator in turn: the server's admin
 //! token (user `kopr-admin` in `system:masters`), the static users of a
 //! token file ([`token_file`]), and service-account tokens
 //! ([`service_account`]). A token none of them accepts is a 401. A request
@@ -13,12 +18,14 @@
 pub mod jwt;
 pub mod service_account;
 pub mod token_file;
+pub mod x509;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use http::HeaderMap;
 use http::header::AUTHORIZATION;
+use rustls::pki_types::CertificateDer;
 
 use service_account::ServiceAccountTokens;
 use token_file::TokenFile;
@@ -95,6 +102,7 @@ pub struct Authentication {
     admin_token: Arc<str>,
     token_file: Option<Arc<TokenFile>>,
     service_accounts: Option<ServiceAccountTokens>,
+    client_certificates: Option<x509::ClientCertificates>,
     anonymous: bool,
 }
 
@@ -110,8 +118,19 @@ impl Authentication {
             admin_token: Arc::from(admin_token),
             token_file: None,
             service_accounts: None,
+            client_certificates: None,
             anonymous: true,
         }
+    }
+
+    /// Also accepts client certificates the CAs of `ca_pem` issued
+    /// (kube's `--client-ca-file`).
+    ///
+    /// # Errors
+    /// When `ca_pem` holds no usable certificate.
+    pub fn with_client_ca(mut self, ca_pem: &str) -> Result<Authentication, x509::ClientCaError> {
+        self.client_certificates = Some(x509::ClientCertificates::from_pem(ca_pem)?);
+        Ok(self)
     }
 
     /// Also accepts the users of a token file.
@@ -144,10 +163,45 @@ impl Authentication {
     /// [`Unauthenticated`] for a bearer token nobody accepts, or for no
     /// credentials when anonymous requests are off.
     pub fn authenticate(&self, headers: &HeaderMap) -> Result<UserInfo, Unauthenticated> {
-        match bearer_token(headers) {
-            Some(token) => self.authenticate_token(token, &[]).map(|(user, _)| user),
-            None if self.anonymous => Ok(UserInfo::anonymous()),
-            None => Err(Unauthenticated("no credentials".into())),
+        self.authenticate_request(headers, &[])
+    }
+
+    /// The user a request comes from, given the certificate chain its
+    /// client presented in the TLS handshake (empty when none): kube's
+    /// union of authenticators, x509 first, then bearer tokens, then
+    /// anonymous unless an authenticator failed.
+    ///
+    /// # Errors
+    /// [`Unauthenticated`] as [`Authentication::authenticate`], and for a
+    /// certificate that does not verify when no token authenticates.
+    pub fn authenticate_request(
+        &self,
+        headers: &HeaderMap,
+        client_chain: &[CertificateDer<'_>],
+    ) -> Result<UserInfo, Unauthenticated> {
+        let mut failure = None;
+        if let Some(certs) = self
+            .client_certificates
+            .as_ref()
+            .filter(|_| !client_chain.is_empty())
+        {
+            match certs.authenticate(client_chain) {
+                Ok(Some(user)) => return Ok(user),
+                Ok(None) => {}
+                Err(why) => failure = Some(why),
+            }
+        }
+        match (bearer_token(headers), failure) {
+            (Some(token), failure) => self
+                .authenticate_token(token, &[])
+                .map(|(user, _)| user)
+                .map_err(|why| match failure {
+                    Some(first) => Unauthenticated(format!("[{}, {}]", first.0, why.0)),
+                    None => why,
+                }),
+            (None, Some(failure)) => Err(failure),
+            (None, None) if self.anonymous => Ok(UserInfo::anonymous()),
+            (None, None) => Err(Unauthenticated("no credentials".into())),
         }
     }
 

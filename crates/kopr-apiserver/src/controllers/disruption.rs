@@ -88,7 +88,7 @@ fn stale_condition_wait(pod: &Value, now: jiff::Timestamp) -> Option<Duration> {
 }
 
 /// `schema.ParseGroupVersion`: the group of an `apiVersion`.
-fn group_version(api_version: &str) -> Result<(&str, &str), String> {
+pub(super) fn group_version(api_version: &str) -> Result<(&str, &str), String> {
     if api_version.is_empty() || api_version == "/" {
         return Ok(("", ""));
     }
@@ -137,7 +137,7 @@ fn scaled(v: &Value, total: i64) -> Result<i64, String> {
 }
 
 /// A `metav1.LabelSelector` as Go's `%v` prints it (its generated `String`).
-fn go_selector(sel: Option<&Value>) -> String {
+pub(super) fn go_selector(sel: Option<&Value>) -> String {
     let Some(sel) = sel.filter(|s| s.is_object()) else {
         return "nil".into();
     };
@@ -609,29 +609,7 @@ impl DisruptionController {
         let Some(t) = writes::target_of(&self.api, Kind::PodDisruptionBudget, pdb) else {
             return Ok(());
         };
-        let seen = object::meta_str(pdb, "resourceVersion")
-            .unwrap_or("")
-            .to_string();
-        let written = writes::update_same_uid(
-            &self.api,
-            &t,
-            Part::Status,
-            CONTROLLER_MANAGER,
-            object::uid(pdb),
-            |cur| {
-                if object::meta_str(cur, "resourceVersion").unwrap_or("") != seen {
-                    return Err(ApiError::stale_resource_version(
-                        t.rt.reference(),
-                        object::name(cur),
-                    ));
-                }
-                let mut new = cur.clone();
-                new["status"] = status.clone();
-                Ok(new)
-            },
-        )
-        .await;
-        writes::unless_gone(written)?;
+        writes::replace_status_seen(&self.api, &t, pdb, &status).await?;
         Ok(())
     }
 

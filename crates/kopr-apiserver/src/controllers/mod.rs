@@ -3,15 +3,19 @@
 //! accounts, the root CA ConfigMap, ClusterRole aggregation, the end of graceful pod deletion,
 //! ValidatingAdmissionPolicy status, the APIServices of custom resource
 //! groups, and
+//! the horizontal pod autoscaler and
 //! the workload controllers
 //! (Deployment, ReplicaSet, ReplicationController, StatefulSet, DaemonSet,
 //! Job, CronJob), the endpoints and endpointslice controllers, the
-//! disruption controller (PodDisruptionBudget status); plus a
+//! disruption controller (PodDisruptionBudget status), the resource quota
+//! controller (ResourceQuota usage), the CSR signer (`certificates`); plus a
 //! scheduler and a
 //! simulated kubelet for simulated nodes, kwok-style. They watch the store's
 //! event stream and act through the registry, as a client would.
 
 mod admission_policy_status;
+mod autoscaler;
+pub mod certificates;
 pub mod clusterrole_aggregation;
 pub mod crd;
 mod cronjob;
@@ -31,6 +35,7 @@ pub mod podutil;
 pub mod recorder;
 mod replicaset;
 mod replication;
+mod resource_quota;
 pub mod root_ca;
 pub mod scheduler;
 mod service_account;
@@ -53,10 +58,20 @@ use crate::storage::WatchEvent;
 pub use garbage_collector::GarbageCollector;
 
 /// Starts every controller, with `nodes` simulated nodes, publishing
-/// `ca_pem` as the cluster's CA; they stop when `stop` is cancelled.
-pub fn spawn_all(api: Api, stop: CancellationToken, nodes: usize, ca_pem: &str) {
+/// `ca_pem` as the cluster's CA (signing CSRs with `ca_key_pem` when known);
+/// they stop when `stop` is cancelled.
+pub fn spawn_all(
+    api: Api,
+    stop: CancellationToken,
+    nodes: usize,
+    ca_pem: &str,
+    ca_key_pem: Option<&str>,
+) {
     let events = api.store.subscribe();
+    certificates::spawn(api.clone(), stop.clone(), ca_pem, ca_key_pem);
     workloads::spawn(api.clone(), stop.clone(), nodes);
+    resource_quota::spawn(api.clone(), stop.clone());
+    autoscaler::spawn(api.clone(), stop.clone());
     tokio::spawn(run(api, events, stop, Arc::from(ca_pem)));
 }
 

@@ -104,6 +104,42 @@ pub async fn replace_status(
     .await
 }
 
+/// Replaces the status of the object at `t` with `status` only while it is
+/// still `seen` (same uid and resourceVersion): a status computed from what
+/// a controller saw is not written over a newer one (kube's
+/// `UpdateStatus` with the resourceVersion read); a 409 otherwise, `None`
+/// when the object is gone.
+pub async fn replace_status_seen(
+    api: &Api,
+    t: &Target,
+    seen: &Value,
+    status: &Value,
+) -> Result<Option<Arc<Value>>, ApiError> {
+    let version = object::meta_str(seen, "resourceVersion")
+        .unwrap_or("")
+        .to_string();
+    let written = update_same_uid(
+        api,
+        t,
+        Part::Status,
+        podutil::CONTROLLER_MANAGER,
+        object::uid(seen),
+        |cur| {
+            if object::meta_str(cur, "resourceVersion").unwrap_or("") != version {
+                return Err(ApiError::stale_resource_version(
+                    t.rt.reference(),
+                    object::name(cur),
+                ));
+            }
+            let mut new = cur.clone();
+            new["status"] = status.clone();
+            Ok(new)
+        },
+    )
+    .await;
+    unless_gone(written)
+}
+
 /// Writes `status` as the status of the cached object `obj` of `kind`
 /// when it differs from the stored one (compared as the k8s-openapi type
 /// `T` encodes them), while the object has the same uid. Returns false when

@@ -55,6 +55,12 @@ pub struct AppState {
 #[derive(Debug, Clone, Copy)]
 pub struct Peer(pub std::net::SocketAddr);
 
+/// The certificate chain the client presented in the TLS handshake (leaf
+/// first), unverified, put on each request of the connection by the
+/// server's accept loop; authentication verifies it.
+#[derive(Debug, Clone)]
+pub struct ClientCertificates(pub Arc<[rustls::pki_types::CertificateDer<'static>]>);
+
 /// Builds the router serving the whole API.
 pub fn router(state: AppState) -> Router {
     Router::new().fallback(handle).with_state(state)
@@ -102,7 +108,13 @@ async fn handle(State(state): State<AppState>, req: Request) -> Response {
         .to_string();
     let uri = req.uri().to_string();
     // authn, then audit, impersonation and authz: kube's chain.
-    let requestor = state.authn.authenticate(req.headers());
+    let client_chain = req
+        .extensions()
+        .get::<ClientCertificates>()
+        .map(|c| c.0.clone());
+    let requestor = state
+        .authn
+        .authenticate_request(req.headers(), client_chain.as_deref().unwrap_or_default());
     let mut record = state.audit.as_ref().and_then(|a| {
         a.begin(crate::audit::RequestInfo {
             user: requestor.as_ref().ok(),

@@ -8,6 +8,7 @@ pub mod convert;
 mod delete;
 pub mod eviction;
 mod read;
+pub mod scale;
 mod service_ip;
 pub mod strategy;
 mod watch;

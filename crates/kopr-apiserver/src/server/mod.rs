@@ -1,7 +1,11 @@
-//! Running the API server: TLS on a listener, credentials, the kubeconfig,
-//! bootstrap objects and the in-process controllers; graceful shutdown.
+//! Running the API server: TLS on a listener (asking clients for a
+//! certificate, which authentication verifies against the cluster CA),
+//! credentials, the kubeconfig, bootstrap objects and the in-process
+//! controllers; graceful shutdown.
 
+mod client_cert;
 mod first_bytes;
+mod idle;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
@@ -59,6 +63,12 @@ pub struct Config {
     /// to send its headers (kube-apiserver's `ReadHeaderTimeout`, 32 s): a client that opens
     /// a connection and sends nothing is disconnected after it.
     pub read_header_timeout: std::time::Duration,
+    /// How long a connection may stay open with no request in flight (kube-apiserver's
+    /// `IdleTimeout`, 90 s).
+    pub idle_timeout: std::time::Duration,
+    /// How many connections are served at once; further clients wait in the listen backlog
+    /// until one closes.
+    pub max_connections: usize,
 }
 
 /// Go's `http.DefaultMaxHeaderBytes`, which kube-apiserver serves with: the
@@ -73,6 +83,10 @@ const HTTP2_HEADER_SLACK: u32 = 32 << 10;
 /// kube-apiserver's `ReadHeaderTimeout` (its TLS handshake timeout too, as Go's server uses
 /// the shortest read timeout for the handshake).
 pub const DEFAULT_READ_HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(32);
+/// kube-apiserver's `IdleTimeout` (HTTP/1.1 and HTTP/2).
+pub const DEFAULT_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(90);
+/// The default limit of connections served at once.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 
 impl Config {
     /// An in-memory server on a free loopback port, for tests.
@@ -91,6 +105,8 @@ impl Config {
             audit_policy_file: None,
             encryption_provider_config: None,
             read_header_timeout: DEFAULT_READ_HEADER_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -158,9 +174,14 @@ fn tls_config(creds: &Credentials) -> Result<rustls::ServerConfig, ServerError> 
     let key = PrivateKeyDer::from_pem_slice(creds.key_pem.as_bytes())
         .map_err(|e| std::io::Error::other(format!("serving key: {e}")))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    // Client certificates are asked for, verified by authentication.
+    let client_auth = Arc::new(client_cert::RequestClientCert::new(
+        &creds.ca_pem,
+        &provider,
+    )?);
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
-        .with_no_client_auth()
+        .with_client_cert_verifier(client_auth)
         .with_single_cert(certs, key)?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(config)
@@ -207,9 +228,15 @@ impl ApiServer {
         let catalog = Catalog::default();
         crate::builtin::register_builtins(&catalog);
         let authz = Arc::new(crate::authz::Union::with_rbac(store.clone()));
+        let limit_ranger = crate::admission::limit_ranger::LimitRanger::new(store.clone());
         let admission = crate::admission::Chain::builtin()
+            .mutating(limit_ranger.clone())
             .mutating(
                 crate::admission::service_account::ServiceAccountAdmission::new(store.clone()),
+            )
+            .validating(limit_ranger)
+            .with_quota(
+                crate::admission::resource_quota::ResourceQuotaAdmission::new(store.clone()),
             )
             .with_rbac_escalation(crate::admission::rbac_escalation::RbacEscalation::new(
                 authz.clone(),
@@ -240,6 +267,7 @@ impl ApiServer {
                 shutdown.clone(),
                 config.nodes,
                 &credentials.ca_pem,
+                credentials.ca_key_pem.as_deref(),
             );
         }
         crate::storage::spawn_compactor(
@@ -254,6 +282,8 @@ impl ApiServer {
         );
         let mut authn = crate::authn::Authentication::new(&credentials.token)
             .with_service_accounts(tokens)
+            .with_client_ca(&credentials.ca_pem)
+            .map_err(|e| std::io::Error::other(e.to_string()))?
             .anonymous(config.anonymous_auth);
         if let Some(path) = &config.token_auth_file {
             authn = authn.with_token_file(crate::authn::token_file::TokenFile::read(path)?);
@@ -288,6 +318,8 @@ impl ApiServer {
         }
         let limits = Limits {
             read_header_timeout: config.read_header_timeout,
+            idle_timeout: config.idle_timeout,
+            max_connections: config.max_connections.max(1),
         };
         let task = tokio::spawn(serve(
             listener,
@@ -384,6 +416,8 @@ fn server_url(addr: SocketAddr) -> String {
 #[derive(Debug, Clone, Copy)]
 struct Limits {
     read_header_timeout: std::time::Duration,
+    idle_timeout: std::time::Duration,
+    max_connections: usize,
 }
 
 async fn serve(
@@ -394,7 +428,16 @@ async fn serve(
     shutdown: CancellationToken,
 ) {
     let connections = tokio_util::task::TaskTracker::new();
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     loop {
+        // At the connection limit, wait for one to close before accepting.
+        let slot = tokio::select! {
+            _ = shutdown.cancelled() => break,
+            s = slots.clone().acquire_owned() => match s {
+                Ok(s) => s,
+                Err(_) => break,
+            },
+        };
         let (stream, peer) = tokio::select! {
             _ = shutdown.cancelled() => break,
             accepted = listener.accept() => match accepted {
@@ -410,6 +453,7 @@ async fn serve(
         let app = app.clone();
         let stop = shutdown.clone();
         connections.spawn(async move {
+            let _slot = slot;
             let handshake =
                 tokio::time::timeout(limits.read_header_timeout, acceptor.accept(stream));
             let tls = match handshake.await {
@@ -423,13 +467,30 @@ async fn serve(
                     return;
                 }
             };
-            let service = TowerToHyperService::new(tower::ServiceExt::map_request(
-                app,
-                move |mut req: http::Request<hyper::body::Incoming>| {
-                    req.extensions_mut().insert(crate::http::Peer(peer));
-                    req
-                },
-            ));
+            let client_chain = tls
+                .get_ref()
+                .1
+                .peer_certificates()
+                .map(|chain| crate::http::ClientCertificates(chain.iter().cloned().collect()));
+            let activity = idle::Activity::new();
+            let requests = activity.clone();
+            let service =
+                TowerToHyperService::new(tower::service_fn(
+                    move |mut req: http::Request<hyper::body::Incoming>| {
+                        req.extensions_mut().insert(crate::http::Peer(peer));
+                        if let Some(chain) = &client_chain {
+                            req.extensions_mut().insert(chain.clone());
+                        }
+                        let in_flight = requests.begin();
+                        let call = tower::ServiceExt::oneshot(app.clone(), req);
+                        async move {
+                            let response = call.await?;
+                            Ok::<_, std::convert::Infallible>(response.map(|body| {
+                                axum::body::Body::new(idle::Tracked::new(body, in_flight))
+                            }))
+                        }
+                    },
+                ));
             let mut builder = auto::Builder::new(TokioExecutor::new());
             builder
                 .http1()
@@ -448,6 +509,19 @@ async fn serve(
                 r = conn.as_mut() => {
                     if let Err(e) = r {
                         tracing::debug!(%peer, error = %e, "connection ended with an error");
+                    }
+                    return;
+                }
+                _ = stop.cancelled() => return,
+                _ = activity.idle_for(limits.idle_timeout) => {
+                    tracing::debug!(%peer, "connection idle; closing it");
+                    conn.as_mut().graceful_shutdown();
+                }
+            }
+            tokio::select! {
+                r = conn.as_mut() => {
+                    if let Err(e) = r {
+                        tracing::debug!(%peer, error = %e, "idle connection ended with an error");
                     }
                 }
                 _ = stop.cancelled() => {}

@@ -2,10 +2,13 @@
 //! autoscaling/v2: v1's `targetCPUUtilizationPercentage` and
 //! `currentCPUUtilizationPercentage` are the v2 CPU utilization metric,
 //! defaulted, decoded and validated as kube does for v1 requests (the
-//! validation runs on the v2 form, as kube's runs on the internal one).
+//! validation runs on the v2 form, as kube's runs on the internal one);
+//! the rest of v2 travels in kube's round-trip annotations (see
+//! [`super::autoscaling_annotations`]).
 
 use serde_json::{Map, Value, json};
 
+use super::autoscaling_annotations as annotations;
 use super::{Strategy, builtin_validate};
 use crate::resources::ResourceType;
 use crate::status::ApiError;
@@ -60,18 +63,26 @@ fn is_cpu(metric: &Value) -> bool {
     metric["type"] == "Resource" && metric["resource"]["name"] == "cpu"
 }
 
-/// v1 → v2: the CPU target and the observed CPU become metrics.
+/// v1 → v2: the metrics kept in the round-trip annotations, then the CPU
+/// target (kube's 80% when there is no metric at all); the observed CPU,
+/// the current metrics, behavior and conditions from the annotations.
 fn v1_to_v2(obj: &mut Map<String, Value>) {
+    let kept = annotations::take_from_v1(obj);
     if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
-        let target = spec
+        let mut metrics = kept.metrics;
+        if let Some(target) = spec
             .remove("targetCPUUtilizationPercentage")
-            .and_then(|v| v.as_i64())
-            .unwrap_or(DEFAULT_CPU_UTILIZATION);
-        spec.insert(
-            "metrics".into(),
-            json!([{"type": "Resource", "resource": {"name": "cpu",
-                "target": {"type": "Utilization", "averageUtilization": target}}}]),
-        );
+            .filter(|v| !v.is_null())
+        {
+            metrics.push(cpu_utilization_target(target));
+        }
+        if metrics.is_empty() {
+            metrics.push(cpu_utilization_target(json!(DEFAULT_CPU_UTILIZATION)));
+        }
+        spec.insert("metrics".into(), Value::Array(metrics));
+        if let Some(b) = kept.behavior {
+            spec.insert("behavior".into(), b);
+        }
     }
     if let Some(status) = obj.get_mut("status").and_then(Value::as_object_mut) {
         if let Some(current) = status
@@ -84,25 +95,36 @@ fn v1_to_v2(obj: &mut Map<String, Value>) {
                     "current": {"averageUtilization": current}}}]),
             );
         }
+        // The annotation holds more than the CPU utilization.
+        if let Some(current) = kept.current_metrics {
+            status.insert("currentMetrics".into(), Value::Array(current));
+        }
+        if let Some(conditions) = kept.conditions {
+            status.insert("conditions".into(), Value::Array(conditions));
+        }
         if !status.contains_key("desiredReplicas") {
             status.insert("desiredReplicas".into(), json!(0));
         }
     }
 }
 
-/// v2 → v1: the CPU utilization metric becomes the CPU target; other
-/// metrics, behavior and conditions have no v1 field.
+fn cpu_utilization_target(percent: Value) -> Value {
+    json!({"type": "Resource", "resource": {"name": "cpu",
+        "target": {"type": "Utilization", "averageUtilization": percent}}})
+}
+
+/// v2 → v1: the first CPU metric's utilization becomes the CPU target and
+/// the observed CPU utilization `currentCPUUtilizationPercentage`; what v1
+/// has no field for goes into the round-trip annotations.
 fn v2_to_v1(obj: &mut Map<String, Value>) {
+    annotations::to_v1(obj);
     if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
         let metrics = spec.remove("metrics");
         spec.remove("behavior");
         let target = metrics
             .as_ref()
             .and_then(Value::as_array)
-            .and_then(|ms| {
-                ms.iter()
-                    .find(|m| is_cpu(m) && m["resource"]["target"]["type"] == "Utilization")
-            })
+            .and_then(|ms| ms.iter().find(|m| is_cpu(m)))
             .map(|m| m["resource"]["target"]["averageUtilization"].clone())
             .filter(|v| !v.is_null());
         if let Some(t) = target {
@@ -115,9 +137,13 @@ fn v2_to_v1(obj: &mut Map<String, Value>) {
             .remove("currentMetrics")
             .as_ref()
             .and_then(Value::as_array)
-            .and_then(|ms| ms.iter().find(|m| is_cpu(m)).cloned())
-            .map(|m| m["resource"]["current"]["averageUtilization"].clone())
-            .filter(|v| !v.is_null());
+            .and_then(|ms| {
+                ms.iter()
+                    .filter(|m| is_cpu(m))
+                    .filter_map(|m| m.pointer("/resource/current/averageUtilization"))
+                    .rfind(|v| !v.is_null())
+                    .cloned()
+            });
         if let Some(c) = current {
             status.insert("currentCPUUtilizationPercentage".into(), c);
         }
@@ -156,5 +182,36 @@ mod tests {
         v1_to_v2(map);
         v2_to_v1(map);
         assert_eq!(map["spec"]["targetCPUUtilizationPercentage"], 80);
+    }
+
+    #[test]
+    fn other_metrics_round_trip_through_v1_before_the_cpu_target() {
+        let mut v2 = json!({"metadata": {"name": "x"}, "spec": {"maxReplicas": 3, "metrics": [
+            {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}},
+            {"type": "Resource", "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": "1Gi"}}},
+        ]}, "status": {"desiredReplicas": 1, "conditions": [
+            {"type": "ScalingActive", "status": "False", "lastTransitionTime": "2025-01-01T00:00:00Z",
+             "reason": "FailedGetResourceMetric", "message": "m"}]}});
+        let map = v2.as_object_mut().unwrap();
+        v2_to_v1(map);
+        assert_eq!(map["spec"]["targetCPUUtilizationPercentage"], 60);
+        assert!(map["status"].get("conditions").is_none());
+        let annotations = map["metadata"]["annotations"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        assert!(annotations.contains_key(annotations::CONDITIONS));
+        assert!(annotations.contains_key(annotations::METRIC_SPECS));
+        v1_to_v2(map);
+        let names: Vec<&Value> = map["spec"]["metrics"]
+            .as_array()
+            .map(|ms| ms.iter().map(|m| &m["resource"]["name"]).collect())
+            .unwrap_or_default();
+        assert_eq!(names, [&json!("memory"), &json!("cpu")]);
+        assert_eq!(
+            map["status"]["conditions"][0]["reason"],
+            "FailedGetResourceMetric"
+        );
+        assert!(map["metadata"].get("annotations").is_none());
     }
 }

@@ -60,13 +60,32 @@ impl Strategy for SigningRequestStrategy {
                 merged["status"] = status;
             }
             Some("status") => {
-                // The approval conditions stay as they were.
+                // The approval conditions stay as they were: in place when
+                // the update has as many of them (kube's
+                // `preserveConditionInstances`), else the old ones after the rest.
                 let old_conditions = conditions(old);
-                let mut kept: Vec<Value> = new_conditions
-                    .into_iter()
-                    .filter(|c| !is_approval(c))
-                    .collect();
-                kept.extend(old_conditions.into_iter().filter(is_approval));
+                let kept = if APPROVAL_TYPES
+                    .iter()
+                    .all(|t| indices(&new_conditions, t).len() == indices(&old_conditions, t).len())
+                {
+                    let mut list = new_conditions;
+                    for t in APPROVAL_TYPES {
+                        for (n, o) in indices(&list, t)
+                            .into_iter()
+                            .zip(indices(&old_conditions, t))
+                        {
+                            list[n] = old_conditions[o].clone();
+                        }
+                    }
+                    list
+                } else {
+                    let mut kept: Vec<Value> = new_conditions
+                        .into_iter()
+                        .filter(|c| !is_approval(c))
+                        .collect();
+                    kept.extend(old_conditions.into_iter().filter(is_approval));
+                    kept
+                };
                 if !merged["status"].is_object() {
                     merged["status"] = json!({});
                 }
@@ -88,6 +107,15 @@ fn conditions(obj: &Value) -> Vec<Value> {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default()
+}
+
+/// The positions of the conditions of type `ty`.
+fn indices(list: &[Value], ty: &str) -> Vec<usize> {
+    list.iter()
+        .enumerate()
+        .filter(|(_, c)| c.get("type").and_then(Value::as_str) == Some(ty))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 fn is_approval(c: &Value) -> bool {

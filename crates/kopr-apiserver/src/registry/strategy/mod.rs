@@ -31,6 +31,7 @@ macro_rules! builtin_admission {
 
 mod apps;
 mod autoscaling;
+mod autoscaling_annotations;
 mod certificates;
 mod core;
 mod custom;
