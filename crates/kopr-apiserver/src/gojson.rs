@@ -4,7 +4,8 @@
 //! `status.loadBalancer` always written, `omitempty` fields left out when
 //! empty, fields without it always written), Status bodies in
 //! `metav1.Status` order, lists as `kind`, `apiVersion`, `metadata`,
-//! `items`; map keys sorted; strings escaped as Go escapes them (`<`, `>`,
+//! `items` (the items of built-in lists without their TypeMeta), Tables and
+//! PartialObjectMetadata in their metav1 order; map keys sorted; strings escaped as Go escapes them (`<`, `>`,
 //! `&`, U+2028 and U+2029 as `\u` escapes). Custom resources and anything
 //! else without a Go type are written with sorted keys, as Go writes
 //! `map[string]interface{}`.
@@ -44,6 +45,14 @@ impl Serialize for Ordered<'_> {
         let kind = map.get("kind").and_then(Value::as_str).unwrap_or("");
         if kind == "Status" && matches!(api_version, "v1" | "meta.k8s.io/v1") {
             return Layout::Fixed(STATUS).write(map, s);
+        }
+        if matches!(api_version, "meta.k8s.io/v1" | "meta.k8s.io/v1beta1") {
+            match kind {
+                "Table" => return Layout::Table.write(map, s),
+                "PartialObjectMetadata" => return Layout::Partial.write(map, s),
+                "PartialObjectMetadataList" => return Layout::PartialList.write(map, s),
+                _ => {}
+            }
         }
         if let Some(msg) = message_of(api_version, kind) {
             return Layout::Kind(msg).write(map, s);
@@ -157,6 +166,12 @@ enum Layout {
     Message(&'static Msg),
     /// A fixed key order (Status and its parts); `metadata` always written.
     Fixed(&'static [&'static str]),
+    /// `metav1.Table`: `kind`, `apiVersion`, `metadata`, `columnDefinitions`, `rows`.
+    Table,
+    /// `metav1.PartialObjectMetadata`: `kind`, `apiVersion`, then ObjectMeta in Go order.
+    Partial,
+    /// `metav1.PartialObjectMetadataList`, its items each a [`Layout::Partial`].
+    PartialList,
 }
 
 impl Layout {
@@ -193,6 +208,51 @@ impl Layout {
                 let items = map.get("items").and_then(Value::as_array);
                 m.serialize_entry("items", &Items(items.map_or(&[][..], Vec::as_slice), msg))?;
                 known.extend(["kind", "apiVersion", "metadata", "items"]);
+            }
+            Layout::Table | Layout::Partial | Layout::PartialList => {
+                for k in ["kind", "apiVersion"] {
+                    if let Some(v) = map.get(k).filter(|v| !is_empty(v)) {
+                        m.serialize_entry(k, &Plain(v))?;
+                    }
+                }
+                let empty = Map::new();
+                let meta = map
+                    .get("metadata")
+                    .and_then(Value::as_object)
+                    .unwrap_or(&empty);
+                let array = |k: &str| map.get(k).and_then(Value::as_array).map(Vec::as_slice);
+                match self {
+                    Layout::Partial => match object_meta() {
+                        Some(msg) => {
+                            m.serialize_entry("metadata", &Laid(Layout::Message(msg), meta))?
+                        }
+                        None => {
+                            m.serialize_entry("metadata", &Plain(&Value::Object(meta.clone())))?
+                        }
+                    },
+                    _ => m.serialize_entry("metadata", &Fixed(meta, LIST_META))?,
+                }
+                match self {
+                    Layout::Table => {
+                        m.serialize_entry(
+                            "columnDefinitions",
+                            &Each(array("columnDefinitions"), Part::Column),
+                        )?;
+                        m.serialize_entry("rows", &Each(array("rows"), Part::Row))?;
+                    }
+                    Layout::PartialList => {
+                        m.serialize_entry("items", &Each(array("items"), Part::Partial))?;
+                    }
+                    _ => {}
+                }
+                known.extend([
+                    "kind",
+                    "apiVersion",
+                    "metadata",
+                    "columnDefinitions",
+                    "rows",
+                    "items",
+                ]);
             }
             Layout::Fixed(keys) => {
                 for k in keys {
@@ -385,6 +445,106 @@ impl Serialize for Items<'_> {
             }
         }
         seq.end()
+    }
+}
+
+/// `metav1.TableColumnDefinition`: every field written, empty or not.
+const TABLE_COLUMN: &[&str] = &["name", "type", "format", "description", "priority"];
+/// `metav1.TableRowCondition`.
+const TABLE_ROW_CONDITION: &[&str] = &["type", "status", "reason", "message"];
+
+/// The message table of ObjectMeta (found through a kind that embeds it).
+fn object_meta() -> Option<&'static Msg> {
+    let holder = message_of("v1", "ConfigMap")?;
+    let field = holder.fields.iter().find(|f| f.name == "metadata")?;
+    match field.ty {
+        Ty::Msg(i) => MESSAGES.get(usize::from(i)),
+        _ => None,
+    }
+}
+
+/// What the elements of an [`Each`] are.
+#[derive(Clone, Copy)]
+enum Part {
+    /// A Table's column definition.
+    Column,
+    /// A Table's row: `cells`, `conditions` (when any), `object` (null when none).
+    Row,
+    /// A PartialObjectMetadata.
+    Partial,
+}
+
+/// The elements of an array, each laid out as `Part` says (`null` for no array,
+/// as Go writes a nil slice).
+struct Each<'a>(Option<&'a [Value]>, Part);
+
+impl Serialize for Each<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let Some(items) = self.0 else {
+            return s.serialize_unit();
+        };
+        let mut seq = s.serialize_seq(Some(items.len()))?;
+        for item in items {
+            match (self.1, item) {
+                (Part::Column, Value::Object(o)) => {
+                    seq.serialize_element(&Exact(o, TABLE_COLUMN))?
+                }
+                (Part::Row, Value::Object(o)) => seq.serialize_element(&Row(o))?,
+                (Part::Partial, Value::Object(o)) => {
+                    seq.serialize_element(&Laid(Layout::Partial, o))?
+                }
+                (_, other) => seq.serialize_element(&Plain(other))?,
+            }
+        }
+        seq.end()
+    }
+}
+
+/// A map with the given keys first, in order, written whatever their value.
+struct Exact<'a>(&'a Map<String, Value>, &'static [&'static str]);
+
+impl Serialize for Exact<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        for k in self.1 {
+            if let Some(v) = self.0.get(*k) {
+                m.serialize_entry(*k, &Plain(v))?;
+            }
+        }
+        for (k, v) in self.0 {
+            if !self.1.contains(&k.as_str()) {
+                m.serialize_entry(k, &Plain(v))?;
+            }
+        }
+        m.end()
+    }
+}
+
+/// A `metav1.TableRow`.
+struct Row<'a>(&'a Map<String, Value>);
+
+impl Serialize for Row<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        let null = Value::Null;
+        m.serialize_entry("cells", &Plain(self.0.get("cells").unwrap_or(&null)))?;
+        if let Some(Value::Array(conditions)) = self.0.get("conditions")
+            && !conditions.is_empty()
+        {
+            let laid: Vec<Exact<'_>> = conditions
+                .iter()
+                .filter_map(Value::as_object)
+                .map(|c| Exact(c, TABLE_ROW_CONDITION))
+                .collect();
+            m.serialize_entry("conditions", &laid)?;
+        }
+        m.serialize_entry("object", &Ordered(self.0.get("object").unwrap_or(&null)))?;
+        for (k, v) in self.0 {
+            if !matches!(k.as_str(), "cells" | "conditions" | "object") {
+                m.serialize_entry(k, &Plain(v))?;
+            }
+        }
+        m.end()
     }
 }
 

@@ -569,3 +569,77 @@ async fn connections_over_the_limit_wait_for_a_free_slot() {
         .expect("the third connection is served once one closes");
     assert!(served.unwrap().is_ok());
 }
+
+#[tokio::test]
+async fn tables_and_partial_metadata_are_in_go_field_order() {
+    let f = common::start().await;
+    let cms: Api<ConfigMap> = Api::namespaced(f.client.clone(), "default");
+    cms.create(&PostParams::default(), &cm("tabled", json!({"a": "b"})))
+        .await
+        .unwrap();
+    let get = |accept: &'static str, path: &'static str| {
+        let client = f.client.clone();
+        async move {
+            let req = http::Request::builder()
+                .uri(path)
+                .header("accept", accept)
+                .body(kube::client::Body::empty())
+                .unwrap();
+            let response = client.send(req).await.unwrap();
+            let bytes = http_body_util::BodyExt::collect(response.into_body())
+                .await
+                .unwrap()
+                .to_bytes();
+            String::from_utf8(bytes.to_vec()).unwrap()
+        }
+    };
+    let table = get(
+        "application/json;as=Table;v=v1;g=meta.k8s.io",
+        "/api/v1/namespaces/default/configmaps/tabled",
+    )
+    .await;
+    assert!(
+        table.starts_with(
+            r#"{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"#
+        ),
+        "{table}"
+    );
+    assert!(
+        table.contains(
+            r#""columnDefinitions":[{"name":"Name","type":"string","format":"name","description":"#
+        ),
+        "{table}"
+    );
+    // Every column field is written, an empty format too.
+    assert!(
+        table.contains(r#"{"name":"Data","type":"string","format":"","description":"#),
+        "{table}"
+    );
+    assert!(
+        table.contains(r#""rows":[{"cells":["tabled",1,"#),
+        "{table}"
+    );
+    assert!(
+        table.contains(r#""object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"tabled","namespace":"default","uid":"#),
+        "{table}"
+    );
+    let bare = get(
+        "application/json;as=Table;v=v1;g=meta.k8s.io",
+        "/api/v1/namespaces/default/configmaps/tabled?includeObject=None",
+    )
+    .await;
+    assert!(bare.contains(r#""object":null}]}"#), "{bare}");
+    let partial = get(
+        "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io",
+        "/api/v1/namespaces/default/configmaps?labelSelector=set%3Dpaging",
+    )
+    .await;
+    assert!(
+        partial.starts_with(r#"{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"#),
+        "{partial}"
+    );
+    assert!(
+        partial.contains(r#""items":[{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"tabled","namespace":"default","uid":"#),
+        "{partial}"
+    );
+}
