@@ -162,7 +162,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         kopf_script: args.kopf_script.clone(),
     };
     programs.check()?;
-    let versions = report::Versions::collect(&args.venv)?;
+    let versions = report::Versions::collect(&args.venv, &programs.bin_dir.join("kopr-operator"))?;
 
     let _ = std::fs::remove_dir_all(&args.work_dir);
     let logs = args.work_dir.join("logs");

@@ -39,6 +39,24 @@ pub struct Versions {
     pub python: String,
     /// uvloop, Kopf's event loop when installed.
     pub uvloop: String,
+    /// The kopr operator binary measured: path, size and kopr's features.
+    pub kopr_operator: String,
+}
+
+/// What the kopr operator binary at `path` is: its size, and kopr's
+/// features in this build (the harness and the operator are binaries of one
+/// package, built together, so they link the same kopr).
+pub fn describe_operator(path: &Path) -> String {
+    let size = std::fs::metadata(path).map_or_else(
+        |e| format!("unreadable: {e}"),
+        |m| format!("{:.1} MB", m.len() as f64 / 1e6),
+    );
+    let features = if kopr::FEATURES.is_empty() {
+        "none (default features off)".to_owned()
+    } else {
+        kopr::FEATURES.join(", ")
+    };
+    format!("{} ({size}; kopr features: {features})", path.display())
 }
 
 fn locked_version(package: &str) -> String {
@@ -59,7 +77,7 @@ fn locked_version(package: &str) -> String {
 
 impl Versions {
     /// Reads the Rust versions from the lock file and the Python ones from the venv.
-    pub fn collect(venv: &Path) -> anyhow::Result<Versions> {
+    pub fn collect(venv: &Path, kopr_operator: &Path) -> anyhow::Result<Versions> {
         let python = venv.join("bin").join("python");
         let output = Command::new(&python)
             .args([
@@ -87,6 +105,7 @@ impl Versions {
             python_kubernetes: next(),
             python: next(),
             uvloop: next(),
+            kopr_operator: describe_operator(kopr_operator),
         })
     }
 }
@@ -327,8 +346,8 @@ impl Summary {
     pub fn versions_line(&self) -> String {
         let v = &self.versions;
         format!(
-            "versions: kopr {} (crate), Kopf {} (kubernetes client {}, uvloop {}, CPython {}), kube-rs {} (kube crate)",
-            v.kopr, v.kopf, v.python_kubernetes, v.uvloop, v.python, v.kube
+            "versions: kopr {} (crate; operator binary {}), Kopf {} (kubernetes client {}, uvloop {}, CPython {}), kube-rs {} (kube crate)",
+            v.kopr, v.kopr_operator, v.kopf, v.python_kubernetes, v.uvloop, v.python, v.kube
         )
     }
 
@@ -471,6 +490,21 @@ mod tests {
         assert!(percentile(&[], 0.5).is_nan());
         assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+
+    #[test]
+    fn the_operator_binary_is_described_with_size_and_features() {
+        let dir = std::env::temp_dir().join(format!("kopr-bench-describe-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bin = dir.join("kopr-operator");
+        std::fs::write(&bin, vec![0u8; 2_500_000]).unwrap();
+        let text = describe_operator(&bin);
+        assert!(
+            text.starts_with(&format!("{} (2.5 MB; kopr features: ", bin.display())),
+            "{text}"
+        );
+        assert!(describe_operator(&dir.join("missing")).contains("unreadable"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -105,6 +105,19 @@
 
 #![warn(missing_docs)]
 
+/// The cargo features this build of kopr has (`embedded`: the in-process
+/// API server, `dev` and [`testing`]). Benchmarks report it, so a figure says
+/// which build it measured.
+///
+/// ```
+/// assert!(kopr::FEATURES.iter().all(|f| *f == "embedded"));
+/// ```
+pub const FEATURES: &[&str] = if cfg!(feature = "embedded") {
+    &["embedded"]
+} else {
+    &[]
+};
+
 mod handling;
 mod kits;
 pub mod operator;
