@@ -8,7 +8,8 @@
 //! what authentication and RBAC cost per request. `kopr-bench admission` measures what one
 //! validating admission webhook costs a write. `kopr-bench failover` measures how fast leadership
 //! moves between two replicas and what a standby costs; `kopr-bench scrape` what the metrics
-//! endpoint costs; `kopr-bench exec` the round trip of `pods/exec`.
+//! endpoint costs; `kopr-bench exec` the round trip of `pods/exec`; `kopr-bench scale` the
+//! server as its store grows (see `bench/scale`).
 
 mod admission;
 mod apiserver;
@@ -18,6 +19,7 @@ mod compare;
 mod exec;
 mod failover;
 mod index;
+mod scale;
 mod scrape;
 mod shards;
 mod workloads;
@@ -49,6 +51,8 @@ enum Command {
     Failover(failover::Args),
     /// Compare kopr with Kopf and a kube-rs controller on one workload.
     CompareOperators(compare::Args),
+    /// The API server as its store grows: memory, lists, GETs under writes, watch fan-out.
+    Scale(scale::Args),
     /// What the metrics endpoint costs the operator.
     Scrape(scrape::Args),
     /// Throughput of 1, 2 and 3 sharded replicas on the compare-operators workload.
@@ -72,6 +76,7 @@ fn main() -> anyhow::Result<()> {
             Command::Failover(args) => failover::run(args).await,
             Command::Index(args) => index::run(args).await,
             Command::Children(args) => children::run(args).await,
+            Command::Scale(args) => scale::run(args).await,
             Command::Scrape(args) => scrape::run(args).await,
             Command::Shards(args) => shards::run(args).await,
             Command::Workloads(args) => workloads::run(args).await,

@@ -83,6 +83,8 @@ const HTTP2_HEADER_SLACK: u32 = 32 << 10;
 /// kube-apiserver's `ReadHeaderTimeout` (its TLS handshake timeout too, as Go's server uses
 /// the shortest read timeout for the handshake).
 pub const DEFAULT_READ_HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(32);
+/// Concurrent HTTP/2 streams per connection (kube-apiserver's 250).
+const HTTP2_MAX_STREAMS: u32 = 250;
 /// kube-apiserver's `IdleTimeout` (HTTP/1.1 and HTTP/2).
 pub const DEFAULT_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(90);
 /// The default limit of connections served at once.
@@ -499,9 +501,11 @@ async fn serve(
                 .max_buf_size(MAX_HEADER_BYTES + HTTP1_HEADER_SLACK);
             // Go's HTTP/2 server takes header lists up to MaxHeaderBytes too
             // (a long URL, a selector of thousands of terms).
+            // kube-apiserver makes Go's default of 250 concurrent streams per connection explicit.
             builder
                 .http2()
-                .max_header_list_size(MAX_HEADER_BYTES as u32 + HTTP2_HEADER_SLACK);
+                .max_header_list_size(MAX_HEADER_BYTES as u32 + HTTP2_HEADER_SLACK)
+                .max_concurrent_streams(HTTP2_MAX_STREAMS);
             let tls = first_bytes::FirstBytes::new(tls, limits.read_header_timeout);
             let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), service);
             tokio::pin!(conn);

@@ -1,0 +1,59 @@
+"""Plots `kopr-bench scale`: memory and latency against the number of objects.
+
+Usage: plot_scale.py RESULTS.json OUTPUT.png (run with bench/.venv's Python).
+Left: the server's RSS (MiB) and RSS per object against the objects' JSON size.
+Right: full list, 1% selector list, GET p99 under updates and watch delivery p99.
+Both on log axes.
+"""
+
+import json
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+LATENCIES = [
+    ("list_ms", "full list"),
+    ("selector_list_ms", "selector list (1%)"),
+    ("first_page_ms", "first page of 500"),
+    ("get_p99_ms", "GET p99 under updates"),
+    ("watch_p99_ms", "watch delivery p99"),
+]
+
+
+def main(source, target):
+    with open(source) as f:
+        summary = json.load(f)
+    steps = summary["steps"]
+    xs = [s["objects"] for s in steps]
+    fig, (mem, lat) = plt.subplots(1, 2, figsize=(11, 4.5))
+    mem.plot(xs, [s["rss_mib"] for s in steps], marker="o", label="RSS (MiB)")
+    mem.plot(xs, [s["rss_bytes_per_object"] / 1024 for s in steps], marker="s",
+             label="RSS per object (KiB)")
+    mem.plot(xs, [s["json_bytes_per_object"] / 1024 for s in steps], marker="^",
+             linestyle="--", label="JSON per object (KiB)")
+    mem.set_xscale("log")
+    mem.set_yscale("log")
+    mem.set_xlabel("objects")
+    mem.set_title("server memory")
+    mem.legend(fontsize=8)
+    for key, label in LATENCIES:
+        lat.plot(xs, [s[key] for s in steps], marker="o", label=label)
+    lat.set_xscale("log")
+    lat.set_yscale("log")
+    lat.set_xlabel("objects")
+    lat.set_ylabel("ms")
+    lat.set_title("latency")
+    lat.legend(fontsize=8)
+    fig.suptitle(f"{summary['command']}; {summary['cpus']} CPUs, load {summary['load_average']}",
+                 fontsize=9)
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2])

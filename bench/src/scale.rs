@@ -1,0 +1,420 @@
+//! `kopr-bench scale`: the API server as its store grows. One `kopr apiserver --in-memory`
+//! child process is filled with ConfigMaps of about 570 bytes (labelled `bucket=0..99`) up
+//! to each size in turn (1k, 10k, 100k by default); at each size it records the creates that
+//! got it there (rate, server CPU per create), the server's resident memory (and per object,
+//! against the objects' JSON size), a full list, a label-selector list matching 1%, the
+//! first page of a paged list, GET latency while 16 clients update objects, and the delivery
+//! latency of updates to many watches. Results go to `scale.{md,json}` and, with a Python
+//! that has matplotlib, `scale.png` (memory and latency against objects, log axes).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::apiserver::{
+    client, concurrent, cpu_seconds, kopr_binary, memory_mib, percentile, start_server,
+};
+
+/// Options of `kopr-bench scale`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The `kopr` binary (default: next to this one).
+    #[arg(long)]
+    kopr: Option<PathBuf>,
+    /// Object counts to measure at, ascending, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [1000usize, 10_000, 100_000])]
+    sizes: Vec<usize>,
+    /// Concurrent clients for creates and for the updates under which GETs are timed.
+    #[arg(long, default_value_t = 16)]
+    clients: usize,
+    /// Watches open for the fan-out figure.
+    #[arg(long, default_value_t = 1000)]
+    watchers: usize,
+    /// Where `scale.md` and `scale.json` (and `scale.png`) go.
+    #[arg(long, default_value = "bench/results")]
+    results: PathBuf,
+    /// A Python with matplotlib, for the plot (none: no plot).
+    #[arg(long)]
+    python: Option<PathBuf>,
+    /// The plot script (`bench/plot_scale.py`).
+    #[arg(long, default_value = "bench/plot_scale.py")]
+    plot_script: PathBuf,
+}
+
+/// The figures at one size.
+#[derive(Debug, Clone, Serialize)]
+struct Step {
+    objects: usize,
+    creates_per_s: f64,
+    server_cpu_us_per_create: f64,
+    rss_mib: f64,
+    rss_bytes_per_object: f64,
+    /// The full list's body over the objects: each object's JSON as served.
+    json_bytes_per_object: f64,
+    list_ms: f64,
+    list_mib: f64,
+    selector_list_ms: f64,
+    selector_matches: usize,
+    first_page_ms: f64,
+    get_p50_ms: f64,
+    get_p99_ms: f64,
+    updates_per_s_during_gets: f64,
+    watchers: usize,
+    watch_p50_ms: f64,
+    watch_p99_ms: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct Summary {
+    command: String,
+    cpus: usize,
+    load_average: String,
+    steps: Vec<Step>,
+}
+
+const NS: &str = "scale";
+
+fn object(i: usize) -> ConfigMap {
+    // About 570 bytes of JSON as stored (metadata included).
+    serde_json::from_value(json!({
+        "metadata": {"name": format!("o-{i:06}"), "labels": {"bench": "scale", "bucket": (i % 100).to_string()}},
+        "data": {"index": i.to_string(), "payload": "x".repeat(256)}
+    }))
+    .unwrap_or_default()
+}
+
+/// A GET of `path`, body read to the end (not decoded); returns the time and body size.
+async fn timed_get(client: &kube::Client, path: &str) -> anyhow::Result<(f64, usize)> {
+    let req = http::Request::builder()
+        .uri(path)
+        .header("accept", "application/json")
+        .body(Vec::new())?;
+    let started = Instant::now();
+    let bytes = client.request_text(req).await?.len();
+    Ok((started.elapsed().as_secs_f64() * 1000.0, bytes))
+}
+
+/// The median time of `n` GETs of `path`, and the last body size.
+async fn median_get(client: &kube::Client, path: &str, n: usize) -> anyhow::Result<(f64, usize)> {
+    let mut times = Vec::new();
+    let mut size = 0;
+    for _ in 0..n {
+        let (t, s) = timed_get(client, path).await?;
+        times.push(t);
+        size = s;
+    }
+    times.sort_by(f64::total_cmp);
+    Ok((percentile(&times, 0.5), size))
+}
+
+/// GET latencies of random objects by one client while `clients` others update objects.
+async fn gets_under_writes(
+    api: &Api<ConfigMap>,
+    objects: usize,
+    clients: usize,
+) -> anyhow::Result<(Vec<f64>, f64)> {
+    let updates = 4000usize;
+    let writer = {
+        let api = api.clone();
+        tokio::spawn(concurrent(clients, updates, move |i| {
+            let api = api.clone();
+            async move {
+                let name = format!("o-{:06}", (i * 7919) % objects);
+                let patch = json!({"data": {"rev": i.to_string()}});
+                api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await?;
+                Ok(())
+            }
+        }))
+    };
+    let mut latencies = Vec::new();
+    let mut k = 0usize;
+    while !writer.is_finished() {
+        let name = format!("o-{:06}", (k * 104_729) % objects);
+        let started = Instant::now();
+        api.get(&name).await?;
+        latencies.push(started.elapsed().as_secs_f64() * 1000.0);
+        k += 1;
+    }
+    let rate = writer.await??;
+    latencies.sort_by(f64::total_cmp);
+    Ok((latencies, rate))
+}
+
+/// Delivery latencies of `events` updates to `watchers` watches of the namespace.
+async fn watch_fan_out(
+    kubeconfig: &std::path::Path,
+    watchers: usize,
+    objects: usize,
+) -> anyhow::Result<Vec<f64>> {
+    let events = 20usize;
+    // Several connections, as many watching processes would use.
+    let mut clients = Vec::new();
+    for _ in 0..watchers.div_ceil(100).max(1) {
+        clients.push(crate::compare::cluster::harness_client(kubeconfig).await?);
+    }
+    let first: Api<ConfigMap> = Api::namespaced(clients[0].clone(), NS);
+    let rv = first
+        .list_metadata(&ListParams::default().limit(1))
+        .await?
+        .metadata
+        .resource_version
+        .unwrap_or_default();
+    let sent: Arc<Mutex<std::collections::HashMap<String, Instant>>> = Arc::default();
+    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<()>(watchers.max(1));
+    let mut tasks = Vec::new();
+    for w in 0..watchers {
+        let api: Api<ConfigMap> = Api::namespaced(clients[w % clients.len()].clone(), NS);
+        let (sent, rv, ready) = (sent.clone(), rv.clone(), ready_tx.clone());
+        tasks.push(tokio::spawn(async move {
+            let params = WatchParams::default().labels("watched=yes");
+            let mut stream = api.watch(&params, &rv).await?.boxed();
+            let _ = ready.send(()).await;
+            let mut lat = Vec::with_capacity(events);
+            while lat.len() < events {
+                match tokio::time::timeout(Duration::from_secs(60), stream.next()).await {
+                    Ok(Some(Ok(WatchEvent::Modified(o) | WatchEvent::Added(o)))) => {
+                        let key = format!(
+                            "{}/{}",
+                            o.metadata.name.unwrap_or_default(),
+                            o.data
+                                .and_then(|d| d.get("tick").cloned())
+                                .unwrap_or_default()
+                        );
+                        let at = sent.lock().ok().and_then(|m| m.get(&key).copied());
+                        if let Some(at) = at {
+                            lat.push(at.elapsed().as_secs_f64() * 1000.0);
+                        }
+                    }
+                    Ok(Some(Ok(WatchEvent::Error(e)))) => bail!("a watch failed: {e:?}"),
+                    Ok(Some(Ok(_))) => {}
+                    Ok(Some(Err(e))) => bail!("a watch failed: {e}"),
+                    Ok(None) => bail!("a watch ended early"),
+                    Err(_) => bail!("a watch saw nothing for 60 s"),
+                }
+            }
+            anyhow::Ok(lat)
+        }));
+    }
+    drop(ready_tx);
+    for _ in 0..watchers {
+        ready_rx.recv().await.context("a watch failed to start")?;
+    }
+    for tick in 0..events {
+        let name = format!("o-{:06}", (tick * 31) % objects);
+        // The tick names the size too: a patch repeating an earlier step's would change
+        // nothing, and a write that changes nothing sends no event.
+        let value = format!("{objects}-{tick}");
+        if let Ok(mut m) = sent.lock() {
+            m.insert(format!("{name}/{value}"), Instant::now());
+        }
+        let patch = json!({"metadata": {"labels": {"watched": "yes"}}, "data": {"tick": value}});
+        first
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+        // One update at a time reaches every watch before the next is sent.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut latencies = Vec::new();
+    for t in tasks {
+        latencies.extend(t.await??);
+    }
+    latencies.sort_by(f64::total_cmp);
+    Ok(latencies)
+}
+
+/// Runs every size and writes the results.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    if args.sizes.is_empty() || args.sizes.windows(2).any(|w| w[0] >= w[1]) {
+        bail!("--sizes must be ascending, e.g. 1000,10000,100000");
+    }
+    let (server, _) = start_server(&kopr_binary(args.kopr.as_deref())?, &["--in-memory"])?;
+    let pid = server.child.id();
+    let c = client(&server).await?;
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(c.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": NS}}))?,
+        )
+        .await?;
+    let api: Api<ConfigMap> = Api::namespaced(c.clone(), NS);
+    let baseline_mib = memory_mib(pid, "VmRSS:");
+    let mut steps = Vec::new();
+    let mut have = 0usize;
+    for &size in &args.sizes {
+        let cpu_before = cpu_seconds(pid);
+        let start = have;
+        let a = api.clone();
+        let creates_per_s = concurrent(args.clients, size - have, move |i| {
+            let a = a.clone();
+            async move {
+                a.create(&PostParams::default(), &object(start + i)).await?;
+                Ok(())
+            }
+        })
+        .await?;
+        let cpu_us = (cpu_seconds(pid) - cpu_before) / (size - have) as f64 * 1e6;
+        have = size;
+        let rss_mib = memory_mib(pid, "VmRSS:");
+        let base = format!("/api/v1/namespaces/{NS}/configmaps");
+        let (list_ms, list_bytes) = median_get(&c, &base, 3).await?;
+        let selector = format!("{base}?labelSelector=bucket%3D7");
+        let (selector_list_ms, _) = median_get(&c, &selector, 5).await?;
+        let matched = api
+            .list_metadata(&ListParams::default().labels("bucket=7"))
+            .await?
+            .items
+            .len();
+        let (first_page_ms, _) = median_get(&c, &format!("{base}?limit=500"), 5).await?;
+        let (gets, updates_per_s) = gets_under_writes(&api, size, args.clients).await?;
+        let watch = watch_fan_out(&server.kubeconfig, args.watchers, size).await?;
+        let step = Step {
+            objects: size,
+            creates_per_s,
+            server_cpu_us_per_create: cpu_us,
+            rss_mib,
+            rss_bytes_per_object: (rss_mib - baseline_mib) * 1024.0 * 1024.0 / size as f64,
+            json_bytes_per_object: list_bytes as f64 / size as f64,
+            list_ms,
+            list_mib: list_bytes as f64 / 1024.0 / 1024.0,
+            selector_list_ms,
+            selector_matches: matched,
+            first_page_ms,
+            get_p50_ms: percentile(&gets, 0.5),
+            get_p99_ms: percentile(&gets, 0.99),
+            updates_per_s_during_gets: updates_per_s,
+            watchers: args.watchers,
+            watch_p50_ms: percentile(&watch, 0.5),
+            watch_p99_ms: percentile(&watch, 0.99),
+        };
+        eprintln!("{step:?}");
+        steps.push(step);
+    }
+    let summary = Summary {
+        command: format!(
+            "kopr-bench scale --sizes {} --clients {} --watchers {}",
+            args.sizes
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+            args.clients,
+            args.watchers
+        ),
+        cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
+        load_average: std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" "),
+        steps,
+    };
+    write(&args, &summary)
+}
+
+fn markdown(s: &Summary) -> String {
+    let mut out = format!(
+        "# kopr apiserver at scale\n\nCommand: `{}`; {} CPUs, load average {} at the end.\n\n",
+        s.command, s.cpus, s.load_average
+    );
+    out.push_str("| objects | creates/s | server CPU/create (µs) | RSS (MiB) | RSS/object (bytes) | JSON/object (bytes) | full list (ms, MiB) | selector list 1% (ms) | first page of 500 (ms) | GET p50 / p99 under updates (ms) | updates/s meanwhile | watch delivery p50 / p99 (ms, watchers) |\n");
+    out.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for t in &s.steps {
+        out.push_str(&format!(
+            "| {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} ({:.1}) | {:.1} ({} matched) | {:.1} | {:.2} / {:.2} | {:.0} | {:.2} / {:.2} ({}) |\n",
+            t.objects,
+            t.creates_per_s,
+            t.server_cpu_us_per_create,
+            t.rss_mib,
+            t.rss_bytes_per_object,
+            t.json_bytes_per_object,
+            t.list_ms,
+            t.list_mib,
+            t.selector_list_ms,
+            t.selector_matches,
+            t.first_page_ms,
+            t.get_p50_ms,
+            t.get_p99_ms,
+            t.updates_per_s_during_gets,
+            t.watch_p50_ms,
+            t.watch_p99_ms,
+            t.watchers,
+        ));
+    }
+    out
+}
+
+fn write(args: &Args, s: &Summary) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&args.results)?;
+    let md = markdown(s);
+    print!("{md}");
+    std::fs::write(args.results.join("scale.md"), &md)?;
+    let json_path = args.results.join("scale.json");
+    std::fs::write(&json_path, serde_json::to_vec_pretty(s)?)?;
+    if let Some(python) = &args.python {
+        let png = args.results.join("scale.png");
+        let status = std::process::Command::new(python)
+            .arg(&args.plot_script)
+            .arg(&json_path)
+            .arg(&png)
+            .status()
+            .with_context(|| format!("running {}", python.display()))?;
+        if !status.success() {
+            bail!("the plot script failed ({status})");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_has_a_row_per_size() {
+        let step = |n| Step {
+            objects: n,
+            creates_per_s: 1.0,
+            server_cpu_us_per_create: 2.0,
+            rss_mib: 3.0,
+            rss_bytes_per_object: 4.0,
+            json_bytes_per_object: 5.0,
+            list_ms: 6.0,
+            list_mib: 7.0,
+            selector_list_ms: 8.0,
+            selector_matches: 9,
+            first_page_ms: 10.0,
+            get_p50_ms: 11.0,
+            get_p99_ms: 12.0,
+            updates_per_s_during_gets: 13.0,
+            watchers: 14,
+            watch_p50_ms: 15.0,
+            watch_p99_ms: 16.0,
+        };
+        let s = Summary {
+            command: "c".into(),
+            cpus: 2,
+            load_average: "1 1 1".into(),
+            steps: vec![step(1000), step(10_000)],
+        };
+        let md = markdown(&s);
+        assert_eq!(
+            md.lines().filter(|l| l.starts_with("| 1")).count(),
+            2,
+            "{md}"
+        );
+        assert!(
+            md.contains("| 10000 | 1 | 2 | 3 | 4 | 5 | 6 (7.0) | 8.0 (9 matched) |"),
+            "{md}"
+        );
+    }
+}
