@@ -13,6 +13,7 @@
 mod current;
 mod database;
 pub mod encryption;
+mod recent;
 mod writer;
 
 use std::path::Path;
@@ -192,6 +193,7 @@ struct StoreInner {
     current: Arc<current::CurrentState>,
     writer: WriterHandle,
     events: broadcast::Sender<Arc<WatchEvent>>,
+    recent: Arc<recent::Recent>,
     revision: Arc<AtomicI64>,
     compacted: AtomicI64,
 }
@@ -221,10 +223,12 @@ impl Store {
         let current = Arc::new(current::CurrentState::new(objects, at));
         let (events, _) = broadcast::channel(EVENT_CHANNEL_CAPACITY);
         let revision = Arc::new(AtomicI64::new(revision));
+        let recent = Arc::new(recent::Recent::new(EVENT_CHANNEL_CAPACITY));
         let writer = writer::spawn(
             db.clone(),
             current.clone(),
             events.clone(),
+            recent.clone(),
             revision.clone(),
         )?;
         Ok(Store {
@@ -234,6 +238,7 @@ impl Store {
                 current,
                 writer,
                 events,
+                recent,
                 revision,
                 compacted: AtomicI64::new(compacted),
             }),
@@ -354,6 +359,10 @@ impl Store {
                 requested: after,
                 compacted,
             });
+        }
+        let current = self.current_revision();
+        if let Some(events) = self.inner.recent.after(prefix, after, current) {
+            return Ok(events);
         }
         let prefix = prefix.to_string();
         let encryption = self.inner.encryption.clone();

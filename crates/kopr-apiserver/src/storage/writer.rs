@@ -124,12 +124,13 @@ pub(super) fn spawn(
     db: Database,
     current: Arc<CurrentState>,
     events: broadcast::Sender<Arc<WatchEvent>>,
+    recent: Arc<super::recent::Recent>,
     revision: Arc<AtomicI64>,
 ) -> Result<WriterHandle, StorageError> {
     let (tx, rx) = mpsc::channel::<WriteJob>();
     std::thread::Builder::new()
         .name("kopr-storage-writer".into())
-        .spawn(move || run(db, rx, current, events, revision))?;
+        .spawn(move || run(db, rx, current, events, recent, revision))?;
     Ok(WriterHandle { jobs: tx })
 }
 
@@ -138,6 +139,7 @@ fn run(
     jobs: mpsc::Receiver<WriteJob>,
     current: Arc<CurrentState>,
     events: broadcast::Sender<Arc<WatchEvent>>,
+    recent: Arc<super::recent::Recent>,
     revision: Arc<AtomicI64>,
 ) {
     while let Ok(first) = jobs.recv() {
@@ -179,6 +181,9 @@ fn run(
         for (job, result) in group.into_iter().zip(results) {
             let outcome = match result {
                 Applied::Done { stored, event } => {
+                    // The window first: a watch that reads the revision then the
+                    // window finds every change up to that revision in it.
+                    recent.push(event.clone());
                     revision.fetch_max(stored.revision, Ordering::AcqRel);
                     // No receivers is fine: nobody is watching.
                     let _ = events.send(event);
