@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value, json};
 
 use super::Autoscaler;
-use super::reconcile::{SCALING_ACTIVE, Scale, set_condition};
+use super::status::{SCALING_ACTIVE, Scale, set_condition};
 use crate::controllers::disruption::go_selector;
 use crate::object;
 use crate::registry::ListOptions;

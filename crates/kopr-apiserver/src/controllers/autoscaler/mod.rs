@@ -15,6 +15,7 @@
 
 mod metrics;
 mod reconcile;
+mod status;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use super::status::{ABLE_TO_SCALE, SCALING_ACTIVE, Scale, set_condition};
 use super::{Autoscaler, TargetRef, metrics};
 use crate::controllers::podutil::{self, CONTROLLER_MANAGER};
 use crate::controllers::writes;
@@ -17,22 +18,7 @@ use crate::status::ApiError;
 
 type HpaStatus = k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
 
-/// `AbleToScale`.
-pub(super) const ABLE_TO_SCALE: &str = "AbleToScale";
-/// `ScalingActive`.
-pub(super) const SCALING_ACTIVE: &str = "ScalingActive";
-
 pub(super) use crate::controllers::disruption::group_version;
-
-/// A target's scale, as its `scale` subresource shows it.
-pub(super) struct Scale {
-    target: Target,
-    resource_version: String,
-    /// `spec.replicas`.
-    pub(super) replicas: i64,
-    /// `status.selector`.
-    pub(super) selector: String,
-}
 
 /// What of an object its scale shows: uid, desired replicas and selector.
 pub(super) fn scale_view(rt: &ResourceType, obj: &Value) -> (String, i64, String) {
@@ -60,37 +46,6 @@ impl ScaleError {
             retry: None,
         }
     }
-}
-
-/// Sets a condition of the status, kept in place, with a new
-/// `lastTransitionTime` only when its status changes (`setCondition`).
-pub(super) fn set_condition(
-    status: &mut Map<String, Value>,
-    ty: &str,
-    value: &str,
-    reason: &str,
-    message: impl Into<String>,
-) {
-    let mut conditions: Vec<Value> = status
-        .get("conditions")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let i = match conditions.iter().position(|c| c["type"] == ty) {
-        Some(i) => i,
-        None => {
-            conditions.push(json!({"type": ty}));
-            conditions.len() - 1
-        }
-    };
-    let c = &mut conditions[i];
-    if c.get("status").and_then(Value::as_str) != Some(value) {
-        c["lastTransitionTime"] = json!(podutil::rfc3339(podutil::now()));
-    }
-    c["status"] = json!(value);
-    c["reason"] = json!(reason);
-    c["message"] = json!(message.into());
-    status.insert("conditions".into(), Value::Array(conditions));
 }
 
 /// Rebuilds the status from its replicas, metrics and rescale
