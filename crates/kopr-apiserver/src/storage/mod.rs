@@ -202,6 +202,12 @@ struct StoreInner {
 /// behind catches up from the log.
 const EVENT_CHANNEL_CAPACITY: usize = 16 * 1024;
 
+/// Changes kept in memory for watches that start at a recent revision (a
+/// list then a watch from its resourceVersion); older starts read the log.
+/// Each change holds its object and the one before, so the window is kept
+/// small: 16,384 cost 110 MiB of RSS with 1,000 pods after a scale-up.
+const RECENT_WINDOW: usize = 1024;
+
 impl Store {
     /// Opens (or creates) the store in `dir`, or in memory when `dir` is None.
     pub fn open(dir: Option<&Path>) -> Result<Store, StorageError> {
@@ -223,7 +229,7 @@ impl Store {
         let current = Arc::new(current::CurrentState::new(objects, at));
         let (events, _) = broadcast::channel(EVENT_CHANNEL_CAPACITY);
         let revision = Arc::new(AtomicI64::new(revision));
-        let recent = Arc::new(recent::Recent::new(EVENT_CHANNEL_CAPACITY));
+        let recent = Arc::new(recent::Recent::new(RECENT_WINDOW));
         let writer = writer::spawn(
             db.clone(),
             current.clone(),
