@@ -64,7 +64,8 @@ impl ResourceQuotaAdmission {
             return Ok(());
         }
         let prefix = format!("/core/resourcequotas/{}/", request.namespace);
-        if self.store.current_objects(&prefix).is_empty() {
+        let mut quotas: Vec<Arc<Value>> = self.store.current_objects(&prefix);
+        if quotas.is_empty() {
             return Ok(());
         }
         let _held = self.lock_of(request.namespace).lock().await;
@@ -86,15 +87,13 @@ impl ResourceQuotaAdmission {
         };
         let mut last_conflict = None;
         for _ in 0..=RETRIES {
-            let quotas: Vec<Arc<Value>> = self.store.current_objects(&prefix);
-            let plain: Vec<Value> = quotas.iter().map(|q| (**q).clone()).collect();
             let write = quota::Write {
                 evaluator: &evaluator,
                 obj,
                 old: request.old,
                 now: jiff::Timestamp::now(),
             };
-            let charges = quota::check(&plain, write).map_err(refused)?;
+            let charges = quota::check(&quotas, write).map_err(refused)?;
             if request.dry_run {
                 return Ok(());
             }
@@ -109,6 +108,7 @@ impl ResourceQuotaAdmission {
             if last_conflict.is_none() {
                 return Ok(());
             }
+            quotas = self.store.current_objects(&prefix);
         }
         let name = last_conflict.unwrap_or_default();
         Err(ApiError::conflict(

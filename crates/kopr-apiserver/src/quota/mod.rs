@@ -10,6 +10,8 @@ pub mod evaluators;
 pub mod list;
 pub mod scopes;
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 pub use evaluators::Evaluator;
@@ -54,7 +56,7 @@ pub struct Write<'a> {
 /// limits the object lacks, `status unknown for quota: ...` when a quota's
 /// usage is not computed yet, and `exceeded quota: <q>, requested: ...,
 /// used: ..., limited: ...` when the write does not fit.
-pub fn check(quotas: &[Value], w: Write<'_>) -> Result<Vec<Option<ResourceList>>, String> {
+pub fn check(quotas: &[Arc<Value>], w: Write<'_>) -> Result<Vec<Option<ResourceList>>, String> {
     let mut out = vec![None; quotas.len()];
     let mut interesting = Vec::new();
     for (i, quota) in quotas.iter().enumerate() {
@@ -130,7 +132,7 @@ pub fn check(quotas: &[Value], w: Write<'_>) -> Result<Vec<Option<ResourceList>>
 pub fn usage_of(
     quota: &Value,
     hard: &ResourceList,
-    objects: &dyn Fn(&Evaluator) -> Vec<std::sync::Arc<Value>>,
+    objects: &dyn Fn(&Evaluator) -> Vec<Arc<Value>>,
     now: jiff::Timestamp,
 ) -> ResourceList {
     let names: Vec<String> = hard.keys().cloned().collect();
@@ -160,10 +162,11 @@ pub fn usage_of(
 mod tests {
     use super::*;
     use serde_json::json;
-    use std::sync::Arc;
 
-    fn quota(hard: Value, used: Value) -> Value {
-        json!({"metadata": {"name": "q"}, "spec": {"hard": hard}, "status": {"hard": hard, "used": used}})
+    fn quota(hard: Value, used: Value) -> Arc<Value> {
+        Arc::new(
+            json!({"metadata": {"name": "q"}, "spec": {"hard": hard}, "status": {"hard": hard, "used": used}}),
+        )
     }
 
     fn pod(cpu: &str) -> Value {
