@@ -92,8 +92,19 @@ fn a_scaffolded_operator_builds_and_passes_its_tests() {
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace.join("target"));
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    // The workspace's debug settings too: without them the scaffold's own defaults (full
+    // debug info) would rebuild every dependency, several GB more in a clean CI checkout.
     let test = Command::new(cargo)
         .args(["test", "--quiet"])
+        .args(["--config", "profile.dev.debug=false"])
+        .args([
+            "--config",
+            "profile.dev.package.kopr.debug=\"line-tables-only\"",
+        ])
+        .args([
+            "--config",
+            "profile.dev.package.kopr-apiserver.debug=\"line-tables-only\"",
+        ])
         .current_dir(&dir)
         .env("CARGO_TARGET_DIR", target)
         .output()

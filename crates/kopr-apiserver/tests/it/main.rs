@@ -1,0 +1,28 @@
+//! kopr-apiserver's tests through kube-rs and raw HTTP against an in-process server.
+//!
+//! The crate's integration tests, built as one binary: one link instead of one per file,
+//! which keeps a clean build's disk and time down. Each module is one former test file.
+
+mod common;
+
+mod audit;
+mod autoscaling;
+mod certificates;
+mod crd;
+mod crd_cel;
+mod cronjobs;
+mod crud;
+mod disruption;
+mod encryption;
+mod endpoints;
+mod exec;
+mod identity;
+mod kinds;
+mod lifecycle;
+mod policies;
+mod quotas;
+mod watch;
+mod webhooks;
+mod wire;
+mod workload_history;
+mod workloads;
