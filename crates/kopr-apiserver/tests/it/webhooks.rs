@@ -5,7 +5,6 @@
 //! unknown CA, selectors and matchConditions, subresource rules, dry run,
 //! deletions and warnings.
 
-
 use crate::common::webhook::{WebhookServer, serve};
 use crate::common::*;
 use k8s_openapi::api::apps::v1::Deployment;

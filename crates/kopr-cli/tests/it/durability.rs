@@ -1,7 +1,6 @@
 //! Durability: every write acknowledged before `kill -9` is there after a
 //! restart, and resourceVersions keep increasing.
 
-
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

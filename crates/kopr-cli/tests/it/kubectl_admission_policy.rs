@@ -3,7 +3,6 @@
 //! columns, a denied `kubectl create` printed as kubectl prints kube's
 //! error, and a `Warn` binding's warning printed on a write that succeeds.
 
-
 use crate::support::{Server, rows};
 
 const POLICY: &str = r#"

@@ -3,7 +3,6 @@
 //! the autoscaler scaling it up, and `kubectl get hpa` / `describe hpa`
 //! showing what kube shows on a cluster without a metrics server.
 
-
 use crate::support::{Server, eventually, rows};
 
 const NO_METRICS: &str = "failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io)";

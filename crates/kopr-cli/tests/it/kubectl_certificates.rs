@@ -5,7 +5,6 @@
 //! kubeconfig with the issued certificate and its key authenticates as the
 //! subject (`kubectl auth whoami`).
 
-
 use std::process::Command;
 
 use crate::support::{Server, eventually, kubectl_path, rows};

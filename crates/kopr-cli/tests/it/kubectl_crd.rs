@@ -2,7 +2,6 @@
 //! applied, established, used and deleted; validation, defaults, printer
 //! columns, CEL rules, scale, selectable fields and two served versions.
 
-
 use std::path::PathBuf;
 
 use crate::support::{Server, rows};

@@ -4,7 +4,6 @@
 //! `kubectl get cronjob` / `describe` once the controller has started a
 //! scheduled run (made due at once by a `lastScheduleTime` in the past).
 
-
 use crate::support::{Server, eventually};
 
 /// The cell of column `name` in the first data row of a `kubectl get`

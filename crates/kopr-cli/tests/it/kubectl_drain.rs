@@ -3,7 +3,6 @@
 //! PodDisruptionBudget first refuses (kubectl retries the 429) and allows
 //! once the Deployment is scaled up.
 
-
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;

@@ -3,7 +3,6 @@
 //! addresses of a Deployment's pods behind a Service (its named target port
 //! resolved), and the `kubernetes` Service's endpoint is the server itself.
 
-
 use crate::support::{Server, eventually, rows};
 
 const WEB: &str = "\

@@ -4,7 +4,6 @@
 //! plane, `certificate approve` approves a CertificateSigningRequest, `apply --prune`
 //! works with kubectl's default allowlist, and `debug` adds an ephemeral container.
 
-
 use crate::support::Server;
 
 /// The header row of `kubectl get` output, its cells joined by one space.

@@ -3,7 +3,6 @@
 //! `describe` filled in by the quota controller, kube's 403s from quota
 //! admission, and LimitRanger defaults that make a bare pod fit the quota.
 
-
 use crate::support::{Server, eventually};
 
 const LIMITS: &str = r#"

@@ -4,7 +4,6 @@
 //! namespace only, a deleted service account's token, escalation and
 //! impersonation refused, and a token file's users.
 
-
 use crate::support::Server;
 
 /// kubectl's stderr for a failing run.

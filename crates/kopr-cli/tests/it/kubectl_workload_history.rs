@@ -6,7 +6,6 @@
 //! patch to be byte for byte what kubectl computes); and a
 //! ReplicationController scaled up and down.
 
-
 use std::collections::BTreeSet;
 
 use crate::support::{Server, eventually, rows};

@@ -2,7 +2,6 @@
 //! a Deployment rolled out and updated, its pods running and logging, and
 //! the simulated nodes.
 
-
 use crate::support::{Server, eventually, rows};
 
 #[test]

@@ -2,7 +2,6 @@
 //! validating handler's denial and warnings reach the client in kube's words, a mutating
 //! handler's change is stored, and a panicking handler answers by the failure policy.
 
-
 use crate::common::*;
 use kopr::kube::api::{Api, DynamicObject, PostParams};
 use kopr::webhooks::{FailurePolicy, Webhooks};

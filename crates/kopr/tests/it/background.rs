@@ -1,6 +1,5 @@
 //! Timers (interval, idle) and daemons (cancelled on deletion, then the finalizer released).
 
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;

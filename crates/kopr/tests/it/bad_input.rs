@@ -1,7 +1,6 @@
 //! A custom resource the typed struct cannot deserialize gets a Warning Event and a status
 //! message, and the other objects keep being served.
 
-
 use std::time::Duration;
 
 use crate::common::*;

@@ -3,7 +3,6 @@
 //! and `/metrics` counts handler runs by outcome, durations, watches, API requests and
 //! leadership in the OpenMetrics text format.
 
-
 use std::time::Duration;
 
 use crate::common::*;

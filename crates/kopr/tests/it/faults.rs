@@ -3,7 +3,6 @@
 //! work, a watch cut), and an operator run through it handling every object exactly once per
 //! cause: outcomes whose write failed are kept and sent again, never re-judged.
 
-
 use crate::common::*;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;

@@ -1,7 +1,6 @@
 //! Filters: label and annotation values, presence, absence and predicates; field values;
 //! `when`; old/new values on updates. Objects no handler matches cost nothing.
 
-
 use crate::common::*;
 use kopr::{Context, Filtered, Handler, HandlerResult, Matcher, Operator, Resource};
 use kube::api::{Patch, PatchParams, PostParams};

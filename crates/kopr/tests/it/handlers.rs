@@ -1,7 +1,6 @@
 //! Change handlers against the embedded API server: create, update, field, delete and resume,
 //! with results in status, the diff base annotation, and the finalizer only when needed.
 
-
 use crate::common::*;
 use kopr::{Context, HandlerResult, Operator, Resource};
 use kube::api::{DeleteParams, Patch, PatchParams};

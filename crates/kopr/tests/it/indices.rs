@@ -3,7 +3,6 @@
 //! deletions, an index on a resource without handlers serves another resource's handlers, and
 //! two indices with one name are refused.
 
-
 use std::time::Duration;
 
 use crate::common::*;

@@ -2,7 +2,6 @@
 //! retried, permanent ones stop the operator), cleanup handlers run on stop, and storing
 //! handler results in status can be switched off.
 
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;

@@ -2,7 +2,6 @@
 //! the manifests grant works, and a kind they forgot is kube's 403, reported on the object with a
 //! hint naming the missing rule, while other objects are still served.
 
-
 use crate::common::*;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kopr::kube::api::{Api, ListParams, ObjectMeta, PostParams};

@@ -4,7 +4,6 @@
 //! requeues run it again; errors back off per object and reset on success; cleanup runs with
 //! the finalizer; cause handlers and the reconcile of one object take turns.
 
-
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -2,7 +2,6 @@
 //! group/version/plural and by short name, namespace patterns, raw event handlers, the memo,
 //! status storage, adopted children, and an object too large for the diff-base annotation.
 
-
 use std::time::Duration;
 
 use crate::common::*;

@@ -1,7 +1,6 @@
 //! State on the object survives restarts and crashes: no succeeded handler runs twice, the
 //! attempt in flight at a crash is retried, and resume handlers run once per start.
 
-
 use std::time::Duration;
 
 use crate::common::*;

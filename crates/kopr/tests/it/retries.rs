@@ -1,7 +1,6 @@
 //! Outcomes: temporary errors retried with their delay, permanent errors stopping retries,
 //! retry limits, panics caught, errors modes; all seen in progress annotations and Events.
 
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;

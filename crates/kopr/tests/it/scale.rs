@@ -1,7 +1,6 @@
 //! Many objects at once: each handled exactly once, never more than the worker limit at a time,
 //! and events arriving during handling coalesced rather than lost.
 
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;

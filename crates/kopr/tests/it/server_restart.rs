@@ -1,7 +1,6 @@
 //! Watching survives an API-server restart: the operator keeps serving objects created after
 //! the server came back, without being restarted itself.
 
-
 use crate::common::*;
 use kopr::testing::client_from_yaml;
 use kopr::{Operator, Resource};

@@ -3,7 +3,6 @@
 //! temporarily is retried without running its succeeded siblings again, across an operator
 //! restart; the parent completes once all of them did, and a permanent failure fails it.
 
-
 use std::time::Duration;
 
 use crate::common::*;
