@@ -1,11 +1,12 @@
-//! `kopr-bench scale`: the API server as its store grows. One `kopr apiserver --in-memory`
-//! child process is filled with ConfigMaps of about 570 bytes (labelled `bucket=0..99`) up
-//! to each size in turn (1k, 10k, 100k by default); at each size it records the creates that
-//! got it there (rate, server CPU per create), the server's resident memory (and per object,
-//! against the objects' JSON size), a full list, a label-selector list matching 1%, the
-//! first page of a paged list, GET latency while 16 clients update objects, and the delivery
-//! latency of updates to many watches. Results go to `scale.{md,json}` and, with a Python
-//! that has matplotlib, `scale.png` (memory and latency against objects, log axes).
+//! `kopr-bench scale`: the API server as its store grows. One `kopr apiserver` child process
+//! (on a database file in a temporary data directory, or `--in-memory`) is filled with
+//! ConfigMaps of about 570 bytes (labelled `bucket=0..99`) up to each size in turn (1k, 10k,
+//! 100k by default); at each size it records the creates that got it there (rate, server CPU
+//! per create), the server's resident memory (and per object, against the objects' JSON
+//! size), a full list, a label-selector list matching 1%, the first page of a paged list, GET
+//! latency while 16 clients update objects, and the delivery latency of updates to many
+//! watches. Results go to `scale.{md,json}` and, with a Python that has matplotlib,
+//! `scale.png` (memory and latency against objects, log axes).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -46,6 +47,11 @@ pub struct Args {
     /// The plot script (`bench/plot_scale.py`).
     #[arg(long, default_value = "bench/plot_scale.py")]
     plot_script: PathBuf,
+    /// Run the server on an in-memory database (`kopr apiserver --in-memory`), whose
+    /// pages then count in its RSS; by default it runs on a database file in a temporary
+    /// data directory, as `kopr dev` and `kopr apiserver --data-dir` do.
+    #[arg(long)]
+    in_memory: bool,
 }
 
 /// The figures at one size.
@@ -235,7 +241,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     if args.sizes.is_empty() || args.sizes.windows(2).any(|w| w[0] >= w[1]) {
         bail!("--sizes must be ascending, e.g. 1000,10000,100000");
     }
-    let (server, _) = start_server(&kopr_binary(args.kopr.as_deref())?, &["--in-memory"])?;
+    let extra: &[&str] = if args.in_memory {
+        &["--in-memory"]
+    } else {
+        &[]
+    };
+    let (server, _) = start_server(&kopr_binary(args.kopr.as_deref())?, extra)?;
     let pid = server.child.id();
     let c = client(&server).await?;
     let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(c.clone());
@@ -300,14 +311,15 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     }
     let summary = Summary {
         command: format!(
-            "kopr-bench scale --sizes {} --clients {} --watchers {}",
+            "kopr-bench scale --sizes {} --clients {} --watchers {}{}",
             args.sizes
                 .iter()
                 .map(usize::to_string)
                 .collect::<Vec<_>>()
                 .join(","),
             args.clients,
-            args.watchers
+            args.watchers,
+            if args.in_memory { " --in-memory" } else { "" }
         ),
         cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
         load_average: std::fs::read_to_string("/proc/loadavg")

@@ -104,6 +104,60 @@ impl Serialize for List<'_> {
     }
 }
 
+/// One item of a list of `kind` at `api_version`, as [`List`] writes it: a built-in
+/// object without `kind` and `apiVersion`, anything else in [`Ordered`] form.
+pub fn list_item(api_version: &str, kind: &str, item: &Value) -> Vec<u8> {
+    match (message_of(api_version, kind), item) {
+        (Some(msg), Value::Object(o)) => to_vec(&Laid(Layout::Item(msg), o)),
+        _ => to_vec(&Ordered(item)),
+    }
+}
+
+/// The bytes of [`List`] from items already encoded by [`list_item`] (no trailing newline).
+pub fn encoded_list(
+    kind: &str,
+    api_version: &str,
+    metadata: &Value,
+    items: &[std::sync::Arc<[u8]>],
+) -> Vec<u8> {
+    let empty = Map::new();
+    let meta = metadata.as_object().unwrap_or(&empty);
+    let item_kind = kind.strip_suffix("List").unwrap_or(kind);
+    let size: usize = items.iter().map(|i| i.len() + 1).sum();
+    let mut out = Vec::with_capacity(size + 256);
+    let push_items = |out: &mut Vec<u8>| {
+        out.extend_from_slice(b"\"items\":[");
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(item);
+        }
+        out.push(b']');
+    };
+    if message_of(api_version, item_kind).is_some() {
+        out.extend_from_slice(b"{\"kind\":");
+        out.extend(to_vec(kind));
+        out.extend_from_slice(b",\"apiVersion\":");
+        out.extend(to_vec(api_version));
+        out.extend_from_slice(b",\"metadata\":");
+        out.extend(to_vec(&Fixed(meta, LIST_META)));
+        out.push(b',');
+        push_items(&mut out);
+    } else {
+        out.extend_from_slice(b"{\"apiVersion\":");
+        out.extend(to_vec(api_version));
+        out.push(b',');
+        push_items(&mut out);
+        out.extend_from_slice(b",\"kind\":");
+        out.extend(to_vec(kind));
+        out.extend_from_slice(b",\"metadata\":");
+        out.extend(to_vec(&Plain(metadata)));
+    }
+    out.push(b'}');
+    out
+}
+
 /// Stored items, each in its own kind's order; items of a built-in list
 /// (its item message given) without `kind` and `apiVersion`, as Go's typed
 /// lists carry no TypeMeta on their items.
@@ -636,6 +690,7 @@ impl serde_json::ser::Formatter for GoFormatter {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::sync::Arc;
 
     fn text(v: &Value) -> String {
         String::from_utf8(to_vec(&Ordered(v))).unwrap()
@@ -681,5 +736,38 @@ mod tests {
             text(&list),
             r#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[]}"#
         );
+    }
+
+    #[test]
+    fn encoded_lists_are_the_lists_of_their_items() {
+        let cm = Arc::new(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "<v>"},
+            "metadata": {"name": "c", "resourceVersion": "5"}}),
+        );
+        let cr = Arc::new(json!({"apiVersion": "example.com/v1", "kind": "Tool",
+            "metadata": {"name": "t"}, "spec": {"b": 1, "a": 2}}));
+        let meta = json!({"resourceVersion": "9", "continue": "abc", "remainingItemCount": 3});
+        for (kind, av, items) in [
+            ("ConfigMapList", "v1", vec![cm.clone(), cm.clone()]),
+            ("ConfigMapList", "v1", vec![]),
+            ("ToolList", "example.com/v1", vec![cr.clone(), cr.clone()]),
+            ("ToolList", "example.com/v1", vec![]),
+        ] {
+            let list = List {
+                kind,
+                api_version: av,
+                metadata: &meta,
+                items: &items,
+            };
+            let item_kind = kind.strip_suffix("List").unwrap();
+            let encoded: Vec<Arc<[u8]>> = items
+                .iter()
+                .map(|i| Arc::from(list_item(av, item_kind, i)))
+                .collect();
+            assert_eq!(
+                String::from_utf8(encoded_list(kind, av, &meta, &encoded)).unwrap(),
+                String::from_utf8(to_vec(&list)).unwrap()
+            );
+        }
     }
 }

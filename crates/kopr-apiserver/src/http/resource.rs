@@ -261,6 +261,26 @@ async fn list(req: &Request<'_>) -> Result<Response, ApiError> {
             "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list",
         ));
     }
+    if matches!(req.repr, Representation::Json) {
+        // Plain JSON: items come encoded, most from the store's cache of them.
+        let page = req
+            .state
+            .api
+            .list_encoded(rt, req.namespace(), &opts)
+            .await?;
+        let mut body = crate::gojson::encoded_list(
+            &format!("{}List", rt.kind),
+            &rt.api_version(),
+            &page.list_meta(),
+            &page.items,
+        );
+        body.push(b'\n');
+        return Ok(response::bytes_response(
+            StatusCode::OK,
+            "application/json",
+            body,
+        ));
+    }
     let result = req.state.api.list(rt, req.namespace(), &opts).await?;
     match req.repr {
         Representation::Table => {

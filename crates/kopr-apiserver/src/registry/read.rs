@@ -7,10 +7,11 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 use super::{Api, Target, convert};
+use crate::gojson;
 use crate::resources::ResourceType;
 use crate::selectors::{FieldSelector, LabelSelector, field_value};
 use crate::status::ApiError;
-use crate::storage::{ListPage, ReadAtError};
+use crate::storage::{Entry, ListPage, ReadAtError, Stored};
 
 /// `resourceVersionMatch`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,15 +90,24 @@ pub struct ListResult {
 impl ListResult {
     /// The ListMeta of this page.
     pub fn list_meta(&self) -> Value {
-        let mut m = json!({"resourceVersion": self.resource_version.to_string()});
-        if let Some(c) = &self.continue_token {
-            m["continue"] = json!(c);
-        }
-        if let Some(r) = self.remaining.filter(|r| *r > 0) {
-            m["remainingItemCount"] = json!(r);
-        }
-        m
+        list_meta(self.resource_version, &self.continue_token, self.remaining)
     }
+}
+
+/// A ListMeta.
+fn list_meta(
+    resource_version: i64,
+    continue_token: &Option<String>,
+    remaining: Option<i64>,
+) -> Value {
+    let mut m = json!({"resourceVersion": resource_version.to_string()});
+    if let Some(c) = continue_token {
+        m["continue"] = json!(c);
+    }
+    if let Some(r) = remaining.filter(|r| *r > 0) {
+        m["remainingItemCount"] = json!(r);
+    }
+    m
 }
 
 impl ListOptions {
@@ -282,6 +292,69 @@ impl Api {
         namespace: Option<&str>,
         opts: &ListOptions,
     ) -> Result<ListResult, ApiError> {
+        let page = self
+            .list_with(rt, namespace, opts, |item| {
+                let view = convert::to_view(rt, &item.object()?);
+                opts.matches(rt, &view).then_some(view)
+            })
+            .await?;
+        Ok(ListResult {
+            items: page.items,
+            resource_version: page.resource_version,
+            continue_token: page.continue_token,
+            remaining: page.remaining,
+        })
+    }
+
+    /// [`Api::list`] with each item already encoded as a JSON list writes it
+    /// ([`gojson::list_item`]). Current objects served unchanged keep their encoding, so
+    /// listing them again neither decodes nor encodes them.
+    pub async fn list_encoded(
+        &self,
+        rt: &Arc<ResourceType>,
+        namespace: Option<&str>,
+        opts: &ListOptions,
+    ) -> Result<Page<Arc<[u8]>>, ApiError> {
+        let api_version = rt.api_version();
+        // Current objects are read through the label index when the selector has a
+        // `key=value` term; when that term is the whole selector, every one read matches.
+        let unfiltered = !opts.filters()
+            || (opts.fields.as_ref().is_none_or(|f| f.is_everything())
+                && opts
+                    .labels
+                    .as_ref()
+                    .is_some_and(|l| l.is_one_required_value()));
+        self.list_with(rt, namespace, opts, |item| {
+            let entry = match &item {
+                Item::Current(e) => Some(e),
+                Item::At(_) => None,
+            };
+            if unfiltered && let Some(bytes) = entry.and_then(|e| e.served(&api_version)) {
+                return Some(bytes);
+            }
+            let object = item.object()?;
+            let view = convert::to_view(rt, &object);
+            if !opts.matches(rt, &view) {
+                return None;
+            }
+            let bytes: Arc<[u8]> = gojson::list_item(&api_version, &rt.kind, &view).into();
+            if let Some(e) = entry.filter(|_| Arc::ptr_eq(&view, &object)) {
+                e.set_served(&api_version, bytes.clone());
+            }
+            Some(bytes)
+        })
+        .await
+    }
+
+    /// The paging of a list: pages read from the current state, or at a revision, until
+    /// `limit` items passed `keep` (which filters and converts them).
+    async fn list_with<T>(
+        &self,
+        rt: &Arc<ResourceType>,
+        namespace: Option<&str>,
+        opts: &ListOptions,
+        mut keep: impl FnMut(Item) -> Option<T>,
+    ) -> Result<Page<T>, ApiError> {
         let prefix = rt.list_prefix(namespace);
         let (mut at, mut start) = (None, None);
         if let Some(token) = &opts.continue_token {
@@ -297,6 +370,12 @@ impl Api {
                 at = Some(rv);
             }
         }
+        // The selector's most selective `key=value` (or `key in (...)`) term, if any: the
+        // current state is then read through its label index.
+        let indexed = opts.labels.as_ref().and_then(|l| {
+            l.required_values()
+                .min_by_key(|(label, values)| self.store.count_labelled(&prefix, label, values))
+        });
         let mut items = Vec::new();
         let mut revision = None;
         loop {
@@ -305,13 +384,18 @@ impl Api {
             } else {
                 opts.limit - items.len()
             };
-            let page: ListPage = match at {
+            let page: ListPage<Item> = match at {
                 Some(rv) => match self
                     .store
                     .list_at(&prefix, rv, start.as_deref(), want)
                     .await
                 {
-                    Ok(p) => p,
+                    Ok(p) => ListPage {
+                        items: p.items.into_iter().map(Item::At).collect(),
+                        revision: p.revision,
+                        continue_key: p.continue_key,
+                        remaining: p.remaining,
+                    },
                     Err(ReadAtError::Compacted { .. }) if opts.continue_token.is_some() => {
                         // As kube's etcd3 store: a new token goes on from the same key at
                         // the latest revision (an inconsistent list, as the message says).
@@ -333,18 +417,27 @@ impl Api {
                     }
                     Err(ReadAtError::Storage(e)) => return Err(e.into()),
                 },
-                None => self.store.list(&prefix, start.as_deref(), want).await?,
+                None => {
+                    let p = match indexed {
+                        Some((label, values)) => {
+                            self.store
+                                .list_labelled(&prefix, start.as_deref(), want, label, values)
+                        }
+                        None => self.store.list(&prefix, start.as_deref(), want),
+                    };
+                    ListPage {
+                        items: p.items.into_iter().map(Item::Current).collect(),
+                        revision: p.revision,
+                        continue_key: p.continue_key,
+                        remaining: p.remaining,
+                    }
+                }
             };
             // Later pages of one list are read at the first page's revision.
             at.get_or_insert(page.revision);
             revision.get_or_insert(page.revision);
             let page_len = page.items.len();
-            for s in page.items {
-                let view = convert::to_view(rt, &s.object);
-                if opts.matches(rt, &view) {
-                    items.push(view);
-                }
-            }
+            items.extend(page.items.into_iter().filter_map(&mut keep));
             match page.continue_key {
                 Some(k) if opts.limit > 0 && items.len() < opts.limit && page_len > 0 => {
                     start = Some(k)
@@ -352,7 +445,7 @@ impl Api {
                 Some(k) => {
                     let rel = k.strip_prefix(&prefix).unwrap_or(&k).to_string();
                     let rv = revision.unwrap_or(page.revision);
-                    return Ok(ListResult {
+                    return Ok(Page {
                         items,
                         resource_version: rv,
                         continue_token: Some(encode_continue(rv, &rel)),
@@ -360,7 +453,7 @@ impl Api {
                     });
                 }
                 None => {
-                    return Ok(ListResult {
+                    return Ok(Page {
                         items,
                         resource_version: revision.unwrap_or(page.revision),
                         continue_token: None,
@@ -369,6 +462,41 @@ impl Api {
                 }
             }
         }
+    }
+}
+
+/// One object a list read: current (still encoded) or at a past revision.
+enum Item {
+    Current(Arc<Entry>),
+    At(Stored),
+}
+
+impl Item {
+    fn object(&self) -> Option<Arc<Value>> {
+        match self {
+            Item::Current(e) => e.object(),
+            Item::At(s) => Some(s.object.clone()),
+        }
+    }
+}
+
+/// One page of a list, its items of any form.
+#[derive(Debug)]
+pub struct Page<T> {
+    /// The items.
+    pub items: Vec<T>,
+    /// The list's resourceVersion.
+    pub resource_version: i64,
+    /// Token for the next page.
+    pub continue_token: Option<String>,
+    /// Items left after this page.
+    pub remaining: Option<i64>,
+}
+
+impl<T> Page<T> {
+    /// The ListMeta of this page.
+    pub fn list_meta(&self) -> Value {
+        list_meta(self.resource_version, &self.continue_token, self.remaining)
     }
 }
 

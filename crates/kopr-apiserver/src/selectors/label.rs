@@ -117,6 +117,20 @@ impl LabelSelector {
         !self.nothing && self.requirements.iter().all(|r| r.matches(labels))
     }
 
+    /// The requirements an object meets only by carrying a label with one of some values
+    /// (`key=value`, `key==value`, `key in (...)`), as (key, values).
+    pub fn required_values(&self) -> impl Iterator<Item = (&str, &[String])> {
+        self.requirements
+            .iter()
+            .filter(|r| matches!(r.op, Op::In | Op::Equals | Op::DoubleEquals))
+            .map(|r| (r.key.as_str(), r.values.as_slice()))
+    }
+
+    /// Whether the selector is exactly one such requirement (and selects something).
+    pub fn is_one_required_value(&self) -> bool {
+        !self.nothing && self.requirements.len() == 1 && self.required_values().count() == 1
+    }
+
     /// True if the selector does not restrict anything (empty selector).
     pub fn is_everything(&self) -> bool {
         !self.nothing && self.requirements.is_empty()

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
+use super::current::{Entry, Loaded, labels_in_json};
 use super::{
     Encryption, EventType, ListPage, StorageError, Stored, WatchEvent, set_resource_version,
 };
@@ -193,11 +194,12 @@ fn prefix_end(prefix: &str) -> String {
     "\u{7f}".to_string()
 }
 
-/// Every key's current object, in key order, with the revision they are current at.
+/// Every key's current object (its JSON, decrypted), in key order, with the revision they
+/// are current at.
 pub(super) fn all_current(
     c: &Connection,
     encryption: &Encryption,
-) -> Result<(Vec<(String, Stored)>, i64), StorageError> {
+) -> Result<(Vec<Loaded>, i64), StorageError> {
     let tx = c.unchecked_transaction()?;
     let revision = current_revision_in_tx(&tx)?;
     let mut stmt = tx.prepare_cached(
@@ -214,15 +216,20 @@ pub(super) fn all_current(
     let mut items = Vec::new();
     for row in rows {
         let (key, rev, create_rev, bytes) = row?;
-        let object = Arc::new(decode(&key, &bytes, rev, encryption)?);
-        items.push((
-            key,
-            Stored {
-                object,
-                revision: rev,
-                create_revision: create_rev,
-            },
-        ));
+        let decrypted = match encryption.decrypt(&key, &bytes) {
+            Ok(std::borrow::Cow::Owned(plain)) => Some(plain),
+            Ok(std::borrow::Cow::Borrowed(_)) => None,
+            Err(why) => return Err(StorageError::Encryption { key, why }),
+        };
+        let plain = decrypted.unwrap_or(bytes);
+        // Read now for the label index, which also fails the open on a corrupt value as it
+        // always did, rather than a later read.
+        let labels = match labels_in_json(&plain) {
+            Ok(labels) => labels,
+            Err(source) => return Err(StorageError::Corrupt { key, source }),
+        };
+        let entry = Entry::new(plain.into_boxed_slice(), rev, create_rev);
+        items.push((key, entry, labels));
     }
     Ok((items, revision))
 }

@@ -255,6 +255,14 @@ impl Encryption {
             .map(|r| r.providers.as_slice())
     }
 
+    /// Whether values of `key` are encrypted when written.
+    pub fn encrypts(&self, key: &str) -> bool {
+        matches!(
+            self.providers(key).and_then(<[_]>::first),
+            Some(Provider::Keyed { .. })
+        )
+    }
+
     /// The stored form of `plain`, the value of `key`.
     ///
     /// # Errors

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use serde_json::Value;
 use tokio::sync::{broadcast, oneshot};
 
+pub use current::Entry;
 pub use database::Database;
 pub use encryption::{Encryption, EncryptionConfigError};
 use writer::{WriteJob, WriterHandle};
@@ -152,11 +153,11 @@ pub enum WriteOutcome {
     Conflict,
 }
 
-/// A page of a list.
+/// A page of a list: stored objects, or current entries ([`Store::list`]).
 #[derive(Debug)]
-pub struct ListPage {
+pub struct ListPage<T = Stored> {
     /// The objects, in key order.
-    pub items: Vec<Stored>,
+    pub items: Vec<T>,
     /// The revision the list was read at.
     pub revision: i64,
     /// The key to continue from, when `limit` cut the list short.
@@ -289,6 +290,11 @@ impl Store {
         self.inner.current.get(key)
     }
 
+    /// The current entry of `key`: its object still encoded.
+    pub fn current_entry(&self, key: &str) -> Option<Arc<Entry>> {
+        self.inner.current.entry(key)
+    }
+
     /// The current objects under `prefix`, read without waiting.
     pub fn current_objects(&self, prefix: &str) -> Vec<Arc<Value>> {
         self.inner
@@ -296,7 +302,7 @@ impl Store {
             .list(prefix, None, 0)
             .items
             .into_iter()
-            .map(|s| s.object)
+            .filter_map(|e| e.object())
             .collect()
     }
 
@@ -318,15 +324,37 @@ impl Store {
         Ok(self.inner.current.get(key))
     }
 
-    /// Lists current values under `prefix` (a key prefix ending in `/`),
-    /// starting after `start_after`, at most `limit` items (0 = all).
-    pub async fn list(
+    /// Lists current entries under `prefix` (a key prefix ending in `/`),
+    /// starting after `start_after`, at most `limit` items (0 = all); their
+    /// objects are decoded on demand ([`Entry::object`]).
+    pub fn list(
         &self,
         prefix: &str,
         start_after: Option<&str>,
         limit: usize,
-    ) -> Result<ListPage, StorageError> {
-        Ok(self.inner.current.list(prefix, start_after, limit))
+    ) -> ListPage<Arc<Entry>> {
+        self.inner.current.list(prefix, start_after, limit)
+    }
+
+    /// As [`Store::list`], only the entries whose label `label` has one of `values`
+    /// (read from an index, not by scanning the prefix).
+    pub fn list_labelled(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+        label: &str,
+        values: &[String],
+    ) -> ListPage<Arc<Entry>> {
+        self.inner
+            .current
+            .list_labelled(prefix, start_after, limit, label, values)
+    }
+
+    /// How many current objects of `prefix`'s resource carry label `label` with one of
+    /// `values` (to pick the most selective label of a selector).
+    pub fn count_labelled(&self, prefix: &str, label: &str, values: &[String]) -> usize {
+        self.inner.current.count_labelled(prefix, label, values)
     }
 
     /// Lists values under `prefix` as they were at `revision`.
@@ -477,13 +505,28 @@ pub(crate) fn set_resource_version(object: &mut Value, revision: i64) {
     }
 }
 
+/// An object's JSON as stored.
+pub(crate) struct Encoded {
+    /// Without its resourceVersion, before encryption: what the in-memory state holds.
+    pub(crate) plain: Vec<u8>,
+    /// As the database holds it when the key is encrypted at rest; otherwise `plain` is.
+    pub(crate) sealed: Option<Vec<u8>>,
+}
+
+impl Encoded {
+    /// The bytes the database holds.
+    pub(crate) fn stored(&self) -> &[u8] {
+        self.sealed.as_deref().unwrap_or(&self.plain)
+    }
+}
+
 /// Serializes an object for storage, removing its resourceVersion (the
 /// revision is assigned at commit and set again on read).
 pub(crate) fn encode_for_storage(
     key: &str,
     object: &mut Value,
     encryption: &Encryption,
-) -> Result<Vec<u8>, StorageError> {
+) -> Result<Encoded, StorageError> {
     if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("resourceVersion");
     }
@@ -491,12 +534,18 @@ pub(crate) fn encode_for_storage(
         key: key.to_string(),
         source,
     })?;
-    encryption
-        .encrypt(key, plain)
-        .map_err(|why| StorageError::Encryption {
-            key: key.to_string(),
-            why,
-        })
+    let sealed =
+        if encryption.encrypts(key) {
+            Some(encryption.encrypt(key, plain.clone()).map_err(|why| {
+                StorageError::Encryption {
+                    key: key.to_string(),
+                    why,
+                }
+            })?)
+        } else {
+            None
+        };
+    Ok(Encoded { plain, sealed })
 }
 
 /// [`encode_for_storage`] for a create or an update, which etcd would refuse over
@@ -505,12 +554,12 @@ pub(crate) fn encode_write(
     key: &str,
     object: &mut Value,
     encryption: &Encryption,
-) -> Result<Vec<u8>, StorageError> {
-    let bytes = encode_for_storage(key, object, encryption)?;
-    if bytes.len() + key.len() > MAX_REQUEST_BYTES {
+) -> Result<Encoded, StorageError> {
+    let encoded = encode_for_storage(key, object, encryption)?;
+    if encoded.stored().len() + key.len() > MAX_REQUEST_BYTES {
         return Err(StorageError::TooLarge);
     }
-    Ok(bytes)
+    Ok(encoded)
 }
 
 #[cfg(test)]
@@ -600,9 +649,9 @@ mod tests {
             .map(|s| s.object["v"].as_i64().unwrap())
             .collect();
         assert_eq!(values, [1, 1], "both keys at their first versions");
-        let now = store.list("/t/", None, 0).await.unwrap();
+        let now = store.list("/t/", None, 0);
         assert_eq!(now.items.len(), 1);
-        assert_eq!(now.items[0].object["v"], 2);
+        assert_eq!(now.items[0].object().unwrap()["v"], 2);
 
         let history = store.history("/t/", a1.revision).await.unwrap();
         let kinds: Vec<EventType> = history.iter().map(|e| e.event_type).collect();
@@ -639,19 +688,20 @@ mod tests {
             for i in 0..5 {
                 last = committed(store.create(&format!("/t/k{i}"), obj(i)).await.unwrap()).revision;
             }
-            let page = store.list("/t/", None, 2).await.unwrap();
+            let page = store.list("/t/", None, 2);
             assert_eq!(page.items.len(), 2);
             assert_eq!(page.remaining, Some(3));
-            let next = store
-                .list("/t/", page.continue_key.as_deref(), 2)
-                .await
-                .unwrap();
-            assert_eq!(next.items[0].object["v"], 2);
+            let next = store.list("/t/", page.continue_key.as_deref(), 2);
+            assert_eq!(next.items[0].object().unwrap()["v"], 2);
             last
         };
         let store = Store::open(Some(&dir)).unwrap();
         assert_eq!(store.current_revision(), last);
-        assert_eq!(store.list("/t/", None, 0).await.unwrap().items.len(), 5);
+        let reopened = store.list("/t/", None, 0);
+        assert_eq!(reopened.items.len(), 5);
+        let object = reopened.items[4].object().unwrap();
+        assert_eq!(object["v"], 4);
+        assert_eq!(object["metadata"]["resourceVersion"], last.to_string());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -17,8 +17,8 @@ use tokio::sync::{broadcast, oneshot};
 use super::current::{Change, CurrentState};
 use super::database::{Database, EVENT_CREATE, EVENT_DELETE, EVENT_UPDATE};
 use super::{
-    Encryption, EventType, StorageError, Stored, WatchEvent, WriteOutcome, encode_for_storage,
-    encode_write, set_resource_version,
+    Encoded, Encryption, EventType, StorageError, Stored, WatchEvent, WriteOutcome,
+    encode_for_storage, encode_write, set_resource_version,
 };
 
 /// Most jobs committed in one transaction.
@@ -29,19 +29,30 @@ type Reply = oneshot::Sender<Result<WriteOutcome, StorageError>>;
 enum Op {
     Create {
         object: Value,
-        bytes: Vec<u8>,
+        bytes: Encoded,
     },
     Update {
         object: Value,
-        bytes: Vec<u8>,
+        bytes: Encoded,
         expected: i64,
         previous: Arc<Value>,
     },
     Delete {
         last: Arc<Value>,
-        bytes: Vec<u8>,
+        bytes: Encoded,
         expected: i64,
     },
+}
+
+impl Op {
+    /// The object's JSON as the in-memory state keeps it.
+    fn plain(&self) -> &[u8] {
+        match self {
+            Op::Create { bytes, .. } | Op::Update { bytes, .. } | Op::Delete { bytes, .. } => {
+                &bytes.plain
+            }
+        }
+    }
 }
 
 /// One write waiting for the writer.
@@ -169,10 +180,15 @@ fn run(
             .iter()
             .zip(&results)
             .filter_map(|(job, result)| match result {
-                Applied::Done { stored, event } if event.event_type == EventType::Deleted => {
-                    Some(Change::Delete(&job.key, stored.revision))
-                }
-                Applied::Done { stored, .. } => Some(Change::Put(&job.key, stored)),
+                Applied::Done { stored, event } if event.event_type == EventType::Deleted => Some(
+                    Change::Delete(&job.key, stored.revision, event.previous.as_deref()),
+                ),
+                Applied::Done { stored, event } => Some(Change::Put(
+                    &job.key,
+                    stored,
+                    job.op.plain(),
+                    event.previous.as_deref(),
+                )),
                 Applied::Rejected(_) => None,
             })
             .collect();
@@ -257,13 +273,13 @@ fn apply(tx: &Connection, job: &mut WriteJob) -> Result<Applied, StorageError> {
             if current_revision(tx, key)?.is_some() {
                 return Ok(Applied::Rejected(WriteOutcome::AlreadyExists));
             }
-            let rev = append(tx, key, EVENT_CREATE, 0, 0, bytes)?;
+            let rev = append(tx, key, EVENT_CREATE, 0, 0, bytes.stored())?;
             tx.prepare_cached("UPDATE kv_log SET create_revision = ?1 WHERE revision = ?1")?
                 .execute(params![rev])?;
             tx.prepare_cached(
                 "INSERT INTO kv_current(key, revision, create_revision, value) VALUES (?1, ?2, ?2, ?3)",
             )?
-            .execute(params![key, rev, &bytes[..]])?;
+            .execute(params![key, rev, bytes.stored()])?;
             let mut obj = std::mem::take(object);
             set_resource_version(&mut obj, rev);
             let obj = Arc::new(obj);
@@ -281,9 +297,9 @@ fn apply(tx: &Connection, job: &mut WriteJob) -> Result<Applied, StorageError> {
             if rev_now != *expected {
                 return Ok(Applied::Rejected(WriteOutcome::Conflict));
             }
-            let rev = append(tx, key, EVENT_UPDATE, create_rev, rev_now, bytes)?;
+            let rev = append(tx, key, EVENT_UPDATE, create_rev, rev_now, bytes.stored())?;
             tx.prepare_cached("UPDATE kv_current SET revision = ?2, value = ?3 WHERE key = ?1")?
-                .execute(params![key, rev, &bytes[..]])?;
+                .execute(params![key, rev, bytes.stored()])?;
             let mut obj = std::mem::take(object);
             set_resource_version(&mut obj, rev);
             Ok(done(
@@ -307,7 +323,7 @@ fn apply(tx: &Connection, job: &mut WriteJob) -> Result<Applied, StorageError> {
                 return Ok(Applied::Rejected(WriteOutcome::Conflict));
             }
             let mut obj = (**last).clone();
-            let rev = append(tx, key, EVENT_DELETE, create_rev, rev_now, bytes)?;
+            let rev = append(tx, key, EVENT_DELETE, create_rev, rev_now, bytes.stored())?;
             tx.prepare_cached("DELETE FROM kv_current WHERE key = ?1")?
                 .execute(params![key])?;
             set_resource_version(&mut obj, rev);
