@@ -84,6 +84,29 @@
 //! }
 //! ```
 //!
+//! # Where to go next
+//!
+//! The [`guide`] walks through an operator from start to production:
+//!
+//! 1. [a first handler](guide#1-a-first-handler) and the command line it gets
+//!    ([`Operator::main`], [`cli`]);
+//! 2. [the cause model](guide#2-the-cause-model): causes and the diff base, one handler per
+//!    cycle with progress kept on the object, errors and retries ([`errors`]), finalizers,
+//!    subhandlers, [`filters`], [`Timer`]s and [`Daemon`]s;
+//! 3. [the reconcile model](guide#3-the-reconcile-model) ([`reconcile`], [`Context::apply`],
+//!    [`Resource::owns`]);
+//! 4. [testing](guide#4-testing) against an in-process API server ([`testing`]);
+//! 5. [deployment](guide#5-deployment): the CRDs, RBAC and Deployment that `manifests`
+//!    prints ([`manifests`]);
+//! 6. [the production runtime](guide#6-the-production-runtime): [`leader`] election,
+//!    [`shards`], health and [`metrics`] endpoints, admission [`webhooks`].
+//!
+//! What a user touches most: [`Operator`] (resources, startup and cleanup, shared state,
+//! settings, the run loop), [`Resource`] (which handlers run for which causes), [`Handler`],
+//! [`Timer`], [`Daemon`] and [`Filtered`] (how they run and on which objects), [`Context`]
+//! (what a handler sees and does), [`HandlerResult`] and [`HandlerError`] (what it returns),
+//! [`Patch`] (how it changes its object).
+//!
 //! The source is in folders by layer, as Kopf separates its cogs, core and kits; each
 //! module keeps its public path (`kopr::context`, `kopr::testing`, ...):
 //!
@@ -118,6 +141,7 @@ pub const FEATURES: &[&str] = if cfg!(feature = "embedded") {
     &[]
 };
 
+pub mod guide;
 mod handling;
 mod kits;
 pub mod operator;
