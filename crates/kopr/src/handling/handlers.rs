@@ -18,6 +18,19 @@ use crate::handling::errors::HandlerError;
 use crate::handling::filters::{Filtered, Filters};
 
 /// What a handler's failures mean when they are neither permanent nor temporary errors.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kopr::{Context, ErrorsMode, Handler, HandlerResult};
+///
+/// async fn best_effort(ctx: Context<ConfigMap>) -> HandlerResult {
+///     // A parse error here is logged, and the handler counts as done.
+///     let _level: u8 = ctx.object.data.iter().flatten().count().to_string().parse()?;
+///     Ok(())
+/// }
+///
+/// let handler = Handler::new(best_effort).errors(ErrorsMode::Ignored);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ErrorsMode {
     /// Retry with the handler's backoff (the default).
@@ -29,7 +42,13 @@ pub enum ErrorsMode {
     Ignored,
 }
 
-/// Retry limits of one handler.
+/// Retry limits of one handler, as set by [`Handler`]'s builder methods.
+///
+/// ```
+/// let options = kopr::handlers::HandlerOptions::default();
+/// assert_eq!(options.backoff, std::time::Duration::from_secs(60));
+/// assert_eq!((options.retries, options.timeout), (None, None));
+/// ```
 #[derive(Debug, Clone)]
 pub struct HandlerOptions {
     /// Give up after this many failed attempts.
@@ -241,6 +260,36 @@ pub(crate) fn registered(registered: &crate::handling::context::Registered) -> V
 }
 
 /// A change handler under construction: the function, its id, limits and filters.
+///
+/// A bare async function can be registered as a handler; wrap it in a `Handler` to give it an
+/// id, retry limits, a backoff, an [`ErrorsMode`] or filters ([`Filtered`]).
+///
+/// ```
+/// use std::time::Duration;
+/// use k8s_openapi::api::apps::v1::Deployment;
+/// use kopr::{Context, Filtered, Handler, HandlerResult, Resource};
+///
+/// async fn scaled(ctx: Context<Deployment>) -> HandlerResult {
+///     tracing::info!("replicas: {:?} -> {:?}", ctx.old(), ctx.new());
+///     Ok(())
+/// }
+///
+/// let deployments = Resource::<Deployment>::new().on_field(
+///     "spec.replicas",
+///     Handler::new(scaled)
+///         .id("scaled")
+///         .retries(3)
+///         .backoff(Duration::from_secs(10))
+///         .label("team", "payments"),
+/// );
+/// ```
+///
+/// # Caveats
+/// The id names the handler's progress record (`kopr.dev/<id>`) and result
+/// (`status.<id>`) on every object. Renaming a function (or moving it to another module)
+/// changes the derived id: progress recorded under the old id is then not found, so a cause
+/// in flight starts over for that handler. Give handlers a fixed [`id`](Self::id) when that
+/// matters.
 pub struct Handler<K> {
     pub(crate) id: Option<String>,
     pub(crate) default_id: fn(usize) -> String,
@@ -273,19 +322,25 @@ impl<K: Send + Sync + 'static> Handler<K> {
         }
     }
 
-    /// Overrides the id derived from the function's path.
+    /// Overrides the id derived from the function's path. Characters other than
+    /// `[A-Za-z0-9._-]` become `-`, and an id longer than 63 characters is shortened with a
+    /// hash, so that it fits an annotation name.
     pub fn id(mut self, id: impl Into<String>) -> Self {
         self.id = Some(id.into());
         self
     }
 
-    /// Gives up after `retries` failed attempts.
+    /// Gives up after `retries` failed attempts: the handler is then marked failed, as after
+    /// a permanent error. Every failure counts, temporary errors included.
     pub fn retries(mut self, retries: u32) -> Self {
         self.options.retries = Some(retries);
         self
     }
 
-    /// Gives up when `timeout` has passed since the first attempt.
+    /// Gives up when `timeout` has passed since the first attempt: a failure whose retry
+    /// would start later than that marks the handler failed. A running attempt is not
+    /// interrupted (for cause handlers; see [`Reconcile::timeout`](crate::reconcile::Reconcile::timeout)
+    /// for reconciles).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.options.timeout = Some(timeout);
         self
@@ -305,12 +360,36 @@ impl<K: Send + Sync + 'static> Handler<K> {
 
     /// For delete handlers: do not add a finalizer for this handler; it runs only if the object
     /// is still seen while being deleted.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kopr::{Context, Handler, HandlerResult, Resource};
+    ///
+    /// async fn forget(ctx: Context<ConfigMap>) -> HandlerResult {
+    ///     tracing::info!("{} is going", ctx.name());
+    ///     Ok(())
+    /// }
+    ///
+    /// let config_maps = Resource::<ConfigMap>::new().on_delete(Handler::new(forget).optional());
+    /// ```
+    ///
+    /// # Caveats
+    /// Without a finalizer the object may be gone before kopr sees its deletion (or while the
+    /// operator is down): the handler then does not run at all. It runs at most once, best
+    /// effort.
     pub fn optional(mut self) -> Self {
         self.optional = true;
         self
     }
 
     /// For resume handlers: also run for objects already being deleted.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kopr::{Context, Handler, HandlerResult, Resource};
+    /// async fn resumed(_: Context<ConfigMap>) -> HandlerResult { Ok(()) }
+    /// let config_maps = Resource::<ConfigMap>::new().on_resume(Handler::new(resumed).deleted());
+    /// ```
     pub fn deleted(mut self) -> Self {
         self.resume_deleted = true;
         self
@@ -342,7 +421,26 @@ impl<K> Filtered for Handler<K> {
     }
 }
 
-/// Anything that can be registered as a handler: a [`Handler`] or a bare async function.
+/// Anything that can be registered as a handler: a [`Handler`] or a bare async function
+/// (or closure) taking a [`Context`] and returning a
+/// [`HandlerResult`](crate::HandlerResult) of anything serializable.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kopr::{Context, Handler, HandlerResult, Resource};
+///
+/// async fn named(_: Context<ConfigMap>) -> HandlerResult<u32> {
+///     Ok(42)
+/// }
+///
+/// let config_maps = Resource::<ConfigMap>::new()
+///     .on_create(named)
+///     .on_update(Handler::new(named).id("named-on-update"))
+///     .on_resume(|ctx: Context<ConfigMap>| async move {
+///         tracing::info!("resumed {}", ctx.name());
+///         Ok(())
+///     });
+/// ```
 pub trait IntoHandler<K, Marker> {
     /// Converts into a handler.
     fn into_handler(self) -> Handler<K>;
@@ -372,6 +470,44 @@ where
 }
 
 /// A periodic handler: runs every `interval` for each matching object.
+///
+/// A timer starts for an object as soon as the object matches its filters (at once, or after
+/// [`initial_delay`](Self::initial_delay)) and stops when the object is deleted, stops
+/// matching, or the operator stops. Its `Ok` value is stored under `status.<id>` and its
+/// [`patch`](crate::Context::patch) applied after each run.
+///
+/// ```
+/// use std::time::Duration;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kopr::{Context, Filtered, HandlerResult, Resource, Timer};
+///
+/// async fn check(ctx: Context<ConfigMap>) -> HandlerResult {
+///     ctx.patch().status("checked", true);
+///     Ok(())
+/// }
+///
+/// let config_maps = Resource::<ConfigMap>::new().timer(
+///     Timer::every(Duration::from_secs(60), check)
+///         .id("check")
+///         .idle(Duration::from_secs(30))
+///         .sharp()
+///         .annotation("example.com/checked", kopr::Matcher::Present),
+/// );
+/// ```
+///
+/// # Guarantees
+/// One run at a time per timer and object, on the newest body the operator has. While any
+/// timer applies to an object, kopr keeps its finalizer on it, so the timer is stopped (and
+/// awaited) before delete handlers run and the object goes.
+///
+/// # Caveats
+/// - Runs are not persisted: after a restart, a timer starts again as for a new object.
+/// - After a failure the next run waits the handler's [`backoff`](Self::backoff), which is
+///   60 s unless set (not the interval); a [`TemporaryError`](crate::TemporaryError) waits
+///   its own delay, and a [`PermanentError`](crate::PermanentError) a full interval. A
+///   failed run does not stop the timer.
+/// - When the timer stops, a run in progress sees [`Context::cancelled`] fire and has 5 s to
+///   return before it is aborted.
 pub struct Timer<K> {
     pub(crate) handler: Handler<K>,
     pub(crate) interval: Duration,
@@ -440,6 +576,41 @@ impl<K> Filtered for Timer<K> {
 ///
 /// The task gets [`Context::cancelled`] which fires when the object is deleted, stops matching,
 /// or the operator stops. An `Err` return restarts it after the backoff; `Ok` ends it for good.
+///
+/// ```
+/// use std::time::Duration;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kopr::{Context, Daemon, HandlerResult, Resource};
+///
+/// async fn follow(ctx: Context<ConfigMap>) -> HandlerResult {
+///     let mut ticks = tokio::time::interval(Duration::from_secs(10));
+///     loop {
+///         tokio::select! {
+///             () = ctx.cancelled().cancelled() => return Ok(()),
+///             _ = ticks.tick() => tracing::info!("{} is still here", ctx.name()),
+///         }
+///     }
+/// }
+///
+/// let config_maps = Resource::<ConfigMap>::new().daemon(
+///     Daemon::new(follow)
+///         .initial_delay(Duration::from_secs(5))
+///         .cancellation_timeout(Duration::from_secs(10)),
+/// );
+/// ```
+///
+/// # Guarantees
+/// At most one instance per daemon and object. While any daemon applies to an object, kopr
+/// keeps its finalizer on it: on deletion the daemon is cancelled and awaited (up to its
+/// [`cancellation_timeout`](Self::cancellation_timeout)) before delete handlers run.
+///
+/// # Caveats
+/// - The daemon sees the object as it was when it (re)started: `ctx.object` is not updated
+///   while it runs. Read the current object through [`Context::client`] when it matters.
+/// - A [`PermanentError`](crate::PermanentError) ends it for good, as `Ok` does; other errors
+///   restart it after the backoff (5 s unless set), [`Context::retry`] counting restarts.
+/// - A daemon that ignores cancellation is aborted after its cancellation timeout (at its
+///   next `.await`).
 pub struct Daemon<K> {
     pub(crate) handler: Handler<K>,
     pub(crate) initial_delay: Option<Duration>,

@@ -45,6 +45,44 @@ impl std::fmt::Debug for ResourceSpec {
 }
 
 /// A resource and its handlers, built in the order they are to run.
+///
+/// `K` is the type handlers receive: a k8s-openapi kind, a `#[derive(CustomResource)]` type,
+/// or [`DynamicObject`] for a kind known only by name. Register the resource on an
+/// [`Operator`](crate::Operator) with [`Operator::resource`](crate::Operator::resource).
+///
+/// ```
+/// use std::time::Duration;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kopr::{Context, HandlerResult, Operator, Resource, Timer};
+///
+/// async fn created(ctx: Context<ConfigMap>) -> HandlerResult {
+///     ctx.info("Seen", "a new ConfigMap");
+///     Ok(())
+/// }
+///
+/// async fn data_changed(ctx: Context<ConfigMap>) -> HandlerResult {
+///     for item in ctx.diff().iter() {
+///         tracing::info!("{item}");
+///     }
+///     Ok(())
+/// }
+///
+/// async fn deleted(_: Context<ConfigMap>) -> HandlerResult {
+///     Ok(())
+/// }
+///
+/// async fn audit(_: Context<ConfigMap>) -> HandlerResult {
+///     Ok(())
+/// }
+///
+/// let operator = Operator::new().resource(
+///     Resource::<ConfigMap>::new()
+///         .on_create(created)
+///         .on_field("data", data_changed)
+///         .on_delete(deleted)
+///         .timer(Timer::every(Duration::from_secs(3600), audit)),
+/// );
+/// ```
 pub struct Resource<K> {
     spec: ResourceSpec,
     _resource: PhantomData<fn() -> K>,
@@ -71,11 +109,31 @@ where
     K: kube::Resource<DynamicType = ()> + DeserializeOwned + Send + Sync + 'static,
 {
     /// A typed resource: a k8s-openapi kind or a `#[derive(CustomResource)]` type.
+    ///
+    /// ```
+    /// let deployments = kopr::Resource::<k8s_openapi::api::apps::v1::Deployment>::new();
+    /// ```
     pub fn new() -> Self {
         Resource::with_target(Target::Known(ApiResource::erase::<K>(&())))
     }
 
-    /// A typed custom resource whose CRD the operator can print (`crd` command) and install.
+    /// A typed custom resource whose CRD the operator can print (`crd` command) and install
+    /// ([`Operator::install_crds`](crate::Operator::install_crds), `dev`).
+    ///
+    /// ```
+    /// use kube::CustomResource;
+    /// use schemars::JsonSchema;
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+    /// #[kube(group = "example.com", version = "v1", kind = "Greeting", namespaced)]
+    /// pub struct GreetingSpec {
+    ///     pub message: String,
+    /// }
+    ///
+    /// let operator = kopr::Operator::new().resource(kopr::Resource::<Greeting>::custom());
+    /// assert_eq!(operator.crds()[0].metadata.name.as_deref(), Some("greetings.example.com"));
+    /// ```
     pub fn custom() -> Self
     where
         K: kube::CustomResourceExt,
@@ -97,7 +155,21 @@ where
 
 impl Resource<DynamicObject> {
     /// A dynamic resource named as Kopf names them: group, version and plural
-    /// (group `""` for the core API).
+    /// (group `""` for the core API). Handlers get a [`DynamicObject`].
+    ///
+    /// ```
+    /// use kopr::{Context, HandlerResult, Resource};
+    /// use kube::api::DynamicObject;
+    ///
+    /// async fn created(ctx: Context<DynamicObject>) -> HandlerResult {
+    ///     let message = ctx.spec()["message"].as_str().unwrap_or_default();
+    ///     tracing::info!("{} says {message}", ctx.name());
+    ///     Ok(())
+    /// }
+    ///
+    /// let greetings = Resource::dynamic("example.com", "v1", "greetings").on_create(created);
+    /// let services = Resource::dynamic("", "v1", "services");
+    /// ```
     pub fn dynamic(group: &str, version: &str, plural: &str) -> Self {
         let api_version = if group.is_empty() {
             version.to_owned()
@@ -115,6 +187,19 @@ impl Resource<DynamicObject> {
 
     /// A dynamic resource found through discovery by kind, plural, singular or short name
     /// (optionally qualified with the group, as in `greetings.example.com`).
+    ///
+    /// ```
+    /// let greetings = kopr::Resource::lookup("greetings.example.com");
+    /// let deployments = kopr::Resource::lookup("deploy");
+    /// ```
+    ///
+    /// # Caveats
+    /// The name is resolved when the operator starts; until the API server serves a matching
+    /// resource (say, its CRD is not installed yet), the operator logs a warning and keeps
+    /// asking. [`Manifests`](crate::manifests::Manifests) derives its RBAC without a server:
+    /// a group-qualified name is taken as `plural.group`, and a bare kind or short name
+    /// (`deploy`) is granted by that lowercased name in every group, which matches no real
+    /// plural. Prefer [`dynamic`](Self::dynamic) or a typed resource for deployed operators.
     pub fn lookup(name: &str) -> Self {
         Resource::with_target(Target::Lookup(name.to_owned()))
     }
@@ -218,6 +303,24 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
     /// finalizer keeps the object until it succeeds (retried with the handler's backoff, its
     /// progress kept on the object). It is a delete handler ([`on_delete`](Self::on_delete))
     /// by another name.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kopr::reconcile::Action;
+    /// use kopr::{Context, HandlerResult, Resource};
+    ///
+    /// async fn reconcile(_: Context<ConfigMap>) -> HandlerResult<Action> {
+    ///     Ok(Action::await_change())
+    /// }
+    ///
+    /// async fn release(ctx: Context<ConfigMap>) -> HandlerResult {
+    ///     // Undo what owner references do not: external resources, DNS records...
+    ///     tracing::info!("releasing what {} held", ctx.name());
+    ///     Ok(())
+    /// }
+    ///
+    /// let config_maps = Resource::<ConfigMap>::new().reconcile(reconcile).cleanup(release);
+    /// ```
     pub fn cleanup<M>(self, handler: impl IntoHandler<K, M>) -> Self {
         self.on_delete(handler)
     }
@@ -229,29 +332,122 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
         self
     }
 
-    /// Runs `handler` when an object is created.
+    /// Runs `handler` when an object is created: when kopr sees it without a diff base (the
+    /// essence of its last handled state), which is also the case for objects that existed
+    /// before the operator first ran.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kopr::{Context, HandlerResult, Resource};
+    ///
+    /// async fn created(ctx: Context<ConfigMap>) -> HandlerResult<String> {
+    ///     // Stored under status.<handler id>.
+    ///     Ok(format!("created in {}", ctx.namespace().unwrap_or("?")))
+    /// }
+    ///
+    /// let config_maps = Resource::<ConfigMap>::new().on_create(created);
+    /// ```
+    ///
+    /// # Guarantees
+    /// Once the handler succeeded (or failed for good), it does not run again for this object
+    /// while the operator lives; a crash before its outcome was written runs it again (see
+    /// [`Operator`](crate::Operator#guarantees)).
     pub fn on_create<M>(self, handler: impl IntoHandler<K, M>) -> Self {
         self.register(Trigger::Create, handler)
     }
 
-    /// Runs `handler` when an object's essence (spec, labels, annotations...) changes.
+    /// Runs `handler` when an object's essence (spec, labels, annotations...) changes. The
+    /// context's [`old`](crate::Context::old), [`new`](crate::Context::new) and
+    /// [`diff`](crate::Context::diff) are the essences before and after.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kopr::{Context, HandlerResult, Resource};
+    ///
+    /// async fn updated(ctx: Context<ConfigMap>) -> HandlerResult {
+    ///     for change in ctx.diff().iter() {
+    ///         tracing::info!("{change}"); // e.g. `change data.level: "info" -> "debug"`
+    ///     }
+    ///     Ok(())
+    /// }
+    ///
+    /// let config_maps = Resource::<ConfigMap>::new().on_update(updated);
+    /// ```
+    ///
+    /// # Caveats
+    /// Status changes are not updates, nor are kopr's own annotations or kubectl's
+    /// `last-applied-configuration`. Changes made while a cause is being handled are coalesced:
+    /// the handler sees the difference from the last handled state to the newest one.
     pub fn on_update<M>(self, handler: impl IntoHandler<K, M>) -> Self {
         self.register(Trigger::Update, handler)
     }
 
     /// Runs `handler` when an object is deleted. A finalizer keeps the object until it succeeds,
     /// unless the handler is marked [`optional`](crate::Handler::optional).
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kopr::{Context, HandlerResult, Resource};
+    ///
+    /// async fn deleted(ctx: Context<ConfigMap>) -> HandlerResult {
+    ///     tracing::info!("{} deleted", ctx.name());
+    ///     Ok(())
+    /// }
+    ///
+    /// let config_maps = Resource::<ConfigMap>::new().on_delete(deleted);
+    /// ```
+    ///
+    /// # Guarantees
+    /// kopr's finalizer (`kopr.dev/finalizer`) is added to every object this handler's
+    /// filters match, and released only once every delete handler finished (succeeded, or
+    /// failed for good); timers and daemons are stopped before delete handlers run.
+    ///
+    /// # Caveats
+    /// - A delete handler that keeps failing with retryable errors keeps the object: bound it
+    ///   with [`retries`](crate::Handler::retries) or [`timeout`](crate::Handler::timeout).
+    /// - Across a crash it may run twice; it should tolerate that.
+    /// - Objects created before the handler was registered get the finalizer when kopr next
+    ///   handles them; one deleted before that goes without the handler.
     pub fn on_delete<M>(self, handler: impl IntoHandler<K, M>) -> Self {
         self.register(Trigger::Delete { optional: false }, handler)
     }
 
-    /// Runs `handler` for every existing object when the operator starts.
+    /// Runs `handler` for every existing object when the operator starts (and, with sharding,
+    /// when this replica takes over an object's shard). New objects are created, never
+    /// resumed; objects being deleted are resumed only by handlers marked
+    /// [`deleted`](crate::Handler::deleted).
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kopr::{Context, HandlerResult, Resource};
+    ///
+    /// async fn resumed(ctx: Context<ConfigMap>) -> HandlerResult {
+    ///     tracing::info!("picking up {} again", ctx.name());
+    ///     Ok(())
+    /// }
+    ///
+    /// let config_maps = Resource::<ConfigMap>::new().on_resume(resumed);
+    /// ```
     pub fn on_resume<M>(self, handler: impl IntoHandler<K, M>) -> Self {
         self.register(Trigger::Resume { deleted: false }, handler)
     }
 
     /// Runs `handler` when the field at the dotted `path` changes (including on creation); the
     /// context's old, new and diff are relative to that field.
+    ///
+    /// ```
+    /// use k8s_openapi::api::apps::v1::Deployment;
+    /// use kopr::{Context, HandlerResult, Resource};
+    ///
+    /// async fn image_changed(ctx: Context<Deployment>) -> HandlerResult {
+    ///     // `old` is None on creation.
+    ///     tracing::info!("containers: {:?} -> {:?}", ctx.old(), ctx.new());
+    ///     Ok(())
+    /// }
+    ///
+    /// let deployments =
+    ///     Resource::<Deployment>::new().on_field("spec.template.spec.containers", image_changed);
+    /// ```
     pub fn on_field<M>(self, path: &str, handler: impl IntoHandler<K, M>) -> Self {
         self.register(
             Trigger::Field(crate::handling::diff::parse_path(path)),
@@ -285,6 +481,19 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
     /// Runs `handler` on every raw watch event, without persistence; errors are logged and
     /// ignored.
     ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// use kopr::{Context, HandlerResult, Resource};
+    ///
+    /// async fn seen(ctx: Context<Pod>) -> HandlerResult {
+    ///     let phase = ctx.object.status.as_ref().and_then(|s| s.phase.clone());
+    ///     tracing::info!("{:?} {}: {phase:?}", ctx.event_type(), ctx.name());
+    ///     Ok(())
+    /// }
+    ///
+    /// let pods = Resource::<Pod>::new().on_event(seen);
+    /// ```
+    ///
     /// # Guarantees
     /// The events of one object reach its event handlers in the order the watch delivered
     /// them, one event at a time (each event's handlers in the order they were registered);
@@ -299,6 +508,26 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
     /// (`Ok(())`) or refuses it with a [`Denial`](crate::Denial). Served by the operator's
     /// webhook server ([`Operator::webhooks`](crate::Operator::webhooks)); `dev` registers it
     /// with the embedded server by itself.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kopr::{AdmissionResult, Denial, Resource, Review};
+    ///
+    /// async fn small(review: Review<ConfigMap>) -> AdmissionResult {
+    ///     let keys = review.object.as_ref().and_then(|c| c.data.as_ref()).map_or(0, |d| d.len());
+    ///     if keys > 100 {
+    ///         return Err(Denial::new("at most 100 keys").code(422));
+    ///     }
+    ///     Ok(())
+    /// }
+    ///
+    /// let config_maps = Resource::<ConfigMap>::new().on_validate("small", small);
+    /// ```
+    ///
+    /// # Caveats
+    /// Admission handlers run on every replica (standbys and all shards too), and for dry
+    /// runs ([`Review::dry_run`]): they should have no side effects. A handler that panics or
+    /// overruns the timeout answers by the [failure policy](crate::webhooks::FailurePolicy).
     pub fn on_validate<F, Fut>(mut self, id: &str, handler: F) -> Self
     where
         F: Fn(Review<K>) -> Fut + Send + Sync + 'static,
@@ -313,6 +542,18 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
     /// Changes every written object before the API server validates and stores it: what
     /// `handler` sets through [`Review::patch`] is sent back as a JSON patch. It may also
     /// refuse the write.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kopr::{AdmissionResult, Resource, Review};
+    ///
+    /// async fn stamp(review: Review<ConfigMap>) -> AdmissionResult {
+    ///     review.patch().annotation("example.com/written-by", Some(review.username.as_str()));
+    ///     Ok(())
+    /// }
+    ///
+    /// let config_maps = Resource::<ConfigMap>::new().on_mutate("stamp", stamp);
+    /// ```
     pub fn on_mutate<F, Fut>(mut self, id: &str, handler: F) -> Self
     where
         F: Fn(Review<K>) -> Fut + Send + Sync + 'static,
@@ -331,7 +572,19 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
         self
     }
 
-    /// Adds a timer.
+    /// Adds a timer (see [`Timer`] for when it runs).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kopr::{Context, HandlerResult, Resource, Timer};
+    ///
+    /// async fn tick(ctx: Context<ConfigMap>) -> HandlerResult<u32> {
+    ///     Ok(ctx.retry())
+    /// }
+    ///
+    /// let config_maps = Resource::<ConfigMap>::new().timer(Timer::every(Duration::from_secs(30), tick));
+    /// ```
     pub fn timer(mut self, timer: Timer<K>) -> Self {
         let position = self.position();
         let Timer {
@@ -351,7 +604,19 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
         self
     }
 
-    /// Adds a daemon.
+    /// Adds a daemon (see [`Daemon`] for its lifecycle).
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kopr::{Context, Daemon, HandlerResult, Resource};
+    ///
+    /// async fn watch_over(ctx: Context<ConfigMap>) -> HandlerResult {
+    ///     ctx.cancelled().cancelled().await;
+    ///     Ok(())
+    /// }
+    ///
+    /// let config_maps = Resource::<ConfigMap>::new().daemon(Daemon::new(watch_over));
+    /// ```
     pub fn daemon(mut self, daemon: Daemon<K>) -> Self {
         let position = self.position();
         let Daemon {
@@ -367,7 +632,8 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
         self
     }
 
-    /// The erased specification.
+    /// The erased specification ([`Operator::resource`](crate::Operator::resource) calls it;
+    /// operators rarely need it).
     pub fn into_spec(self) -> ResourceSpec {
         self.spec
     }
