@@ -15,6 +15,19 @@ use crate::handling::patch::Patch;
 use crate::runtime::events::{EventRecorder, EventType};
 
 /// Why a handler runs.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kopr::{Context, HandlerResult, Reason};
+///
+/// async fn created_or_resumed(ctx: Context<ConfigMap>) -> HandlerResult {
+///     if ctx.reason() == Reason::Resume {
+///         tracing::info!("the operator restarted; {} was already there", ctx.name());
+///     }
+///     Ok(())
+/// }
+/// assert_eq!(Reason::Create.to_string(), "create");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Reason {
     /// The object is new to the operator (no diff base yet).
@@ -58,6 +71,29 @@ impl std::fmt::Display for Reason {
 }
 
 /// Operator-wide shared state, looked up by type. Put a `Mutex` inside for mutable state.
+///
+/// Values are given with [`Operator::memo`](crate::Operator::memo) (one per type) and read
+/// with [`Context::memo`] or [`Lifecycle::memo`](crate::Lifecycle::memo).
+///
+/// ```
+/// use std::sync::Mutex;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kopr::{Context, HandlerResult, Operator, Resource};
+///
+/// #[derive(Default)]
+/// struct Seen(Mutex<u64>);
+///
+/// async fn count(ctx: Context<ConfigMap>) -> HandlerResult<u64> {
+///     let seen = ctx.memo::<Seen>().expect("given to the operator");
+///     let mut seen = seen.0.lock().unwrap();
+///     *seen += 1;
+///     Ok(*seen)
+/// }
+///
+/// let operator = Operator::new()
+///     .memo(Seen::default())
+///     .resource(Resource::<ConfigMap>::new().on_create(count));
+/// ```
 #[derive(Clone, Default)]
 pub struct Memo {
     values: Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
@@ -111,6 +147,36 @@ pub(crate) struct RawContext {
 }
 
 /// Everything a handler gets about one call.
+///
+/// The typed object is [`object`](Self::object); the JSON body, the cause, the diff, the
+/// retry count, a [`Patch`] to change the object, the client, shared state, indices, owned
+/// children and Kubernetes Events are methods.
+///
+/// ```no_run
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kopr::{Context, HandlerError, HandlerResult};
+///
+/// async fn handle(ctx: Context<ConfigMap>) -> HandlerResult<usize> {
+///     let _span = ctx.span().enter(); // already entered by kopr; shown for completeness
+///     let keys = ctx.object.data.as_ref().map_or(0, |d| d.len());
+///     tracing::info!(
+///         "{} {}/{} (uid {}), attempt {} for {:?}",
+///         ctx.reason(),
+///         ctx.namespace().unwrap_or_default(),
+///         ctx.name(),
+///         ctx.uid(),
+///         ctx.retry() + 1,
+///         ctx.runtime(),
+///     );
+///     if ctx.metadata()["labels"]["frozen"] == "yes" {
+///         return Err(HandlerError::permanent("frozen"));
+///     }
+///     // Written at the end of the cycle, with kopr's own bookkeeping.
+///     ctx.patch().status("keys", keys).label("seen", Some("yes"));
+///     ctx.info("Counted", &format!("{keys} keys"));
+///     Ok(keys)
+/// }
+/// ```
 pub struct Context<K> {
     /// The object, deserialized into the handler's type.
     pub object: Arc<K>,
@@ -168,7 +234,17 @@ impl<K> Context<K> {
         self.raw.reason
     }
 
-    /// What changed: relative to the handler's field for field handlers.
+    /// What changed: relative to the handler's field for field handlers. Empty for resume,
+    /// delete, timer, daemon and event handlers.
+    ///
+    /// ```no_run
+    /// # async fn updated(ctx: kopr::Context<k8s_openapi::api::core::v1::ConfigMap>) {
+    /// use kopr::DiffOp;
+    /// for item in ctx.diff().iter().filter(|item| item.op == DiffOp::Remove) {
+    ///     tracing::info!("removed {}", item.path.join("."));
+    /// }
+    /// # }
+    /// ```
     pub fn diff(&self) -> &Diff {
         &self.raw.diff
     }
@@ -211,11 +287,41 @@ impl<K> Context<K> {
     }
 
     /// The patch applied at the end of the cycle, together with kopr's own bookkeeping.
+    ///
+    /// ```no_run
+    /// # async fn handler(ctx: kopr::Context<k8s_openapi::api::core::v1::ConfigMap>) -> kopr::HandlerResult {
+    /// ctx.patch()
+    ///     .status("phase", "Ready")
+    ///     .annotation("example.com/handled", Some("yes"))
+    ///     .set("data.handled-by", "kopr");
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Guarantees
+    /// The patch is sent with the handler's outcome (its progress record and result), as at
+    /// most one JSON merge patch for the object and one for its `/status` subresource, even
+    /// when the handler fails; a failed write is sent again before the object is handled
+    /// anew.
+    ///
+    /// # Caveats
+    /// The handler's `ctx.object` does not show the patch: it is the body the cycle started
+    /// with. A merge patch replaces lists as a whole.
     pub fn patch(&self) -> &Patch {
         &self.raw.patch
     }
 
-    /// The Kubernetes client.
+    /// The Kubernetes client, for any other request.
+    ///
+    /// ```no_run
+    /// # async fn handler(ctx: kopr::Context<k8s_openapi::api::core::v1::ConfigMap>) -> kopr::HandlerResult {
+    /// use k8s_openapi::api::core::v1::Secret;
+    /// let secrets: kube::Api<Secret> =
+    ///     kube::Api::namespaced(ctx.client().clone(), ctx.namespace().unwrap_or("default"));
+    /// let _credentials = secrets.get_opt("credentials").await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn client(&self) -> &kube::Client {
         &self.raw.client
     }
@@ -225,19 +331,41 @@ impl<K> Context<K> {
         &self.raw.span
     }
 
-    /// Fires when the operator stops, and for daemons also when the object is deleted or
-    /// stops matching.
+    /// Fires when the operator stops, and for timers and daemons also when the object is
+    /// deleted or stops matching. Long handlers select on it to stop in time.
+    ///
+    /// ```no_run
+    /// # async fn daemon(ctx: kopr::Context<k8s_openapi::api::core::v1::ConfigMap>) -> kopr::HandlerResult {
+    /// loop {
+    ///     tokio::select! {
+    ///         () = ctx.cancelled().cancelled() => break,
+    ///         () = tokio::time::sleep(std::time::Duration::from_secs(5)) => {}
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn cancelled(&self) -> &CancellationToken {
         &self.raw.cancel
     }
 
-    /// Shared operator state of type `T` (see [`Operator::memo`](crate::Operator::memo)).
+    /// Shared operator state of type `T` (see [`Operator::memo`](crate::Operator::memo) and
+    /// the example on [`Memo`]); `None` when the operator was given no value of that type.
     pub fn memo<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.raw.memo.get::<T>()
     }
 
     /// The index `name` (registered with [`Resource::index`](crate::Resource::index)) whose
     /// values are of type `V`; `None` for an unknown name or another value type.
+    ///
+    /// ```no_run
+    /// # async fn handler(ctx: kopr::Context<k8s_openapi::api::core::v1::Node>) -> kopr::HandlerResult {
+    /// // Registered as `Resource::<Pod>::new().index("pods-by-node", ...)` with String values.
+    /// let pods = ctx.index::<String>("pods-by-node").map_or(Vec::new(), |i| i.get(ctx.name()));
+    /// tracing::info!("{} runs {} pods", ctx.name(), pods.len());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn index<V: Send + Sync + 'static>(
         &self,
         name: &str,
@@ -402,6 +530,21 @@ impl<K> Context<K> {
     }
 
     /// Posts a Normal event about the object (in the background).
+    ///
+    /// ```no_run
+    /// # async fn handler(ctx: kopr::Context<k8s_openapi::api::core::v1::ConfigMap>) -> kopr::HandlerResult {
+    /// ctx.info("Provisioned", "the bucket is ready");
+    /// if let Err(error) = "x".parse::<u8>() {
+    ///     ctx.exception("BadSetting", &error);
+    /// }
+    /// ctx.warn("Deprecated", "spec.size is deprecated; use spec.capacity");
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Caveats
+    /// Events are best effort: queued and posted in the background (dropped when 4,096 wait
+    /// already), with messages cut to 1,024 bytes.
     pub fn info(&self, reason: &str, message: &str) {
         self.raw
             .events

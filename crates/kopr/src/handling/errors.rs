@@ -1,8 +1,54 @@
 //! Errors: what handlers return to steer retries, and what the framework itself reports.
+//!
+//! A handler returns a [`HandlerResult`]; its error side decides what happens next:
+//!
+//! | returned | cause handlers | reconcile | timers | daemons |
+//! |---|---|---|---|---|
+//! | `Ok` | done | [`Action`](crate::reconcile::Action) decides | next run after the interval | ends for good |
+//! | [`TemporaryError`] | retried after its delay | retried after its delay | next run after its delay | restarted after its delay |
+//! | [`PermanentError`] | failed, not retried for this cause | waits for the next change | next run after the interval | ends for good |
+//! | any other error | per the handler's [`ErrorsMode`](crate::ErrorsMode): retried after its backoff (60 s) by default | retried with a per-object backoff (0.5 s doubling) | next run after the handler's backoff (60 s) | restarted after the backoff (5 s) |
+//!
+//! Retries of cause handlers are bounded by [`Handler::retries`](crate::Handler::retries)
+//! and [`Handler::timeout`](crate::Handler::timeout); their progress is kept on the object,
+//! so a delay outlives a restart.
+//!
+//! ```
+//! use std::time::Duration;
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kopr::{Context, HandlerResult, PermanentError, TemporaryError};
+//!
+//! async fn handler(ctx: Context<ConfigMap>) -> HandlerResult {
+//!     let data = ctx.object.data.clone().unwrap_or_default();
+//!     // A parse error is an ordinary error: retried after the handler's backoff.
+//!     let replicas: u32 = data.get("replicas").map_or("1", String::as_str).parse()?;
+//!     if replicas > 10 {
+//!         Err(PermanentError::new("at most 10 replicas"))?;
+//!     }
+//!     if !data.contains_key("ready") {
+//!         Err(TemporaryError::new("not ready yet", Duration::from_secs(5)))?;
+//!     }
+//!     Ok(())
+//! }
+//! ```
 
 use std::time::Duration;
 
 /// A handler failure that must not be retried: the handler is marked failed and the cause moves on.
+///
+/// Return it with `?` (or `Err(e.into())`): the conversion into [`HandlerError`] keeps its
+/// meaning. [`HandlerError::permanent`] says the same.
+///
+/// ```
+/// use kopr::{HandlerError, HandlerResult, PermanentError};
+/// fn check(size: u32) -> HandlerResult {
+///     if size == 0 {
+///         Err(PermanentError::new("spec.size must be positive"))?;
+///     }
+///     Ok(())
+/// }
+/// assert!(matches!(check(0), Err(HandlerError::Permanent(m)) if m == "spec.size must be positive"));
+/// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{message}")]
 pub struct PermanentError {
@@ -19,7 +65,27 @@ impl PermanentError {
     }
 }
 
-/// A handler failure to be retried after `delay`.
+/// A handler failure to be retried after `delay`, whatever the handler's backoff.
+///
+/// ```
+/// use std::time::Duration;
+/// use kopr::{HandlerError, HandlerResult, TemporaryError};
+/// fn wait_for_quota(free: u32) -> HandlerResult {
+///     if free == 0 {
+///         Err(TemporaryError::new("no quota left", Duration::from_secs(30)))?;
+///     }
+///     Ok(())
+/// }
+/// assert!(matches!(
+///     wait_for_quota(0),
+///     Err(HandlerError::Temporary(_, delay)) if delay == Duration::from_secs(30)
+/// ));
+/// ```
+///
+/// # Caveats
+/// The retry still counts against [`Handler::retries`](crate::Handler::retries), and a
+/// delay that would end after [`Handler::timeout`](crate::Handler::timeout) fails the handler
+/// instead.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{message}")]
 pub struct TemporaryError {
@@ -44,6 +110,21 @@ impl TemporaryError {
 /// Any `std::error::Error` converts into it with `?`; [`PermanentError`] and [`TemporaryError`]
 /// keep their meaning through that conversion. Like `anyhow::Error`, this type deliberately does
 /// not implement `std::error::Error` itself, so that the blanket conversion can exist.
+///
+/// ```
+/// use std::time::Duration;
+/// use kopr::HandlerError;
+///
+/// let parsed: Result<u32, HandlerError> = "x".parse::<u32>().map_err(HandlerError::from);
+/// assert!(matches!(parsed, Err(HandlerError::Other(_))));
+///
+/// let later = HandlerError::temporary("busy", Duration::from_secs(5));
+/// assert_eq!(later.to_string(), "busy");
+/// let never = HandlerError::permanent("invalid spec");
+/// assert!(matches!(never, HandlerError::Permanent(_)));
+/// let other = HandlerError::message("the bucket API said no");
+/// assert!(matches!(other, HandlerError::Other(_)));
+/// ```
 #[derive(Debug)]
 pub enum HandlerError {
     /// Do not retry.
@@ -134,9 +215,37 @@ pub fn rbac_hint(text: &str) -> Option<String> {
 
 /// What handlers return: a value stored in `status.<handler-id>` (unless it serializes to
 /// `null`, as `()` does), or a [`HandlerError`].
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kopr::{Context, HandlerResult};
+///
+/// #[derive(serde::Serialize)]
+/// struct Summary {
+///     keys: usize,
+/// }
+///
+/// // Stored as `status.<id>: {keys: N}`.
+/// async fn summarize(ctx: Context<ConfigMap>) -> HandlerResult<Summary> {
+///     Ok(Summary { keys: ctx.object.data.as_ref().map_or(0, |d| d.len()) })
+/// }
+/// ```
 pub type HandlerResult<T = ()> = Result<T, HandlerError>;
 
-/// Errors of the framework itself: configuration mistakes and API failures.
+/// Errors of the framework itself: configuration mistakes and API failures, as
+/// [`Operator::run_until`](crate::Operator::run_until), the [`testing`](crate::testing) kit
+/// and the kits return them.
+///
+/// ```no_run
+/// # async fn run(operator: kopr::Operator, client: kube::Client) {
+/// match operator.run_until(client, kopr::cli::shutdown_signal()).await {
+///     Ok(()) => {}
+///     // Another replica may hold the objects now: exit, and start again as a candidate.
+///     Err(kopr::Error::LeadershipLost(_)) => std::process::exit(1),
+///     Err(error) => eprintln!("{}", kopr::errors::chain(&error)),
+/// }
+/// # }
+/// ```
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The Kubernetes API answered with an error or could not be reached.
@@ -173,6 +282,12 @@ pub enum Error {
 
 /// An error with its causes, `outer: inner: innermost`, as one line (kube's connection errors
 /// say only `client error (Connect)` at the top).
+///
+/// ```
+/// let io = std::io::Error::other("connection refused");
+/// let error = kopr::Error::from(io);
+/// assert_eq!(kopr::errors::chain(&error), "I/O: connection refused");
+/// ```
 pub fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();

@@ -2,6 +2,38 @@
 //!
 //! Filters are evaluated on the raw object before anything else happens, so an object that no
 //! handler matches costs no patches and no log lines.
+//!
+//! Every [`Handler`](crate::Handler), [`Timer`](crate::Timer), [`Daemon`](crate::Daemon),
+//! [`Reconcile`](crate::reconcile::Reconcile) and [`Admission`](crate::admission::Admission)
+//! takes filters through the [`Filtered`] trait (import it to call its methods); all filters
+//! given must hold.
+//!
+//! ```
+//! use k8s_openapi::api::apps::v1::Deployment;
+//! use kopr::{Context, Filtered, Handler, HandlerResult, Matcher, Resource};
+//!
+//! async fn scaled_down(ctx: Context<Deployment>) -> HandlerResult {
+//!     ctx.warn("ScaledDown", "replicas went down");
+//!     Ok(())
+//! }
+//!
+//! let deployments = Resource::<Deployment>::new().on_field(
+//!     "spec.replicas",
+//!     Handler::new(scaled_down)
+//!         .label("app.kubernetes.io/managed-by", "my-operator")
+//!         .annotation("example.com/paused", Matcher::Absent)
+//!         .when(|input| {
+//!             let (old, new) = (input.old.and_then(|v| v.as_i64()), input.new.and_then(|v| v.as_i64()));
+//!             matches!((old, new), (Some(old), Some(new)) if new < old)
+//!         }),
+//! );
+//! ```
+//!
+//! # Caveats
+//! Label and annotation values compare as strings (`Matcher::is(3)` never matches a label);
+//! a `null` value counts as absent. For timers and daemons only the object's own filters
+//! (labels, annotations, fields) decide whether they run; `when`, `old_value` and
+//! `new_value` are for change handlers.
 
 use std::sync::Arc;
 
@@ -13,6 +45,20 @@ use crate::handling::diff::{Diff, resolve};
 pub type ValuePredicate = Arc<dyn Fn(Option<&Value>) -> bool + Send + Sync>;
 
 /// A test on one value: a label, an annotation, a field, or the old/new value of a changed field.
+///
+/// A `&str` or `String` converts into [`Matcher::Is`], so `.label("app", "web")` means
+/// "equals".
+///
+/// ```
+/// use kopr::Matcher;
+/// use serde_json::json;
+///
+/// assert!(Matcher::is(3).matches(Some(&json!(3))));
+/// assert!(Matcher::Present.matches(Some(&json!("anything"))));
+/// assert!(Matcher::Absent.matches(Some(&json!(null))));
+/// let big = Matcher::check(|v| v.and_then(|v| v.as_i64()).is_some_and(|n| n > 10));
+/// assert!(big.matches(Some(&json!(11))) && !big.matches(None));
+/// ```
 #[derive(Clone)]
 pub enum Matcher {
     /// The value is present and equal to this one (labels and annotations compare as strings).
@@ -72,6 +118,18 @@ impl From<String> for Matcher {
 }
 
 /// What a `when` predicate sees.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kopr::{Context, FilterInput, Filtered, Handler, HandlerResult};
+///
+/// fn debug_enabled(input: &FilterInput<'_>) -> bool {
+///     input.body["data"]["level"] == "debug" && !input.diff.is_empty()
+/// }
+///
+/// async fn updated(_: Context<ConfigMap>) -> HandlerResult { Ok(()) }
+/// let handler = Handler::new(updated).when(debug_enabled);
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct FilterInput<'a> {
     /// The whole object as JSON.
@@ -86,7 +144,21 @@ pub struct FilterInput<'a> {
 
 type WhenFn = Arc<dyn Fn(&FilterInput<'_>) -> bool + Send + Sync>;
 
-/// A set of conditions, all of which must hold.
+/// A set of conditions, all of which must hold. Built through [`Filtered`]; the builders of
+/// handlers, timers and daemons keep one each.
+///
+/// ```
+/// use kopr::filters::Filters;
+/// use kopr::Filtered;
+/// use serde_json::json;
+///
+/// let filters = Filters::default().label("app", "web").field_value("spec.replicas", kopr::Matcher::Present);
+/// assert!(filters.matches_object(&json!({
+///     "metadata": {"labels": {"app": "web"}},
+///     "spec": {"replicas": 2},
+/// })));
+/// assert!(!filters.matches_object(&json!({"metadata": {"labels": {"app": "db"}}})));
+/// ```
 #[derive(Clone, Default)]
 pub struct Filters {
     labels: Vec<(String, Matcher)>,
@@ -146,7 +218,25 @@ impl std::fmt::Debug for Filters {
     }
 }
 
-/// Builder methods shared by handlers, timers and daemons.
+/// Builder methods shared by handlers, timers, daemons, reconciles and admission handlers.
+///
+/// ```
+/// use std::time::Duration;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kopr::{Context, Daemon, Filtered, Handler, HandlerResult, Matcher, Resource, Timer};
+///
+/// async fn handler(_: Context<ConfigMap>) -> HandlerResult { Ok(()) }
+///
+/// let config_maps = Resource::<ConfigMap>::new()
+///     .on_create(Handler::new(handler).label("tier", Matcher::Present))
+///     // Field handlers: old and new are the field's values.
+///     .on_field(
+///         "data.mode",
+///         Handler::new(handler).id("mode").old_value("safe").new_value(Matcher::Present),
+///     )
+///     .timer(Timer::every(Duration::from_secs(60), handler).field_value("data.poll", "true"))
+///     .daemon(Daemon::new(handler).annotation("example.com/follow", "yes"));
+/// ```
 pub trait Filtered: Sized {
     /// The filters being built.
     fn filters_mut(&mut self) -> &mut Filters;

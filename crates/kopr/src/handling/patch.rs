@@ -8,6 +8,31 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 /// A JSON merge patch being built. Cloning gives another handle to the same patch.
+///
+/// Handlers get theirs from [`Context::patch`](crate::Context::patch), admission handlers
+/// from [`Review::patch`](crate::Review::patch). Setters return `&Self`, so they chain.
+///
+/// ```
+/// use kopr::Patch;
+/// use serde_json::json;
+///
+/// let patch = Patch::new();
+/// patch
+///     .status("phase", "Ready")
+///     .spec("replicas", 3)
+///     .label("app", Some("web"))
+///     .annotation("example.com/old", None)
+///     .set("data.level", "debug");
+/// assert_eq!(
+///     patch.to_value(),
+///     json!({
+///         "status": {"phase": "Ready"},
+///         "spec": {"replicas": 3},
+///         "metadata": {"labels": {"app": "web"}, "annotations": {"example.com/old": null}},
+///         "data": {"level": "debug"},
+///     })
+/// );
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct Patch {
     inner: Arc<Mutex<Value>>,
@@ -36,6 +61,12 @@ impl Patch {
     }
 
     /// Sets the value at a path given as segments (segments may contain dots).
+    ///
+    /// ```
+    /// let patch = kopr::Patch::new();
+    /// patch.set_at(&["metadata", "labels", "example.com/tier"], "web".into());
+    /// assert_eq!(patch.to_value()["metadata"]["labels"]["example.com/tier"], "web");
+    /// ```
     pub fn set_at(&self, path: &[&str], value: Value) {
         let mut guard = self.lock();
         let Some((last, parents)) = path.split_last() else {
@@ -55,6 +86,13 @@ impl Patch {
     }
 
     /// Merges a whole merge-patch document into this one.
+    ///
+    /// ```
+    /// let patch = kopr::Patch::new();
+    /// patch.status("ready", true);
+    /// patch.merge(serde_json::json!({"status": {"replicas": 2}}));
+    /// assert_eq!(patch.to_value(), serde_json::json!({"status": {"ready": true, "replicas": 2}}));
+    /// ```
     pub fn merge(&self, patch: Value) -> &Self {
         merge_into(&mut self.lock(), patch);
         self
