@@ -23,6 +23,21 @@ use crate::runtime::events::EventRecorder;
 use crate::runtime::namespaces::NamespacePatterns;
 
 /// What startup and cleanup handlers receive.
+///
+/// ```no_run
+/// use kopr::{HandlerResult, Lifecycle, Operator};
+///
+/// struct Greeter(String);
+///
+/// async fn announce(lifecycle: Lifecycle) -> HandlerResult {
+///     let version = lifecycle.client.apiserver_version().await?;
+///     let greeter = lifecycle.memo::<Greeter>().expect("given below");
+///     tracing::info!("{} on Kubernetes {}.{}", greeter.0, version.major, version.minor);
+///     Ok(())
+/// }
+///
+/// let operator = Operator::new().memo(Greeter("hello".into())).on_startup(announce);
+/// ```
 #[derive(Clone)]
 pub struct Lifecycle {
     /// The Kubernetes client.
@@ -99,6 +114,11 @@ impl Default for Operator {
 impl Operator {
     /// An operator with no resources and default settings (all namespaces, 64 workers,
     /// annotation storage).
+    ///
+    /// ```
+    /// let operator = kopr::Operator::new();
+    /// assert!(operator.crds().is_empty());
+    /// ```
     pub fn new() -> Self {
         Operator {
             resources: Vec::new(),
@@ -115,14 +135,21 @@ impl Operator {
     }
 
     /// Serves `/healthz` and `/readyz` on `listen` (see [`crate::endpoints`]): the operator's
-    /// liveness (Kopf's `--liveness`) and readiness probes.
+    /// liveness (Kopf's `--liveness`) and readiness probes. The command line's
+    /// `--health-listen` sets it.
+    ///
+    /// ```
+    /// let operator = kopr::Operator::new()
+    ///     .health_listen("0.0.0.0:8081".parse().unwrap())
+    ///     .metrics_listen("0.0.0.0:8080".parse().unwrap());
+    /// ```
     pub fn health_listen(mut self, listen: std::net::SocketAddr) -> Self {
         self.health_listen = Some(listen);
         self
     }
 
     /// Serves `/metrics` on `listen`, in the OpenMetrics text format (see
-    /// [`crate::metrics`]).
+    /// [`crate::metrics`]). The command line's `--metrics-listen` sets it.
     pub fn metrics_listen(mut self, listen: std::net::SocketAddr) -> Self {
         self.metrics_listen = Some(listen);
         self
@@ -131,6 +158,19 @@ impl Operator {
     /// Handles objects only while this replica leads ([`LeaderElection`]): of several
     /// replicas, one handles objects and the others stand by, watching nothing. Admission
     /// handlers are served by every replica.
+    ///
+    /// ```
+    /// use kopr::leader::LeaderElection;
+    /// let operator = kopr::Operator::new()
+    ///     .leader_election(LeaderElection::new("my-operator").namespace("operators"));
+    /// ```
+    ///
+    /// # Caveats
+    /// The command line's `run` and `dev` elect a leader by default (named after the
+    /// program); set this only to change the Lease, or build the operator for
+    /// [`run_until`](Self::run_until) yourself. When leadership is lost,
+    /// [`run_until`](Self::run_until) returns [`Error::LeadershipLost`] and the process should
+    /// exit.
     ///
     /// [`LeaderElection`]: crate::leader::LeaderElection
     pub fn leader_election(mut self, election: crate::leader::LeaderElection) -> Self {
@@ -161,6 +201,15 @@ impl Operator {
     /// settings, and registers them with the API server unless told not to. Without this,
     /// admission handlers are served only by `dev`, which sets [`Webhooks::local`].
     ///
+    /// ```
+    /// use kopr::webhooks::{FailurePolicy, Webhooks};
+    /// let operator = kopr::Operator::new().webhooks(
+    ///     Webhooks::listen("0.0.0.0:9443".parse().unwrap())
+    ///         .service("operators", "my-operator-webhooks")
+    ///         .failure_policy(FailurePolicy::Ignore),
+    /// );
+    /// ```
+    ///
     /// [`Webhooks::local`]: crate::webhooks::Webhooks::local
     pub fn webhooks(mut self, webhooks: crate::webhooks::Webhooks) -> Self {
         self.webhooks = Some(webhooks);
@@ -172,7 +221,29 @@ impl Operator {
         self.resources.iter().any(|r| !r.admission.is_empty())
     }
 
-    /// Serves a resource with its handlers.
+    /// Serves a resource with its handlers. Resources are watched concurrently, each as soon
+    /// as the API server serves it.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+    /// use kopr::{Context, HandlerResult, Operator, Resource};
+    ///
+    /// async fn seen(ctx: Context<ConfigMap>) -> HandlerResult {
+    ///     tracing::info!("{}", ctx.name());
+    ///     Ok(())
+    /// }
+    ///
+    /// let operator = Operator::new()
+    ///     .resource(Resource::<ConfigMap>::new().on_create(seen))
+    ///     .resource(Resource::<Secret>::new().index("secrets", |s: &Secret| {
+    ///         vec![(s.metadata.name.clone().unwrap_or_default(), ())]
+    ///     }));
+    /// ```
+    ///
+    /// # Caveats
+    /// Configuration mistakes (two handlers of a resource with the same id, an `owns` without a
+    /// `reconcile`, two indices with the same name) are reported when the operator starts,
+    /// as [`Error::Config`].
     pub fn resource<K: DeserializeOwned + Send + Sync + 'static>(
         mut self,
         resource: Resource<K>,
@@ -183,6 +254,35 @@ impl Operator {
 
     /// Runs `handler` before watching begins; watching starts only once every startup handler
     /// succeeded. Temporary errors are retried, permanent ones stop the operator.
+    ///
+    /// ```no_run
+    /// use kopr::{Lifecycle, Operator, Resource};
+    /// # use kube::CustomResource;
+    /// # use schemars::JsonSchema;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+    /// # #[kube(group = "example.com", version = "v1", kind = "Greeting", namespaced)]
+    /// # pub struct GreetingSpec { pub message: String }
+    ///
+    /// fn operator() -> Operator {
+    ///     let operator = Operator::new().resource(Resource::<Greeting>::custom());
+    ///     let crds = operator.crds();
+    ///     // Installs the CRDs before watching (declare `Manifests::installs_crds` for RBAC).
+    ///     operator.on_startup(move |lifecycle: Lifecycle| {
+    ///         let crds = crds.clone();
+    ///         async move {
+    ///             let api: kube::Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+    ///                 kube::Api::all(lifecycle.client.clone());
+    ///             for crd in &crds {
+    ///                 let name = crd.metadata.name.clone().unwrap_or_default();
+    ///                 let params = kube::api::PatchParams::apply("my-operator").force();
+    ///                 api.patch(&name, &params, &kube::api::Patch::Apply(crd)).await?;
+    ///             }
+    ///             Ok(())
+    ///         }
+    ///     })
+    /// }
+    /// ```
     pub fn on_startup<F, Fut>(mut self, handler: F) -> Self
     where
         F: Fn(Lifecycle) -> Fut + Send + Sync + 'static,
@@ -195,6 +295,22 @@ impl Operator {
     }
 
     /// Runs `handler` when the operator stops, after handlers finished and daemons exited.
+    /// Failures are logged, not retried.
+    ///
+    /// ```
+    /// use kopr::{HandlerResult, Lifecycle, Operator};
+    ///
+    /// async fn goodbye(_: Lifecycle) -> HandlerResult {
+    ///     tracing::info!("flushing caches");
+    ///     Ok(())
+    /// }
+    ///
+    /// let operator = Operator::new().on_cleanup(goodbye);
+    /// ```
+    ///
+    /// # Caveats
+    /// Not run when the process is killed, nor when the replica lost its Lease (the operator
+    /// then returns [`Error::LeadershipLost`] without running them).
     pub fn on_cleanup<F, Fut>(mut self, handler: F) -> Self
     where
         F: Fn(Lifecycle) -> Fut + Send + Sync + 'static,
@@ -206,13 +322,22 @@ impl Operator {
         self
     }
 
-    /// Shares `value` with every handler ([`Context::memo`](crate::Context::memo)).
+    /// Shares `value` with every handler ([`Context::memo`](crate::Context::memo)), one value
+    /// per type (a second value of the same type replaces the first). See [`Memo`] for an
+    /// example.
     pub fn memo<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         self.memo.insert(value);
         self
     }
 
-    /// Serves only the namespaces matching `patterns` (default: all).
+    /// Serves only the namespaces matching `patterns` (default: all). The command line's
+    /// `--namespace` sets it.
+    ///
+    /// ```
+    /// use kopr::{NamespacePatterns, Operator};
+    /// let patterns = NamespacePatterns::parse(["team-*", "!team-sandbox"]).unwrap();
+    /// let operator = Operator::new().namespaces(patterns);
+    /// ```
     pub fn namespaces(mut self, patterns: NamespacePatterns) -> Self {
         self.settings.namespaces = patterns;
         self
@@ -221,6 +346,10 @@ impl Operator {
     /// Handles at most `workers` objects at the same time (default 64). Each object in flight
     /// holds a parsed body and, with kube-rs's HTTP/1.1 client, a connection of its own: about
     /// 60 KiB in all.
+    ///
+    /// ```
+    /// let operator = kopr::Operator::new().workers(8);
+    /// ```
     pub fn workers(mut self, workers: usize) -> Self {
         self.settings.workers = workers.max(1);
         self
@@ -230,18 +359,50 @@ impl Operator {
     ///
     /// For throughput, choose [`Storage::Status`] when the resource's status keeps unknown
     /// fields: one write per handled change instead of two.
+    ///
+    /// ```
+    /// let operator = kopr::Operator::new().storage(kopr::Storage::Status);
+    /// ```
+    ///
+    /// # Caveats
+    /// Changing the storage of a running deployment loses what the other kept: the diff base
+    /// (objects are then seen as created again) and the progress of causes in flight.
     pub fn storage(mut self, storage: Storage) -> Self {
         self.settings.storage = storage;
         self
     }
 
     /// Changes any other setting.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let operator = kopr::Operator::new().configure(|settings| {
+    ///     settings.shutdown_timeout = Duration::from_secs(120);
+    ///     settings.success_events = true;
+    ///     settings.field_manager = "my-operator".into();
+    /// });
+    /// ```
     pub fn configure(mut self, change: impl FnOnce(&mut Settings)) -> Self {
         change(&mut self.settings);
         self
     }
 
-    /// The CRDs of the typed custom resources registered with [`Resource::custom`].
+    /// The CRDs of the typed custom resources registered with [`Resource::custom`] (the `crd`
+    /// command prints them).
+    ///
+    /// ```
+    /// # use kube::CustomResource;
+    /// # use schemars::JsonSchema;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+    /// # #[kube(group = "example.com", version = "v1", kind = "Greeting", namespaced)]
+    /// # pub struct GreetingSpec { pub message: String }
+    /// use kopr::{Operator, Resource};
+    /// let operator = Operator::new().resource(Resource::<Greeting>::custom());
+    /// let yaml = kopr::manifests::to_yaml(&operator.crds())?;
+    /// assert!(yaml.contains("name: greetings.example.com"));
+    /// # Ok::<(), kopr::Error>(())
+    /// ```
     pub fn crds(&self) -> Vec<CustomResourceDefinition> {
         self.resources
             .iter()
@@ -251,6 +412,19 @@ impl Operator {
 
     /// Creates or updates the operator's CRDs on the server (server-side apply) and waits until
     /// each is established.
+    ///
+    /// ```no_run
+    /// # async fn install(operator: kopr::Operator) -> Result<(), kopr::Error> {
+    /// let client = kube::Client::try_default().await?;
+    /// operator.install_crds(&client).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Kube`] when the server refuses a CRD (or the operator lacks `create` and
+    /// `patch` on CustomResourceDefinitions), [`Error::Config`] when one is not established
+    /// within 30 s.
     pub async fn install_crds(&self, client: &kube::Client) -> Result<(), Error> {
         let api: Api<CustomResourceDefinition> = Api::all(client.clone());
         let params = PatchParams::apply("kopr").force();
@@ -318,6 +492,31 @@ impl Operator {
     /// Runs the operator until `shutdown` completes: runs startup handlers, watches every
     /// resource, and on shutdown stops watching, lets running handlers finish (within
     /// [`Settings::shutdown_timeout`]), cancels daemons and runs cleanup handlers.
+    ///
+    /// [`main`](Self::main) builds the client and the shutdown signal from the command line;
+    /// `run_until` is for programs that do it themselves (or run several operators).
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), kopr::Error> {
+    /// let client = kopr::cli::client_from(None, None).await?;
+    /// kopr::Operator::new()
+    ///     // .resource(...)
+    ///     .run_until(client, kopr::cli::shutdown_signal())
+    ///     .await
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// - [`Error::Config`]: an inconsistent configuration (duplicate handler ids or index
+    ///   names, `owns`/`watches` without `reconcile`), found before anything starts;
+    /// - [`Error::Startup`]: a startup handler failed permanently;
+    /// - [`Error::Io`]: a health, metrics or webhook listener could not bind;
+    /// - [`Error::Kube`] / [`Error::Config`]: the webhook server could not start or register;
+    /// - [`Error::LeadershipLost`]: this replica lost its Lease (leader election or shard
+    ///   membership) and stopped handling; the process should exit and start again.
+    ///
+    /// API failures while handling objects are not errors of `run_until`: they are retried
+    /// per object.
     pub async fn run_until(
         mut self,
         client: kube::Client,

@@ -64,7 +64,14 @@ use crate::runtime::leader::LeaderElection;
 use crate::runtime::logging::{self, LogFormat, Verbosity};
 use crate::runtime::namespaces::NamespacePatterns;
 
-/// Options for operators that have none of their own.
+/// Options for operators that have none of their own: the `A` of [`App::new`] for an
+/// operator built without options.
+///
+/// ```no_run
+/// # async fn main_() -> std::process::ExitCode {
+/// kopr::cli::App::new(|_: &kopr::cli::NoArgs| kopr::Operator::new()).name("my-operator").main().await
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, Default, Args)]
 pub struct NoArgs {}
 
@@ -373,6 +380,18 @@ impl Common {
 
 /// Builds a client from an explicit kubeconfig and/or context, or infers one (KUBECONFIG,
 /// `~/.kube/config`, in-cluster service account).
+///
+/// ```no_run
+/// # async fn run() -> Result<(), kopr::Error> {
+/// use std::path::Path;
+/// let inferred = kopr::cli::client_from(None, None).await?;
+/// let staging = kopr::cli::client_from(Some(Path::new("staging.yaml")), Some("admin".into())).await?;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Errors
+/// [`Error::ClientConfig`] when no configuration is found or it is invalid.
 pub async fn client_from(
     kubeconfig: Option<&Path>,
     context: Option<String>,
@@ -380,7 +399,11 @@ pub async fn client_from(
     crate::client::build(config_from(kubeconfig, context).await?)
 }
 
-/// The client configuration [`client_from`] builds its client from.
+/// The client configuration [`client_from`] builds its client from (with a read timeout of
+/// 295 s unless the configuration sets one, so that a dead watch connection is noticed).
+///
+/// # Errors
+/// [`Error::ClientConfig`] when no configuration is found or it is invalid.
 pub async fn config_from(
     kubeconfig: Option<&Path>,
     context: Option<String>,
@@ -411,7 +434,14 @@ pub async fn config_from(
     Ok(config)
 }
 
-/// Completes on SIGINT or SIGTERM.
+/// Completes on SIGINT or SIGTERM: the shutdown future for
+/// [`Operator::run_until`](crate::Operator::run_until).
+///
+/// ```no_run
+/// # async fn run(client: kube::Client) -> Result<(), kopr::Error> {
+/// kopr::Operator::new().run_until(client, kopr::cli::shutdown_signal()).await
+/// # }
+/// ```
 pub async fn shutdown_signal() {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
@@ -441,7 +471,7 @@ type ExtraFn<X> = Box<dyn FnOnce(X) -> LocalBoxFuture<'static, Result<(), String
 /// An operator's command line: the built-in commands (`run`, `dev`, `crd`, `manifests`), the
 /// operator's own options `A` (flattened into `run` and `dev`; `crd` and `manifests` build the
 /// operator from their defaults, or from the options after `manifests ... --`), and extra
-/// subcommands `X`.
+/// subcommands `X`. See the [module documentation](self) for an example with all of them.
 pub struct App<A, X = NoCommand> {
     build: BuildFn<A>,
     extra: ExtraFn<X>,
@@ -453,6 +483,27 @@ pub struct App<A, X = NoCommand> {
 
 impl<A: Args + 'static> App<A, NoCommand> {
     /// A command line whose operator is built by `build` from the parsed options.
+    ///
+    /// ```
+    /// use kopr::cli::App;
+    ///
+    /// #[derive(clap::Args)]
+    /// struct Options {
+    ///     /// Serve this team only.
+    ///     #[arg(long)]
+    ///     team: Option<String>,
+    /// }
+    ///
+    /// let app = App::new(|options: &Options| {
+    ///     let _ = &options.team;
+    ///     kopr::Operator::new()
+    /// })
+    /// .name("my-operator")
+    /// .about("Keeps teams in order")
+    /// .version("1.0.0");
+    /// let help = app.command().render_help().to_string();
+    /// assert!(help.contains("run") && help.contains("manifests"));
+    /// ```
     pub fn new(build: impl FnOnce(&A) -> Operator + 'static) -> Self {
         App {
             build: Box::new(build),
@@ -552,6 +603,15 @@ impl<A: Args + 'static, X: Subcommand + 'static> App<A, X> {
 
     /// Parses `args` (the first is the program name) and runs the chosen command; returns the
     /// exit code. Usage errors, `--help` and `--version` are printed as clap prints them.
+    ///
+    /// ```no_run
+    /// # async fn print() {
+    /// use kopr::cli::{App, NoArgs};
+    /// let _code = App::new(|_: &NoArgs| kopr::Operator::new())
+    ///     .main_from(["my-operator", "manifests", "--image", "example/op:1.0"])
+    ///     .await;
+    /// # }
+    /// ```
     pub async fn main_from<I, T>(self, args: I) -> ExitCode
     where
         I: IntoIterator<Item = T>,
@@ -682,13 +742,41 @@ fn parse_options<A: Args>(name: &str, args: &[String]) -> Result<A, CliError> {
 }
 
 impl Operator {
-    /// Parses the command line and runs the chosen command; returns the process exit code.
+    /// Parses the command line and runs the chosen command (`run`, `dev`, `crd`, `manifests`,
+    /// `completions`; see [`crate::cli`]); returns the process exit code.
+    ///
+    /// ```no_run
+    /// #[tokio::main]
+    /// async fn main() -> std::process::ExitCode {
+    ///     kopr::Operator::new() /* .resource(...) */ .main().await
+    /// }
+    /// ```
+    ///
+    /// # Caveats
+    /// `run` elects a leader by default (a Lease named after the program, in the pod's
+    /// namespace): pass `--standalone` to run without one, or `--shards` to shard.
     pub async fn main(self) -> ExitCode {
         App::new(move |_: &NoArgs| self).main().await
     }
 
     /// Like [`main`](Operator::main) for an operator with options of its own: `build` makes
     /// the operator from the parsed options `A`.
+    ///
+    /// ```no_run
+    /// use kopr::Operator;
+    ///
+    /// #[derive(clap::Args)]
+    /// struct Options {
+    ///     /// Objects handled at once.
+    ///     #[arg(long, default_value_t = 16)]
+    ///     parallel: usize,
+    /// }
+    ///
+    /// #[tokio::main]
+    /// async fn main() -> std::process::ExitCode {
+    ///     Operator::main_with(|options: &Options| Operator::new().workers(options.parallel)).await
+    /// }
+    /// ```
     pub async fn main_with<A: Args + 'static>(
         build: impl FnOnce(&A) -> Operator + 'static,
     ) -> ExitCode {
