@@ -80,7 +80,12 @@ use crate::handling::errors::HandlerError;
 use crate::handling::filters::{Filtered, Filters};
 use crate::handling::handlers::{Handler, HandlerSpec, Trigger};
 
-/// What a reconcile asks for next.
+/// What a reconcile asks for next: [`requeue`](Self::requeue) after a delay, or
+/// [`await_change`](Self::await_change).
+///
+/// # Caveats
+/// A requeue is kept in memory only: after a restart, every object is reconciled once
+/// anyway, and requeues are asked again from there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Action {
     /// Milliseconds until the next run, if one is asked for.
@@ -179,6 +184,26 @@ pub(crate) type ChangePredicate = Arc<dyn Fn(&Value, &Value) -> bool + Send + Sy
 
 /// A reconcile function under construction: the function, its id, filters and which changes
 /// of the object trigger it.
+///
+/// ```
+/// use std::time::Duration;
+/// use k8s_openapi::api::apps::v1::Deployment;
+/// use kopr::reconcile::{Action, Reconcile};
+/// use kopr::{Context, Filtered, HandlerResult, Resource};
+///
+/// async fn reconcile(ctx: Context<Deployment>) -> HandlerResult<Action> {
+///     let ready = ctx.object.status.as_ref().and_then(|s| s.ready_replicas).unwrap_or(0);
+///     ctx.patch().annotation("example.com/ready", Some(&ready.to_string()));
+///     Ok(Action::requeue(Duration::from_secs(60)))
+/// }
+///
+/// let deployments = Resource::<Deployment>::new().reconcile(
+///     Reconcile::new(reconcile)
+///         .id("ready-replicas")
+///         .timeout(Duration::from_secs(30))
+///         .label("example.com/watched", "yes"),
+/// );
+/// ```
 pub struct Reconcile<K> {
     handler: Handler<K>,
     changes: Changes,
@@ -268,7 +293,9 @@ impl<K> Filtered for Reconcile<K> {
     }
 }
 
-/// Anything that can be registered as a reconcile: a [`Reconcile`] or a bare async function.
+/// Anything that can be registered as a reconcile: a [`Reconcile`] or a bare async function
+/// returning a [`HandlerResult`](crate::HandlerResult) of an [`Action`] (see
+/// [`Resource::reconcile`](crate::Resource::reconcile)).
 pub trait IntoReconcile<K, Marker> {
     /// Converts into a reconcile.
     fn into_reconcile(self) -> Reconcile<K>;

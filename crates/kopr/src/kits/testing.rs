@@ -31,12 +31,54 @@ pub use crate::kits::faults::{FaultCounts, FaultProxy, Faults, RequestFilter};
 use crate::operator::Operator;
 
 /// A running in-process API server and a client for it.
+///
+/// Each `TestCluster` is its own server with in-memory storage, so tests run in parallel
+/// without seeing each other's objects.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kopr::testing::{TestCluster, wait_for};
+/// use kopr::{Context, HandlerResult, Operator, Resource};
+/// use kube::api::{Api, PostParams};
+///
+/// async fn label(ctx: Context<ConfigMap>) -> HandlerResult {
+///     ctx.patch().label("seen", Some("yes"));
+///     Ok(())
+/// }
+///
+/// #[tokio::test]
+/// async fn labels_new_config_maps() -> Result<(), kopr::Error> {
+///     let cluster = TestCluster::start().await?;
+///     let running = cluster.run(Operator::new().resource(Resource::<ConfigMap>::new().on_create(label)));
+///     let config_maps: Api<ConfigMap> = Api::namespaced(cluster.client(), "default");
+///     let mut settings = ConfigMap::default();
+///     settings.metadata.name = Some("settings".into());
+///     config_maps.create(&PostParams::default(), &settings).await?;
+///     wait_for(&config_maps, "settings", Duration::from_secs(10), |c| {
+///         c.and_then(|c| c.metadata.labels.as_ref()?.get("seen").cloned()).as_deref() == Some("yes")
+///     })
+///     .await?;
+///     running.stop().await?;
+///     cluster.shutdown().await;
+///     Ok(())
+/// }
+/// ```
 pub struct TestCluster {
     server: ApiServer,
     client: kube::Client,
 }
 
 /// Builds a client from kubeconfig text.
+///
+/// ```no_run
+/// # async fn test(cluster: kopr::testing::TestCluster) -> Result<(), kopr::Error> {
+/// let client = kopr::testing::client_from_yaml(&cluster.kubeconfig_yaml()).await?;
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// [`Error::ClientConfig`] when the text is not a usable kubeconfig.
 pub async fn client_from_yaml(kubeconfig: &str) -> Result<kube::Client, Error> {
     let invalid = |e: &dyn std::fmt::Display| Error::ClientConfig(e.to_string());
     let file = kube::config::Kubeconfig::from_yaml(kubeconfig).map_err(|e| invalid(&e))?;
@@ -49,6 +91,9 @@ pub async fn client_from_yaml(kubeconfig: &str) -> Result<kube::Client, Error> {
 
 impl TestCluster {
     /// Starts an API server with in-memory storage on a random loopback port.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the server cannot start.
     pub async fn start() -> Result<TestCluster, Error> {
         let server = ApiServer::start(Config::ephemeral())
             .await
@@ -121,6 +166,9 @@ impl TestCluster {
     }
 
     /// kubectl against this server, as a user runs it (see [`Kubectl`]).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when its kubeconfig file cannot be written.
     pub fn kubectl(&self) -> Result<Kubectl, Error> {
         Kubectl::new(&self.kubeconfig_yaml())
     }
@@ -131,6 +179,23 @@ impl TestCluster {
     }
 
     /// Creates a CRD and waits until it is established.
+    ///
+    /// ```no_run
+    /// # use kube::CustomResource;
+    /// # use schemars::JsonSchema;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+    /// # #[kube(group = "example.com", version = "v1", kind = "Greeting", namespaced)]
+    /// # pub struct GreetingSpec { pub message: String }
+    /// # async fn test(cluster: kopr::testing::TestCluster) -> Result<(), kopr::Error> {
+    /// use kube::CustomResourceExt;
+    /// cluster.install_crd(&Greeting::crd()).await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Kube`] when the server refuses the CRD (say, it exists already),
+    /// [`Error::Config`] when it is not established within 30 s.
     pub async fn install_crd(&self, crd: &CustomResourceDefinition) -> Result<(), Error> {
         let api: Api<CustomResourceDefinition> = Api::all(self.client.clone());
         api.create(&PostParams::default(), crd).await?;
@@ -152,7 +217,21 @@ impl TestCluster {
     }
 
     /// Runs `operator` against this server on its own thread and runtime, as a separate process
-    /// would run it, with the server's admin credentials.
+    /// would run it, with the server's admin credentials. Admission handlers are served on
+    /// loopback and registered with the server, as `dev` does.
+    ///
+    /// ```no_run
+    /// # async fn test(cluster: kopr::testing::TestCluster, operator: kopr::Operator) -> Result<(), kopr::Error> {
+    /// let running = cluster.run(operator);
+    /// // ... create objects, wait for their state ...
+    /// running.stop().await?; // as on SIGTERM; `kill()` as on a crash
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Caveats
+    /// The operator runs until stopped, killed or dropped (dropping the
+    /// [`RunningOperator`] kills it); startup errors show in the result of
+    /// [`stop`](RunningOperator::stop) or [`stop_after_exit`](RunningOperator::stop_after_exit).
     pub fn run(&self, operator: Operator) -> RunningOperator {
         self.run_with_kubeconfig(operator, self.server.kubeconfig_yaml())
     }
@@ -184,7 +263,8 @@ impl TestCluster {
     }
 
     /// Runs `operator` through a [`FaultProxy`] in front of this server (with the admin's
-    /// credentials), so that it meets the proxy's injected faults.
+    /// credentials), so that it meets the proxy's injected faults (see [`FaultProxy`] for how
+    /// to set them up).
     pub fn run_through(&self, operator: Operator, proxy: &FaultProxy) -> RunningOperator {
         self.run_with_kubeconfig(operator, proxy.kubeconfig_yaml())
     }
@@ -229,7 +309,17 @@ impl TestCluster {
     }
 }
 
-/// An operator running in the background.
+/// An operator running in the background, from [`TestCluster::run`] and its siblings.
+/// Dropping it kills the operator.
+///
+/// ```no_run
+/// # async fn test(cluster: kopr::testing::TestCluster, operator: fn() -> kopr::Operator) -> Result<(), kopr::Error> {
+/// // A crash mid-way, then a restart: what was not written runs again.
+/// cluster.run(operator()).kill().await;
+/// let restarted = cluster.run(operator());
+/// restarted.stop().await?;
+/// # Ok(()) }
+/// ```
 pub struct RunningOperator {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     kill: Option<tokio::sync::oneshot::Sender<()>>,
@@ -248,6 +338,10 @@ impl RunningOperator {
     }
 
     /// Stops gracefully (as on SIGTERM) and returns the operator's result.
+    ///
+    /// # Errors
+    /// The operator's own error (as [`Operator::run_until`] returns it), or
+    /// [`Error::Config`] when its thread panicked.
     pub async fn stop(mut self) -> Result<(), Error> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
@@ -281,6 +375,19 @@ impl Drop for RunningOperator {
 
 /// Waits until the object `name` satisfies `condition` (given `None` while it does not exist),
 /// returning it. Fails after `timeout`.
+///
+/// ```no_run
+/// # async fn test(cluster: kopr::testing::TestCluster) -> Result<(), kopr::Error> {
+/// use std::time::Duration;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// let config_maps: kube::Api<ConfigMap> = kube::Api::namespaced(cluster.client(), "default");
+/// // Deleted: the condition sees None once the object is gone.
+/// kopr::testing::wait_for(&config_maps, "settings", Duration::from_secs(10), |c| c.is_none()).await?;
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// [`Error::Config`] when the timeout passes first or the watch fails.
 pub async fn wait_for<K, F>(
     api: &Api<K>,
     name: &str,
@@ -301,7 +408,17 @@ where
     }
 }
 
-/// Log lines captured from every `tracing` event in the process.
+/// Log lines captured from every `tracing` event in the process ([`capture_logs`]).
+///
+/// ```no_run
+/// # async fn test() -> Result<(), kopr::Error> {
+/// use std::time::Duration;
+/// let logs = kopr::testing::capture_logs();
+/// // ... run an operator ...
+/// let _line = logs.wait_for(&["Handler", "succeeded"], Duration::from_secs(10)).await?;
+/// assert_eq!(logs.count(&["failed permanently"]), 0);
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct Logs {
     lines: Arc<Mutex<Vec<String>>>,

@@ -14,7 +14,20 @@ const KUBECTL_LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configura
 /// The most an annotation set may hold on a real API server (256 KiB in total).
 pub const ANNOTATIONS_SIZE_LIMIT: usize = 256 * 1024;
 
-/// Where progress and the diff base are stored.
+/// Where progress and the diff base are stored ([`Operator::storage`](crate::Operator::storage)).
+///
+/// ```
+/// use kopr::{Operator, Storage};
+/// assert_eq!(Storage::default(), Storage::Annotations);
+/// let operator = Operator::new().storage(Storage::Status);
+/// ```
+///
+/// # Caveats
+/// With `Annotations`, the diff base takes room in the object's annotations, which the API
+/// server limits to 256 KiB in all; a diff base that does not fit is kept in memory only
+/// (with a Warning Event), so after a restart such an object is handled as created again.
+/// With `Status`, a status schema that does not keep `status.kopr` makes the server prune
+/// kopr's records, so every change looks like a creation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Storage {
     /// In annotations (`kopr.dev/...`), the default: works for every kind, with or without a

@@ -41,7 +41,21 @@ use latest::Latest;
 
 pub(crate) use watching::watch_resource;
 
-/// Operator-wide settings.
+/// Operator-wide settings, changed with [`Operator::configure`](crate::Operator::configure)
+/// (or the dedicated builder methods: [`namespaces`](crate::Operator::namespaces),
+/// [`workers`](crate::Operator::workers), [`storage`](crate::Operator::storage)).
+///
+/// ```
+/// use std::time::Duration;
+/// let settings = kopr::Settings::default();
+/// assert_eq!(settings.workers, 64);
+/// assert_eq!(settings.shutdown_timeout, Duration::from_secs(30));
+///
+/// let operator = kopr::Operator::new().configure(|settings| {
+///     settings.max_error_backoff = Duration::from_secs(300);
+///     settings.store_results = false;
+/// });
+/// ```
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// The namespaces served (ignored for cluster-scoped resources).
