@@ -7,6 +7,10 @@
 //! owner's namespace and passing the owner's labels down. Existing values on
 //! the child are never overwritten, and nothing is changed when an error is
 //! returned.
+//!
+//! [`adopt`](fn@adopt) takes typed objects; [`adopt_value`] takes JSON and chooses the rules.
+//! A reconcile usually needs neither: [`Context::apply`](crate::Context::apply) adopts the
+//! children it applies.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -32,6 +36,18 @@ pub struct Owner {
 
 impl Owner {
     /// Reads an owner from a whole Kubernetes object.
+    ///
+    /// ```
+    /// use kopr::adopt::Owner;
+    /// let owner = Owner::from_value(&serde_json::json!({
+    ///     "apiVersion": "example.com/v1",
+    ///     "kind": "Greeting",
+    ///     "metadata": {"name": "hello", "uid": "0a1b", "namespace": "team-a"},
+    /// }))?;
+    /// assert_eq!(owner.namespace.as_deref(), Some("team-a"));
+    /// assert_eq!(owner.owner_reference()["controller"], true);
+    /// # Ok::<(), kopr::adopt::AdoptError>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -157,6 +173,25 @@ impl Default for AdoptOptions {
 }
 
 /// Makes `child` a child of `owner`, applying the rules enabled in `options`.
+///
+/// ```
+/// use kopr::adopt::{AdoptOptions, Owner, adopt_value};
+/// use serde_json::json;
+///
+/// let owner = Owner::from_value(&json!({
+///     "apiVersion": "example.com/v1", "kind": "Greeting",
+///     "metadata": {"name": "hello", "uid": "0a1b", "namespace": "team-a", "labels": {"app": "hi"}},
+/// }))?;
+/// let mut child = json!({"apiVersion": "v1", "kind": "ConfigMap"});
+/// // Everything but the labels.
+/// let options = AdoptOptions { copy_labels: false, ..AdoptOptions::default() };
+/// adopt_value(&mut child, &owner, &options)?;
+/// assert_eq!(child["metadata"]["generateName"], "hello-");
+/// assert_eq!(child["metadata"]["namespace"], "team-a");
+/// assert_eq!(child["metadata"]["ownerReferences"][0]["uid"], "0a1b");
+/// assert!(child["metadata"].get("labels").is_none());
+/// # Ok::<(), kopr::adopt::AdoptError>(())
+/// ```
 ///
 /// `metadata` is created on the child when missing (or `null`). The rules:
 ///
@@ -344,6 +379,33 @@ fn object_entry<'a>(
 /// `serde_json::Value`) into `owner`'s lifecycle with every [`AdoptOptions`] rule: a controller
 /// owner reference with `blockOwnerDeletion`, `generateName: <owner>-` for an unnamed child, the
 /// owner's namespace, and the owner's labels.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube::api::ObjectMeta;
+///
+/// let owner = ConfigMap {
+///     metadata: ObjectMeta {
+///         name: Some("settings".into()),
+///         namespace: Some("team-a".into()),
+///         uid: Some("0a1b".into()),
+///         ..Default::default()
+///     },
+///     ..Default::default()
+/// };
+/// let mut child = ConfigMap::default();
+/// kopr::adopt(&mut child, &owner)?;
+/// assert_eq!(child.metadata.namespace.as_deref(), Some("team-a"));
+/// assert_eq!(child.metadata.generate_name.as_deref(), Some("settings-"));
+/// let reference = &child.metadata.owner_references.as_ref().unwrap()[0];
+/// assert_eq!((reference.kind.as_str(), reference.controller), ("ConfigMap", Some(true)));
+/// # Ok::<(), kopr::adopt::AdoptError>(())
+/// ```
+///
+/// # Errors
+/// An [`AdoptError`] when the owner lacks `apiVersion`, `kind`, a name or a uid (an object
+/// not read from the server has no uid), when the child already has another controller, or
+/// when either does not serialize as a Kubernetes object; the child is then unchanged.
 pub fn adopt<C, O>(child: &mut C, owner: &O) -> Result<(), AdoptError>
 where
     C: serde::Serialize + serde::de::DeserializeOwned,

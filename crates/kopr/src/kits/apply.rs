@@ -7,6 +7,19 @@
 //! object with server-side apply (objects with only `generateName` are created), Namespaces
 //! first, CustomResourceDefinitions next (waiting until they are established), then the rest in
 //! file order, finding each kind through discovery.
+//!
+//! ```no_run
+//! # async fn run(client: kube::Client) -> Result<(), kopr::apply::ApplyError> {
+//! use std::path::PathBuf;
+//! for outcome in kopr::apply::apply_paths(&client, &[PathBuf::from("samples")]).await? {
+//!     match &outcome.result {
+//!         Ok(_) => println!("{outcome}"), // e.g. `Greeting hello in default created (from ...)`
+//!         Err(error) => eprintln!("{}: {error}", outcome.source),
+//!     }
+//! }
+//! # Ok(())
+//! # }
+//! ```
 
 use std::collections::HashMap;
 use std::fmt;
@@ -192,6 +205,9 @@ fn is_manifest(path: &Path) -> bool {
 
 /// Lists the manifest files named by `paths`: files as given, directories' `.yaml`, `.yml`
 /// and `.json` files in name order (not recursing into subdirectories).
+///
+/// # Errors
+/// [`ApplyError::Read`] naming a path that cannot be read.
 pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ApplyError> {
     let mut found = Vec::new();
     for path in paths {
@@ -219,6 +235,9 @@ pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ApplyError> {
 }
 
 /// Reads every manifest in `paths` (files or directories, see [`files`]).
+///
+/// # Errors
+/// The first file that cannot be read or parsed, as [`parse`] reports it.
 pub fn load(paths: &[PathBuf]) -> Result<Vec<Document>, ApplyError> {
     let mut documents = Vec::new();
     for file in files(paths)? {
@@ -233,6 +252,21 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Document>, ApplyError> {
 
 /// Parses the text of one manifest file named `path` (JSON when it ends in `.json`, YAML
 /// otherwise, possibly several documents).
+///
+/// ```
+/// use std::path::Path;
+/// let text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: b-}\n";
+/// let documents = kopr::apply::parse(Path::new("samples.yaml"), text)?;
+/// assert_eq!(documents.len(), 2);
+/// assert_eq!((documents[0].kind(), documents[0].name()), ("ConfigMap", "a".to_owned()));
+/// assert_eq!(documents[1].name(), "b-*");
+/// assert_eq!(documents[1].source.line, 5);
+/// # Ok::<(), kopr::apply::ApplyError>(())
+/// ```
+///
+/// # Errors
+/// An [`ApplyError`] naming the file, line and column of text that does not parse, or a
+/// document without `apiVersion`, `kind` or `metadata`.
 pub fn parse(path: &Path, text: &str) -> Result<Vec<Document>, ApplyError> {
     let is_json = path
         .extension()
@@ -445,6 +479,9 @@ pub async fn apply(client: &kube::Client, documents: &[Document]) -> Vec<Applied
 }
 
 /// Loads `paths` and applies them; fails only when a file cannot be read or parsed.
+///
+/// # Errors
+/// As [`load`]; objects the server refuses are reported in their [`Applied::result`].
 pub async fn apply_paths(
     client: &kube::Client,
     paths: &[PathBuf],
