@@ -113,6 +113,44 @@ impl ResourceKind {
 
 /// What to deploy and how: the operator's name, image and namespace, the arguments `run`
 /// gets, and what RBAC cannot be derived from the handlers.
+///
+/// ```
+/// use k8s_openapi::api::apps::v1::Deployment;
+/// use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+/// use kopr::manifests::{Manifests, ResourceKind};
+/// use kopr::{Context, HandlerResult, Operator, Resource};
+///
+/// async fn seen(_: Context<Deployment>) -> HandlerResult { Ok(()) }
+///
+/// let operator = Operator::new().resource(Resource::<Deployment>::new().on_create(seen));
+/// let manifests = Manifests::new("scaler")
+///     .namespace("scaler-system")
+///     .image("registry.example.com/scaler:1.2")
+///     .child::<ConfigMap>()
+///     .reads::<Pod>()
+///     .reads_kind(ResourceKind::new("", "pods/log"))
+///     .run_args(["--workers", "8"]);
+///
+/// let rules = manifests.rules(&operator);
+/// let deployments = rules
+///     .iter()
+///     .find(|r| r.resources.as_deref() == Some(&["deployments".to_owned()][..]))
+///     .expect("a rule for the served kind");
+/// assert_eq!(deployments.verbs, ["get", "list", "watch", "patch"]);
+///
+/// let yaml = manifests.render(&operator)?;
+/// assert!(yaml.contains("namespace: scaler-system"));
+/// assert!(yaml.contains("image: registry.example.com/scaler:1.2"));
+/// # Ok::<(), kopr::Error>(())
+/// ```
+///
+/// # Caveats
+/// kopr derives RBAC from what it registers; what handlers do through
+/// [`Context::client`](crate::Context::client) is invisible to it. A request the
+/// ClusterRole does not allow fails with 403, which kopr's error messages explain with a hint
+/// ([`rbac_hint`](crate::errors::rbac_hint)); `dev` and
+/// [`TestCluster::run_as_service_account`](crate::testing::TestCluster::run_as_service_account)
+/// run the operator under these rules so such gaps show before deployment.
 #[derive(Debug, Clone)]
 pub struct Manifests {
     name: String,
@@ -161,6 +199,14 @@ impl Manifests {
 
     /// Where the admission webhook server's certificate comes from (default: generated at
     /// start).
+    ///
+    /// ```
+    /// use kopr::manifests::{Manifests, WebhookCertificates};
+    /// let manifests = Manifests::new("greeting").webhook_certificates(WebhookCertificates::CertManager {
+    ///     issuer: "letsencrypt".into(),
+    ///     cluster_issuer: true,
+    /// });
+    /// ```
     pub fn webhook_certificates(mut self, certificates: WebhookCertificates) -> Self {
         self.certificates = certificates;
         self
@@ -535,6 +581,16 @@ impl Manifests {
     /// Every object, in the order to apply them: the Namespace (unless `default`), the CRDs,
     /// ServiceAccount, ClusterRole, ClusterRoleBinding, the webhook Service (when the operator
     /// has admission handlers) and Deployment.
+    ///
+    /// ```
+    /// let objects = kopr::manifests::Manifests::new("greeting").objects(&kopr::Operator::new())?;
+    /// let kinds: Vec<&str> = objects.iter().filter_map(|o| o["kind"].as_str()).collect();
+    /// assert!(kinds.contains(&"ServiceAccount") && kinds.contains(&"Deployment"));
+    /// # Ok::<(), kopr::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Json`] when an object does not serialize (not expected).
     pub fn objects(&self, operator: &Operator) -> Result<Vec<Value>, Error> {
         let mut objects = Vec::new();
         if self.namespace != "default" {
@@ -710,13 +766,25 @@ impl Manifests {
         Ok(out)
     }
 
-    /// The objects as one multi-document YAML stream.
+    /// The objects as one multi-document YAML stream: what `<operator> manifests` prints.
+    ///
+    /// # Errors
+    /// As [`objects`](Self::objects), and [`Error::Config`] when YAML rendering fails.
     pub fn render(&self, operator: &Operator) -> Result<String, Error> {
         to_yaml(&self.objects(operator)?)
     }
 }
 
 /// Renders objects as a multi-document YAML stream, each document starting with `---`.
+///
+/// ```
+/// let yaml = kopr::manifests::to_yaml(&[serde_json::json!({"kind": "ConfigMap"})])?;
+/// assert_eq!(yaml, "---\nkind: ConfigMap\n");
+/// # Ok::<(), kopr::Error>(())
+/// ```
+///
+/// # Errors
+/// [`Error::Config`] when an object cannot be rendered as YAML.
 pub fn to_yaml<T: serde::Serialize>(objects: &[T]) -> Result<String, Error> {
     let mut out = String::new();
     for object in objects {

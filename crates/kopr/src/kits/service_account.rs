@@ -42,7 +42,21 @@ const IDENTITY_KINDS: &[&str] = &[
     "RoleBinding",
 ];
 
-/// The operator's ServiceAccount, once its RBAC is applied.
+/// The operator's ServiceAccount, once its RBAC is applied ([`apply_rbac`]).
+///
+/// ```no_run
+/// # async fn run(admin: kube::Client, operator: kopr::Operator) -> Result<(), kopr::Error> {
+/// use kopr::manifests::Manifests;
+/// use kopr::service_account::{apply_rbac, with_token};
+///
+/// let account = apply_rbac(&admin, &Manifests::new("greeting"), &operator).await?;
+/// assert_eq!(account.user_name(), "system:serviceaccount:default:greeting");
+/// let token = account.token(&admin, 3600).await?;
+/// let config = with_token(&kube::Config::infer().await.unwrap(), &token);
+/// let _as_operator = kopr::client::build(config)?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OperatorAccount {
     /// Its namespace.

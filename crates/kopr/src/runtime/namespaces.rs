@@ -19,6 +19,27 @@ use std::fmt;
 /// the namespace is served only if every pattern is a negation (so
 /// `!kube-*` alone means "everything except `kube-*`"). An empty set serves
 /// every namespace; that is also the [`Default`].
+///
+/// ```
+/// use kopr::NamespacePatterns;
+///
+/// let patterns = NamespacePatterns::parse(["!team-sandbox", "team-*"])?;
+/// assert!(patterns.matches("team-a"));
+/// assert!(!patterns.matches("team-sandbox"));
+/// assert!(!patterns.matches("kube-system"));
+///
+/// let all_but_system = NamespacePatterns::parse(["!kube-*"])?;
+/// assert!(all_but_system.matches("default") && !all_but_system.matches("kube-public"));
+///
+/// let plain = NamespacePatterns::parse(["a,b"])?;
+/// assert_eq!(plain.exact_names(), Some(vec!["a".to_owned(), "b".to_owned()]));
+/// # Ok::<(), kopr::namespaces::PatternError>(())
+/// ```
+///
+/// # Caveats
+/// Order matters: the first matching pattern decides, so `["team-*", "!team-sandbox"]`
+/// serves `team-sandbox` (the first pattern matches it). Put exclusions first. Patterns
+/// apply to namespaced resources only; cluster-scoped ones are always served.
 #[derive(Debug, Clone, Default)]
 pub struct NamespacePatterns {
     patterns: Vec<Pattern>,
