@@ -4,6 +4,23 @@
 //! watched resource has been listed at least once, so the operator has caught up; a standby
 //! is ready, as it only waits). `--metrics-listen` serves `/metrics` (see
 //! [`crate::runtime::metrics`]). Both are plain HTTP and off unless asked for.
+//!
+//! ```no_run
+//! # async fn run(client: kube::Client) -> Result<(), kopr::Error> {
+//! kopr::Operator::new()
+//!     .health_listen("0.0.0.0:8081".parse().unwrap())
+//!     .metrics_listen("0.0.0.0:8080".parse().unwrap())
+//!     .run_until(client, kopr::cli::shutdown_signal())
+//!     .await
+//! # }
+//! ```
+//!
+//! The Deployment that [`Manifests`](crate::manifests::Manifests) generates passes both
+//! flags and probes `/healthz` (liveness) and `/readyz` (readiness) on port 8081.
+//!
+//! # Caveats
+//! The endpoints have no authentication or TLS: keep them on the pod network (or a
+//! loopback address).
 
 use std::net::SocketAddr;
 use std::sync::Arc;

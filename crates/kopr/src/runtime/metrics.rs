@@ -284,7 +284,13 @@ impl Metrics {
     }
 }
 
-/// The process's metrics.
+/// The process's metrics: every operator in the process records into this registry.
+///
+/// ```
+/// let text = kopr::metrics::global().encode();
+/// assert!(text.contains("# TYPE kopr_leader gauge"));
+/// assert!(text.ends_with("# EOF\n"));
+/// ```
 pub fn global() -> &'static Metrics {
     static METRICS: OnceLock<Metrics> = OnceLock::new();
     METRICS.get_or_init(Metrics::new)

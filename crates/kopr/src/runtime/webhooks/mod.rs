@@ -39,7 +39,13 @@ use crate::handling::admission::{AdmissionSpec, Incoming, Verdict};
 use crate::handling::errors::Error;
 pub use certificates::Certificates;
 
-/// What the API server does when a handler cannot answer (kube's `failurePolicy`).
+/// What the API server does when a handler cannot answer (kube's `failurePolicy`): the
+/// webhook server is unreachable, or the handler panicked or overran the timeout.
+///
+/// ```
+/// use kopr::webhooks::{FailurePolicy, Webhooks};
+/// let lenient = Webhooks::local().failure_policy(FailurePolicy::Ignore);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailurePolicy {
     /// Refuse the write.
@@ -66,7 +72,37 @@ enum Reach {
     Service { namespace: String, name: String },
 }
 
-/// Settings of the operator's webhook server.
+/// Settings of the operator's webhook server, given to
+/// [`Operator::webhooks`](crate::Operator::webhooks). `run` builds them from
+/// `--webhook-service`, `--webhook-listen`, `--webhook-cert-dir` and
+/// `--webhook-no-registration`; `dev` and the testing kit use [`Webhooks::local`].
+///
+/// ```
+/// use std::time::Duration;
+/// use kopr::webhooks::{FailurePolicy, Webhooks};
+///
+/// // Behind a Service, with a cert-manager certificate mounted from a Secret, and the
+/// // configurations shipped with the manifests instead of registered at start.
+/// let in_cluster = Webhooks::listen("0.0.0.0:9443".parse().unwrap())
+///     .service("greeting-system", "greeting-webhooks")
+///     .name("greeting")
+///     .certificate_dir("/var/run/kopr/webhook-certs")
+///     .no_registration();
+/// assert!(!in_cluster.registers());
+///
+/// // Reached by URL (an API server outside the cluster network, say), tolerant of outages.
+/// let by_url = Webhooks::listen("0.0.0.0:9443".parse().unwrap())
+///     .host("webhooks.example.com")
+///     .failure_policy(FailurePolicy::Ignore)
+///     .timeout(Duration::from_secs(5));
+/// ```
+///
+/// # Caveats
+/// With the default [`FailurePolicy::Fail`], writes of the resource fail while no replica
+/// serves the webhooks (say, during a rollout with a single replica). With generated
+/// certificates, each replica's start adds its own CA to the configurations' `caBundle`,
+/// which keeps the newest [`MAX_CAS`]: more replicas than that, each with its own CA, are
+/// not all trusted at once; use a certificate directory (a shared Secret) for those.
 #[derive(Debug, Clone)]
 pub struct Webhooks {
     listen: SocketAddr,
