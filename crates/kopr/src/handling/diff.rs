@@ -105,6 +105,25 @@ impl fmt::Display for Rendered<'_> {
 
 /// All differences between two versions of an object, in a deterministic
 /// order (map keys sorted at every level).
+///
+/// Handlers get the diff of their cause from [`Context::diff`](crate::Context::diff).
+///
+/// ```
+/// use kopr::diff::diff;
+/// use kopr::DiffOp;
+/// use serde_json::json;
+///
+/// let old = json!({"spec": {"size": 1, "zone": "a"}});
+/// let new = json!({"spec": {"size": 2, "tier": "gold"}});
+/// let changes = diff(Some(&old), Some(&new));
+/// let rendered: Vec<String> = changes.iter().map(ToString::to_string).collect();
+/// assert_eq!(rendered, [
+///     r#"change spec.size: 1 -> 2"#,
+///     r#"add spec.tier: <none> -> "gold""#,
+///     r#"remove spec.zone: "a" -> <none>"#,
+/// ]);
+/// assert_eq!(changes.items()[2].op, DiffOp::Remove);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Diff(pub Vec<DiffItem>);
 
@@ -137,6 +156,16 @@ impl Diff {
     /// the ancestor's old and new values; such an item is dropped when both
     /// sides hold the same value (or neither holds one). Items on unrelated
     /// branches are dropped. An empty `path` returns the diff unchanged.
+    ///
+    /// ```
+    /// use kopr::diff::{diff, parse_path};
+    /// use serde_json::json;
+    ///
+    /// let whole = diff(Some(&json!({"spec": {"size": 1}})), Some(&json!({"spec": {"size": 2}})));
+    /// let size = whole.relative_to(&parse_path("spec.size"));
+    /// assert_eq!(size.items()[0].to_string(), "change <root>: 1 -> 2");
+    /// assert!(whole.relative_to(&parse_path("spec.zone")).is_empty());
+    /// ```
     pub fn relative_to(&self, path: &[String]) -> Diff {
         let mut out = Vec::new();
         for item in &self.0 {
@@ -238,6 +267,13 @@ fn diff_into(
 /// Returns `None` when a step is missing, when an intermediate value is not
 /// a map, or when the value found is `null`. An empty path returns `value`
 /// itself (unless it is `null`).
+///
+/// ```
+/// use kopr::diff::{parse_path, resolve};
+/// let object = serde_json::json!({"spec": {"replicas": 3, "paused": null}});
+/// assert_eq!(resolve(&object, &parse_path("spec.replicas")), Some(&serde_json::json!(3)));
+/// assert_eq!(resolve(&object, &parse_path("spec.paused")), None);
+/// ```
 pub fn resolve<'a>(value: &'a Value, path: &[String]) -> Option<&'a Value> {
     let mut current = value;
     for key in path {

@@ -44,7 +44,25 @@ use std::sync::{Arc, RwLock};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-/// One index: keys to the values objects gave for them.
+/// One index: keys to the values objects gave for them. Handlers read it with
+/// [`Context::index`](crate::Context::index).
+///
+/// ```no_run
+/// # async fn handler(ctx: kopr::Context<k8s_openapi::api::core::v1::Node>) -> kopr::HandlerResult {
+/// if let Some(pods) = ctx.index::<String>("pods-by-node") {
+///     for node in pods.keys() {
+///         tracing::info!("{node}: {:?}", pods.get(&node));
+///     }
+///     tracing::info!("{} pods indexed", pods.objects());
+/// }
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Caveats
+/// An index is in memory only, rebuilt from the watch after each start. Handlers of other
+/// resources are not held back until it is complete: one that runs early after a start may
+/// see an index of a resource not fully listed yet.
 pub struct Index<V> {
     name: String,
     state: RwLock<State<V>>,
