@@ -491,6 +491,22 @@ pub(crate) fn owner_id_of(body: &Value) -> Option<OwnerId> {
 }
 
 /// How [`Context::apply`](crate::Context::apply) applies a child.
+///
+/// ```no_run
+/// # async fn reconcile(ctx: kopr::Context<k8s_openapi::api::core::v1::ConfigMap>, child: k8s_openapi::api::core::v1::Secret) -> kopr::HandlerResult {
+/// use kopr::children::{ApplyError, ApplyOptions};
+/// // Leave fields another manager owns alone: a conflict is an error instead.
+/// match ctx.apply_with(&child, ApplyOptions { force: false }).await {
+///     Ok(applied) if applied.created => ctx.info("Created", "the Secret was created"),
+///     Ok(_) => {}
+///     Err(ApplyError::Api(kube::Error::Api(status))) if status.code == 409 => {
+///         ctx.warn("Conflict", &status.message);
+///     }
+///     Err(error) => return Err(error.into()),
+/// }
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ApplyOptions {
     /// Take over fields another manager owns (server-side apply's `force`); on by default, as

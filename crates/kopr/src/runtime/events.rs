@@ -169,7 +169,22 @@ fn post_global(body: &Value, event_type: EventType, reason: &str, message: &str)
     }
 }
 
-/// Posts a Normal event about `body` (any object serialized to JSON).
+/// Posts a Normal event about `body` (any object serialized to JSON), through the running
+/// operator's recorder: for code that has no [`Context`](crate::Context) at hand (handlers
+/// have [`Context::info`](crate::Context::info)).
+///
+/// ```no_run
+/// # fn report(pod: &k8s_openapi::api::core::v1::Pod) {
+/// let body = serde_json::to_value(pod).unwrap();
+/// kopr::info(&body, "Noticed", "the pod restarted");
+/// kopr::warn(&body, "Restarting", "the pod restarted 5 times");
+/// # }
+/// ```
+///
+/// # Caveats
+/// Inside a handler, the event goes through that handler's operator; elsewhere through the
+/// operator started last in the process. With none started, it is dropped (with a debug log
+/// line).
 pub fn info(body: &Value, reason: &str, message: &str) {
     post_global(body, EventType::Normal, reason, message);
 }

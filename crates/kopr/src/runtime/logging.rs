@@ -47,7 +47,14 @@ impl Verbosity {
 }
 
 /// Installs the global subscriber. `RUST_LOG`, when set, overrides `verbosity`. Does nothing
-/// if a subscriber is already installed (as in tests).
+/// if a subscriber is already installed (as in tests). The command line calls it; programs
+/// that use [`Operator::run_until`](crate::Operator::run_until) directly may too.
+///
+/// ```
+/// use kopr::logging::{LogFormat, Verbosity};
+/// kopr::logging::init(Verbosity::Quiet, LogFormat::Json);
+/// assert!(Verbosity::Normal.directives().starts_with("info,"));
+/// ```
 pub fn init(verbosity: Verbosity, format: LogFormat) {
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new(verbosity.directives()));
