@@ -76,6 +76,13 @@ impl Operation {
 
 /// A refusal: the write fails with `message` (and `code`, 403 unless set), which the client
 /// sees as `admission webhook "<name>" denied the request: <message>`.
+///
+/// ```
+/// use kopr::Denial;
+/// let denial = Denial::new("spec.size must be at most 10").code(422);
+/// assert_eq!((denial.code, Denial::new("no").code), (422, 403));
+/// assert_eq!(Denial::new("no").code(200).code, 400); // at least 400
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Denial {
     /// Why.
@@ -104,6 +111,28 @@ impl Denial {
 pub type AdmissionResult = Result<(), Denial>;
 
 /// One admission request, as a handler sees it.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kopr::admission::Operation;
+/// use kopr::{AdmissionResult, Denial, Review};
+///
+/// async fn immutable_mode(review: Review<ConfigMap>) -> AdmissionResult {
+///     let mode = |c: &Option<ConfigMap>| c.as_ref()?.data.as_ref()?.get("mode").cloned();
+///     if review.operation == Operation::Update && mode(&review.old) != mode(&review.object) {
+///         if review.groups.iter().any(|g| g == "system:masters") {
+///             review.warn("data.mode changed by an administrator");
+///             return Ok(());
+///         }
+///         return Err(Denial::new("data.mode cannot change"));
+///     }
+///     Ok(())
+/// }
+/// ```
+///
+/// # Caveats
+/// `object` and `old` are `None` when the body does not parse as `K`; [`body`](Self::body)
+/// and [`old_body`](Self::old_body) always have the JSON.
 pub struct Review<K> {
     /// What is being done.
     pub operation: Operation,
@@ -267,6 +296,20 @@ impl<K> Admission<K> {
 
     /// Registers the handler for writes of this subresource (`status`, `scale`) instead of
     /// the resource itself.
+    ///
+    /// ```
+    /// use k8s_openapi::api::apps::v1::Deployment;
+    /// use kopr::admission::Admission;
+    /// use kopr::{AdmissionResult, Denial, Resource, Review};
+    ///
+    /// async fn at_most_ten(review: Review<Deployment>) -> AdmissionResult {
+    ///     let replicas = review.body()["spec"]["replicas"].as_i64().unwrap_or(0);
+    ///     if replicas > 10 { Err(Denial::new("at most 10 replicas")) } else { Ok(()) }
+    /// }
+    ///
+    /// let deployments = Resource::<Deployment>::new()
+    ///     .admission(Admission::validate("scale-limit", at_most_ten).subresource("scale"));
+    /// ```
     pub fn subresource(mut self, subresource: &str) -> Self {
         self.spec.subresource = Some(subresource.to_string());
         self

@@ -253,6 +253,29 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
     /// owner reference points at it) is added, changed or deleted, and keeps those children in
     /// a cache that [`Context::owned`](crate::Context::owned) reads. One watch of `C` serves
     /// every resource that owns or watches it. Needs [`reconcile`](Self::reconcile).
+    ///
+    /// ```
+    /// use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+    /// use k8s_openapi::api::core::v1::Service;
+    /// use kopr::reconcile::Action;
+    /// use kopr::{Context, HandlerResult, Resource};
+    ///
+    /// async fn reconcile(ctx: Context<Deployment>) -> HandlerResult<Action> {
+    ///     let replica_sets = ctx.owned::<ReplicaSet>();
+    ///     tracing::info!("{} owns {} ReplicaSets", ctx.name(), replica_sets.len());
+    ///     Ok(Action::await_change())
+    /// }
+    ///
+    /// let deployments = Resource::<Deployment>::new()
+    ///     .reconcile(reconcile)
+    ///     .owns::<ReplicaSet>()
+    ///     .owns::<Service>();
+    /// ```
+    ///
+    /// # Caveats
+    /// Only children with a *controller* owner reference count (as [`Context::apply`](crate::Context::apply)
+    /// and [`adopt`](fn@crate::adopt) set it). The manifests grant the operator `create`, `get`,
+    /// `list`, `watch`, `patch` and `delete` on owned kinds.
     pub fn owns<C>(mut self) -> Self
     where
         C: kube::Resource<DynamicType = ()>,
@@ -566,7 +589,8 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
     }
 
     /// Adds an admission handler with options ([`Admission`](crate::admission::Admission):
-    /// operations, subresource, filters).
+    /// operations, subresource, filters); see [`Admission`](crate::admission::Admission) for an
+    /// example.
     pub fn admission(mut self, admission: crate::admission::Admission<K>) -> Self {
         self.spec.admission.push(admission.into_spec());
         self

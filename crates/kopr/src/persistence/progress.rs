@@ -8,7 +8,20 @@ use serde_json::{Value, json};
 
 use crate::persistence::storage::{ANNOTATION_PREFIX, Storage};
 
-/// What is known about one handler's attempts for the current cause.
+/// What is known about one handler's attempts for the current cause: the record kopr keeps
+/// on the object (as `kopr.dev/<handler id>`, or under `status.kopr.progress`) so that
+/// retries, delays and successes survive restarts.
+///
+/// ```
+/// use kopr::progress::{annotation_key, read};
+/// use kopr::Storage;
+/// let body = serde_json::json!({"metadata": {"annotations": {
+///     "kopr.dev/greet": r#"{"started":"2026-01-01T00:00:00Z","retries":2,"success":false,"failure":false,"message":"busy"}"#,
+/// }}});
+/// assert_eq!(annotation_key("greet"), "kopr.dev/greet");
+/// let progress = read(Storage::Annotations, &body, "greet");
+/// assert_eq!((progress.retries, progress.is_finished()), (2, false));
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Progress {

@@ -46,6 +46,22 @@ pub enum Storage {
 
 /// The essence of an object: what users change. Everything except apiVersion, kind, metadata and
 /// status, plus the labels and the annotations that are not kopr's or kubectl's bookkeeping.
+/// A change of the essence is an update cause ([`Resource::on_update`](crate::Resource::on_update)).
+///
+/// ```
+/// use serde_json::json;
+/// let body = json!({
+///     "apiVersion": "example.com/v1", "kind": "Greeting",
+///     "metadata": {"name": "hello", "resourceVersion": "7", "labels": {"app": "hi"},
+///                  "annotations": {"kopr.dev/greet": "{}", "note": "x"}},
+///     "spec": {"message": "hi"},
+///     "status": {"greet": "said hi"},
+/// });
+/// assert_eq!(kopr::storage::essence(&body), json!({
+///     "metadata": {"labels": {"app": "hi"}, "annotations": {"note": "x"}},
+///     "spec": {"message": "hi"},
+/// }));
+/// ```
 pub fn essence(body: &Value) -> Value {
     let mut essence = Map::new();
     if let Value::Object(map) = body {

@@ -45,6 +45,27 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Leader election settings (client-go's defaults: 15 s, 10 s, 2 s).
+///
+/// ```
+/// use std::time::Duration;
+/// use kopr::leader::LeaderElection;
+///
+/// let election = LeaderElection::new("greeting")
+///     .namespace("greeting-system")
+///     .identity("greeting-0")
+///     .lease_duration(Duration::from_secs(30))
+///     .renew_deadline(Duration::from_secs(20))
+///     .retry_period(Duration::from_secs(4));
+/// assert_eq!(election.lease_namespace(), "greeting-system");
+/// assert_eq!(election.holder_identity(), "greeting-0");
+/// let operator = kopr::Operator::new().leader_election(election);
+/// ```
+///
+/// # Caveats
+/// `renew_deadline` must be shorter than `lease_duration` (the guarantee above rests on it),
+/// and longer than 1.2 times `retry_period`; otherwise
+/// [`Operator::run_until`](crate::Operator::run_until) fails at start with
+/// [`Error::Config`](crate::Error::Config).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaderElection {
     name: String,

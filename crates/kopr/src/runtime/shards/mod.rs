@@ -84,6 +84,15 @@ pub const OWNERS_ANNOTATION: &str = "kopr.dev/shard-owners";
 
 /// Sharding settings: the Lease names, namespace, identity and timings of a
 /// [`LeaderElection`], and the number of virtual shards.
+///
+/// ```
+/// use kopr::leader::LeaderElection;
+/// use kopr::shards::Sharding;
+///
+/// let sharding = Sharding::new(LeaderElection::new("greeting").namespace("greeting-system")).count(128);
+/// assert_eq!(sharding.map_name(), "greeting-shards");
+/// let operator = kopr::Operator::new().sharding(sharding);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sharding {
     election: LeaderElection,
