@@ -419,8 +419,8 @@
 //! - **Scope and capacity.** `--namespace` patterns ([`NamespacePatterns`](crate::NamespacePatterns)),
 //!   `--workers` (objects handled at once), [`Operator::storage`](crate::Operator::storage)
 //!   (annotations or status), and [`Settings`](crate::Settings) for timeouts and backoffs.
-//! - **Shutdown.** On SIGTERM the operator stops watching, lets running handlers finish
-//!   within [`Settings::shutdown_timeout`](crate::Settings), cancels daemons, runs
+//! - **Shutdown.** On SIGTERM the operator stops watching and cancels timers and daemons,
+//!   lets running handlers finish within [`Settings::shutdown_timeout`](crate::Settings), runs
 //!   [`on_cleanup`](crate::Operator::on_cleanup) handlers and releases its Lease.
 //!
 //! The same, configured in code rather than by flags:

@@ -17,7 +17,8 @@ use crate::handling::context::{Context, RawContext};
 use crate::handling::errors::HandlerError;
 use crate::handling::filters::{Filtered, Filters};
 
-/// What a handler's failures mean when they are neither permanent nor temporary errors.
+/// What a cause handler's failures mean when they are neither permanent nor temporary
+/// errors. Timers and daemons do not use it: they retry such errors after their backoff.
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::ConfigMap;
@@ -337,10 +338,10 @@ impl<K: Send + Sync + 'static> Handler<K> {
         self
     }
 
-    /// Gives up when `timeout` has passed since the first attempt: a failure whose retry
-    /// would start later than that marks the handler failed. A running attempt is not
-    /// interrupted (for cause handlers; see [`Reconcile::timeout`](crate::reconcile::Reconcile::timeout)
-    /// for reconciles).
+    /// Gives up when `timeout` has passed since the first attempt: an attempt still running
+    /// then is cancelled, and a failure whose retry would start later than that marks the
+    /// handler failed, as a permanent error does. Applies to cause handlers (and their
+    /// subhandlers); timers and daemons are not bounded by it.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.options.timeout = Some(timeout);
         self
@@ -559,7 +560,9 @@ impl<K: Send + Sync + 'static> Timer<K> {
         self
     }
 
-    /// Waits `backoff` before retrying after a failure, instead of a full interval.
+    /// Waits `backoff` before the next run after an ordinary error (one neither temporary
+    /// nor permanent). Without it that wait is the handlers' default backoff, 60 s, whatever
+    /// the interval.
     pub fn backoff(mut self, backoff: Duration) -> Self {
         self.handler = self.handler.backoff(backoff);
         self
