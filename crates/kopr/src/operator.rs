@@ -241,9 +241,9 @@ impl Operator {
     /// ```
     ///
     /// # Caveats
-    /// Configuration mistakes (two handlers of a resource with the same id, an `owns` without a
-    /// `reconcile`, two indices with the same name) are reported when the operator starts,
-    /// as [`Error::Config`].
+    /// Configuration mistakes (two handlers of one cause, or two timers or daemons, of a
+    /// resource with the same id; `owns` or `watches` without a `reconcile`; two indices with
+    /// the same name) are reported when the operator starts, as [`Error::Config`].
     pub fn resource<K: DeserializeOwned + Send + Sync + 'static>(
         mut self,
         resource: Resource<K>,
