@@ -76,7 +76,10 @@ mod tests {
 
     #[test]
     fn verbosity_sets_the_filter() {
-        assert_eq!(Verbosity::Quiet.directives(), "warn");
+        assert_eq!(
+            Verbosity::Quiet.directives(),
+            "warn,kube_client::client::builder=off"
+        );
         assert!(
             Verbosity::Normal
                 .directives()
@@ -91,6 +94,11 @@ mod tests {
             Verbosity::Trace
                 .directives()
                 .starts_with("trace,kube=warn,")
+        );
+        assert!(
+            Verbosity::Normal
+                .directives()
+                .contains(",kube_client::client::builder=off,")
         );
         assert_eq!(Verbosity::Debug.directives(), "debug");
         for v in [
