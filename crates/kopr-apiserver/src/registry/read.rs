@@ -324,10 +324,14 @@ impl Api {
                     .labels
                     .as_ref()
                     .is_some_and(|l| l.is_one_required_value()));
+        // Only objects served as stored keep their encoding: a CRD may gain defaults (applied
+        // on every read) after an object's encoding was kept.
+        let as_stored = rt.custom.as_ref().is_none_or(|c| !c.has_defaults)
+            && rt.strategy.field_renames().is_empty();
         self.list_with(rt, namespace, opts, |item| {
             let entry = match &item {
-                Item::Current(e) => Some(e),
-                Item::At(_) => None,
+                Item::Current(e) if as_stored => Some(e),
+                Item::Current(_) | Item::At(_) => None,
             };
             if unfiltered && let Some(bytes) = entry.and_then(|e| e.served(&api_version)) {
                 return Some(bytes);

@@ -335,3 +335,56 @@ async fn an_established_crd_is_already_in_discovery() {
         );
     }
 }
+
+/// A default added to a CRD applies to objects already stored, in lists too: a list keeps
+/// each object's encoding for the next list, but not for a CRD with defaults.
+#[tokio::test]
+async fn a_default_added_later_shows_in_lists() {
+    let f = common::start().await;
+    let crds: Api<CustomResourceDefinition> = Api::all(f.client.clone());
+    crds.create(&PostParams::default(), &greeting_crd())
+        .await
+        .unwrap();
+    established(&crds, "greetings.example.com").await;
+    let api = greetings(&f.client);
+    let obj: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "example.com/v1", "kind": "Greeting",
+        "metadata": {"name": "g1"}, "spec": {"message": "hi"}
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &obj).await.unwrap();
+    for _ in 0..2 {
+        let listed = api.list(&Default::default()).await.unwrap();
+        assert_eq!(listed.items[0].data["spec"], json!({"message": "hi"}));
+    }
+    let with_default = json!({"spec": {"versions": [{"name": "v1", "served": true, "storage": true,
+        "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"message": {"type": "string"},
+                "color": {"type": "string", "default": "blue"}}}}}}}]}});
+    crds.patch(
+        "greetings.example.com",
+        &PatchParams::default(),
+        &Patch::Merge(&with_default),
+    )
+    .await
+    .unwrap();
+    let mut got = json!(null);
+    for _ in 0..500 {
+        got = api.get("g1").await.unwrap().data["spec"].clone();
+        if got.get("color").is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        got,
+        json!({"message": "hi", "color": "blue"}),
+        "GET applies it"
+    );
+    let listed = api.list(&Default::default()).await.unwrap();
+    assert_eq!(
+        listed.items[0].data["spec"],
+        json!({"message": "hi", "color": "blue"}),
+        "so does a list"
+    );
+}
