@@ -290,11 +290,6 @@ impl Store {
         self.inner.current.get(key)
     }
 
-    /// The current entry of `key`: its object still encoded.
-    pub fn current_entry(&self, key: &str) -> Option<Arc<Entry>> {
-        self.inner.current.entry(key)
-    }
-
     /// The current objects under `prefix`, read without waiting.
     pub fn current_objects(&self, prefix: &str) -> Vec<Arc<Value>> {
         self.inner
