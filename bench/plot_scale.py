@@ -2,8 +2,9 @@
 
 Usage: plot_scale.py RESULTS.json OUTPUT.png (run with bench/.venv's Python).
 Left: the server's RSS (MiB) and RSS per object against the objects' JSON size.
-Right: full list, 1% selector list, GET p99 under updates and watch delivery p99.
-Both on log axes.
+Middle: full list, 1% selector list, GET p99 under updates and watch delivery p99.
+Right (when measured): the operators' RSS at rest, kopr against the kube-rs Controller.
+All on log axes.
 """
 
 import json
@@ -28,7 +29,10 @@ def main(source, target):
         summary = json.load(f)
     steps = summary["steps"]
     xs = [s["objects"] for s in steps]
-    fig, (mem, lat) = plt.subplots(1, 2, figsize=(11, 4.5))
+    operators = [s for s in summary.get("operators", []) if s["objects"] > 0]
+    columns = 3 if operators else 2
+    fig, axes = plt.subplots(1, columns, figsize=(5.5 * columns, 4.5))
+    mem, lat = axes[0], axes[1]
     mem.plot(xs, [s["rss_mib"] for s in steps], marker="o", label="RSS (MiB)")
     mem.plot(xs, [s["rss_bytes_per_object"] / 1024 for s in steps], marker="s",
              label="RSS per object (KiB)")
@@ -47,6 +51,17 @@ def main(source, target):
     lat.set_ylabel("ms")
     lat.set_title("latency")
     lat.legend(fontsize=8)
+    if operators:
+        ops = axes[2]
+        for name in sorted({s["operator"] for s in operators}):
+            mine = [s for s in operators if s["operator"] == name]
+            ops.plot([s["objects"] for s in mine], [s["rss_at_rest_mib"] for s in mine],
+                     marker="o", label=f"{name} RSS at rest (MiB)")
+        ops.set_xscale("log")
+        ops.set_yscale("log")
+        ops.set_xlabel("objects")
+        ops.set_title("operator memory")
+        ops.legend(fontsize=8)
     fig.suptitle(f"{summary['command']}; {summary['cpus']} CPUs, load {summary['load_average']}",
                  fontsize=9)
     fig.tight_layout()

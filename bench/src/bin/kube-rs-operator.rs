@@ -3,7 +3,8 @@
 //! child (owned by the item, so `.owns` maps its events back) with `data.result = f(spec)`, then
 //! patches `status.result` when it differs.
 //!
-//! Run as `kube-rs-operator` (KUBECONFIG points at the cluster); it serves all namespaces.
+//! Run as `kube-rs-operator [--namespace NS]` (KUBECONFIG points at the cluster); it serves all
+//! namespaces, or `NS` alone.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -86,8 +87,17 @@ fn error_policy(_item: Arc<BenchItem>, error: &ReconcileError, _client: Arc<Clie
     Action::requeue(std::time::Duration::from_secs(5))
 }
 
+/// The command line.
+#[derive(clap::Parser, Debug)]
+struct Args {
+    /// Serve only this namespace (default: all).
+    #[arg(long)]
+    namespace: Option<String>,
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    let args = <Args as clap::Parser>::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -95,8 +105,13 @@ async fn main() -> anyhow::Result<()> {
         )
         .init();
     let client = Client::try_default().await?;
-    let items: Api<BenchItem> = Api::all(client.clone());
-    let config_maps: Api<ConfigMap> = Api::all(client.clone());
+    let (items, config_maps): (Api<BenchItem>, Api<ConfigMap>) = match &args.namespace {
+        Some(namespace) => (
+            Api::namespaced(client.clone(), namespace),
+            Api::namespaced(client.clone(), namespace),
+        ),
+        None => (Api::all(client.clone()), Api::all(client.clone())),
+    };
     tracing::info!("starting the BenchItem controller");
     Controller::new(items, watcher::Config::default())
         .owns(config_maps, watcher::Config::default())

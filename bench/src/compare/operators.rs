@@ -59,27 +59,38 @@ pub struct Programs {
 }
 
 impl Programs {
-    fn command(&self, kind: Kind) -> Command {
+    /// The command running `kind` on all namespaces, or on `namespace` alone.
+    fn command(&self, kind: Kind, namespace: Option<&str>) -> Command {
+        let scope = match namespace {
+            Some(namespace) => vec!["--namespace", namespace],
+            None => vec!["-A"],
+        };
         match kind {
-            Kind::Kopr => {
-                let mut command = Command::new(self.bin_dir.join("kopr-operator"));
+            Kind::Kopr | Kind::KoprReconcile => {
+                let program = match kind {
+                    Kind::Kopr => "kopr-operator",
+                    _ => "kopr-reconcile-operator",
+                };
+                let mut command = Command::new(self.bin_dir.join(program));
                 // One replica, as Kopf (--standalone) and the kube-rs controller run.
-                command.args(["run", "-A", "--standalone"]);
-                command
-            }
-            Kind::KoprReconcile => {
-                let mut command = Command::new(self.bin_dir.join("kopr-reconcile-operator"));
-                command.args(["run", "-A", "--standalone"]);
+                command.arg("run").args(&scope).arg("--standalone");
                 command
             }
             Kind::Kopf => {
                 let mut command = Command::new(self.venv.join("bin").join("kopf"));
                 command
-                    .args(["run", "--standalone", "-A"])
+                    .args(["run", "--standalone"])
+                    .args(&scope)
                     .arg(&self.kopf_script);
                 command
             }
-            Kind::KubeRs => Command::new(self.bin_dir.join("kube-rs-operator")),
+            Kind::KubeRs => {
+                let mut command = Command::new(self.bin_dir.join("kube-rs-operator"));
+                if let Some(namespace) = namespace {
+                    command.args(["--namespace", namespace]);
+                }
+                command
+            }
         }
     }
 
@@ -111,16 +122,28 @@ pub struct Operator {
 }
 
 impl Operator {
-    /// Starts `kind` against the cluster of `kubeconfig`, logging to `log`.
+    /// Starts `kind` on all namespaces of the cluster of `kubeconfig`, logging to `log`.
     pub fn start(
         programs: &Programs,
         kind: Kind,
         kubeconfig: &Path,
         log: &Path,
     ) -> anyhow::Result<Operator> {
+        Operator::start_in(programs, kind, None, kubeconfig, log)
+    }
+
+    /// Starts `kind` on `namespace` (all namespaces: None) of the cluster of `kubeconfig`,
+    /// logging to `log`.
+    pub fn start_in(
+        programs: &Programs,
+        kind: Kind,
+        namespace: Option<&str>,
+        kubeconfig: &Path,
+        log: &Path,
+    ) -> anyhow::Result<Operator> {
         let out = File::create(log)?;
         let child = programs
-            .command(kind)
+            .command(kind, namespace)
             .env("KUBECONFIG", kubeconfig)
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())

@@ -110,6 +110,9 @@ struct Cli<A: Args, X: Subcommand> {
     command: Command<A, X>,
 }
 
+// Parsed once per process: the variants' sizes do not matter (without the `embedded`
+// feature, `Run` is the one large variant).
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command<A: Args, X: Subcommand> {
     /// Run the operator against a cluster (KUBECONFIG, ~/.kube/config or in-cluster).

@@ -5,8 +5,12 @@
 //! per create), the server's resident memory (and per object, against the objects' JSON
 //! size), a full list, a label-selector list matching 1%, the first page of a paged list, GET
 //! latency while 16 clients update objects, and the delivery latency of updates to many
-//! watches. Results go to `scale.{md,json}` and, with a Python that has matplotlib,
-//! `scale.png` (memory and latency against objects, log axes).
+//! watches. Then, unless `--no-operators`, the operators' side ([`operators`]): kopr's and the
+//! kube-rs Controller's memory and CPU with that many objects to handle. Results go to
+//! `scale.{md,json}` and, with a Python that has matplotlib, `scale.png` (memory and latency
+//! against objects, log axes).
+
+mod operators;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -52,6 +56,12 @@ pub struct Args {
     /// data directory, as `kopr dev` and `kopr apiserver --data-dir` do.
     #[arg(long)]
     in_memory: bool,
+    /// Leave out the operators' side (kopr's operator and the kube-rs Controller at each size).
+    #[arg(long)]
+    no_operators: bool,
+    /// Where the operators' logs go.
+    #[arg(long, default_value = "target/scale")]
+    work_dir: PathBuf,
 }
 
 /// The figures at one size.
@@ -83,6 +93,8 @@ struct Summary {
     cpus: usize,
     load_average: String,
     steps: Vec<Step>,
+    /// The operators' side, per operator and size (empty with `--no-operators`).
+    operators: Vec<operators::OperatorStep>,
 }
 
 const NS: &str = "scale";
@@ -246,6 +258,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     } else {
         &[]
     };
+    let setup = if args.no_operators {
+        None
+    } else {
+        Some(operators::Setup::beside_this_binary(
+            args.work_dir.join("logs"),
+            args.clients,
+        )?)
+    };
     let (server, _) = start_server(&kopr_binary(args.kopr.as_deref())?, extra)?;
     let pid = server.child.id();
     let c = client(&server).await?;
@@ -309,9 +329,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         eprintln!("{step:?}");
         steps.push(step);
     }
+    // After the server's figures, so that the operators' objects do not count in them.
+    let operators = match &setup {
+        Some(setup) => operators::measure(setup, &c, &server.kubeconfig, &args.sizes).await?,
+        None => Vec::new(),
+    };
     let summary = Summary {
         command: format!(
-            "kopr-bench scale --sizes {} --clients {} --watchers {}{}",
+            "kopr-bench scale --sizes {} --clients {} --watchers {}{}{}",
             args.sizes
                 .iter()
                 .map(usize::to_string)
@@ -319,7 +344,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 .join(","),
             args.clients,
             args.watchers,
-            if args.in_memory { " --in-memory" } else { "" }
+            if args.in_memory { " --in-memory" } else { "" },
+            if args.no_operators {
+                " --no-operators"
+            } else {
+                ""
+            }
         ),
         cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
         load_average: std::fs::read_to_string("/proc/loadavg")
@@ -329,6 +359,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             .collect::<Vec<_>>()
             .join(" "),
         steps,
+        operators,
     };
     write(&args, &summary)
 }
@@ -361,6 +392,9 @@ fn markdown(s: &Summary) -> String {
             t.watch_p99_ms,
             t.watchers,
         ));
+    }
+    if !s.operators.is_empty() {
+        out.push_str(&operators::markdown(&s.operators));
     }
     out
 }
@@ -417,6 +451,7 @@ mod tests {
             cpus: 2,
             load_average: "1 1 1".into(),
             steps: vec![step(1000), step(10_000)],
+            operators: Vec::new(),
         };
         let md = markdown(&s);
         assert_eq!(
