@@ -225,7 +225,7 @@ impl Api {
         }
         let ns = object::namespace(obj);
         let ns_key = format!("/core/namespaces/{ns}");
-        let Some(stored) = self.store.get(&ns_key).await? else {
+        let Some(entry) = self.store.entry(&ns_key) else {
             return Err(ApiError::not_found(
                 crate::status::ResourceRef {
                     group: "",
@@ -234,12 +234,17 @@ impl Api {
                 ns,
             ));
         };
-        let terminating = stored
-            .object
-            .pointer("/status/phase")
-            .and_then(Value::as_str)
-            == Some("Terminating")
-            || object::is_deleting(&stored.object);
+        // Two fields of the namespace, read without decoding all of it (on every create).
+        let terminating = match entry.view::<NamespaceState>() {
+            Ok(state) => {
+                state.status.phase.as_deref() == Some("Terminating")
+                    || state.metadata.deletion_timestamp.is_some()
+            }
+            Err(_) => entry.object().is_some_and(|ns| {
+                ns.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating")
+                    || object::is_deleting(&ns)
+            }),
+        };
         if terminating {
             let name = match object::name(obj) {
                 "" => object::meta_str(obj, "generateName").unwrap_or("Unknown"),
@@ -296,7 +301,13 @@ impl Api {
         let attempts = if generate { GENERATE_NAME_ATTEMPTS } else { 1 };
         let mut last_name = String::new();
         for attempt in 0..attempts {
-            let mut candidate = obj.clone();
+            // Each attempt at a generated name starts from the object; a single attempt
+            // takes it.
+            let mut candidate = if generate {
+                obj.clone()
+            } else {
+                std::mem::take(&mut obj)
+            };
             if generate
                 && attempt > 0
                 && let Some(m) = object::meta_mut(&mut candidate)
@@ -798,4 +809,24 @@ fn carry_system_metadata(new: &mut Value, current: &Value) {
         }
     }
     meta.remove("selfLink");
+}
+/// What `check_namespace_for_create` reads of a namespace.
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct NamespaceState {
+    metadata: NamespaceMeta,
+    status: NamespacePhase,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct NamespaceMeta {
+    /// Present (not null) once the namespace is being deleted.
+    deletion_timestamp: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct NamespacePhase {
+    phase: Option<String>,
 }

@@ -72,6 +72,15 @@ impl Entry {
         }
     }
 
+    /// Reads a typed view of the object (without its resourceVersion) straight from its
+    /// JSON, without building the whole tree: for checks that need a field or two.
+    ///
+    /// # Errors
+    /// The JSON does not match `T`.
+    pub fn view<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_slice(&self.json)
+    }
+
     /// The entry as a [`Stored`] (decoded).
     pub fn stored(&self) -> Option<Stored> {
         Some(Stored {

@@ -25,6 +25,8 @@ CREATE TABLE IF NOT EXISTS kv_log (
     value BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS kv_log_key ON kv_log(key, revision);
+-- Each key's current revision. Its value is the log row's at that revision; value holds it
+-- too only in rows written before that was so (it is empty otherwise).
 CREATE TABLE IF NOT EXISTS kv_current (
     key TEXT PRIMARY KEY,
     revision INTEGER NOT NULL,
@@ -203,7 +205,9 @@ pub(super) fn all_current(
     let tx = c.unchecked_transaction()?;
     let revision = current_revision_in_tx(&tx)?;
     let mut stmt = tx.prepare_cached(
-        "SELECT key, revision, create_revision, value FROM kv_current ORDER BY key",
+        "SELECT c.key, c.revision, c.create_revision,
+                CASE WHEN length(c.value) > 0 THEN c.value ELSE l.value END
+         FROM kv_current c JOIN kv_log l ON l.revision = c.revision ORDER BY c.key",
     )?;
     let rows = stmt.query_map([], |r| {
         Ok((
@@ -290,7 +294,10 @@ pub(super) fn list_at(
         .filter(|s| s.as_bytes() > prefix.as_bytes())
         .unwrap_or(prefix);
     let fetch = if limit == 0 { -1 } else { limit as i64 + 1 };
-    let sql = "SELECT l.key, l.revision, l.create_revision, l.value FROM kv_log l
+    // A creation's row keeps 0 as its create_revision: it is its own revision.
+    let sql = "SELECT l.key, l.revision,
+                CASE WHEN l.event = 0 THEN l.revision ELSE l.create_revision END, l.value
+         FROM kv_log l
          JOIN (SELECT key, MAX(revision) AS rev FROM kv_log
                WHERE key > ?1 AND key < ?2 AND revision <= ?3 GROUP BY key) m
            ON l.revision = m.rev

@@ -319,6 +319,11 @@ impl Store {
         Ok(self.inner.current.get(key))
     }
 
+    /// The current entry of `key`, undecoded (read fields with [`Entry::view`]).
+    pub fn entry(&self, key: &str) -> Option<Arc<Entry>> {
+        self.inner.current.entry(key)
+    }
+
     /// Lists current entries under `prefix` (a key prefix ending in `/`),
     /// starting after `start_after`, at most `limit` items (0 = all); their
     /// objects are decoded on demand ([`Entry::object`]).
@@ -697,6 +702,81 @@ mod tests {
         let object = reopened.items[4].object().unwrap();
         assert_eq!(object["v"], 4);
         assert_eq!(object["metadata"]["resourceVersion"], last.to_string());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The current state read back at open and by a read at a revision: each key's value and
+    /// revisions.
+    async fn state_of(store: &Store, at: i64) -> Vec<(i64, i64, i64)> {
+        let now: Vec<(i64, i64, i64)> = store
+            .list("/t/", None, 0)
+            .items
+            .iter()
+            .map(|e| {
+                let s = e.stored().unwrap();
+                (
+                    s.object["v"].as_i64().unwrap(),
+                    s.revision,
+                    s.create_revision,
+                )
+            })
+            .collect();
+        let then: Vec<(i64, i64, i64)> = store
+            .list_at("/t/", at, None, 0)
+            .await
+            .unwrap()
+            .items
+            .iter()
+            .map(|s| {
+                (
+                    s.object["v"].as_i64().unwrap(),
+                    s.revision,
+                    s.create_revision,
+                )
+            })
+            .collect();
+        assert_eq!(now, then);
+        now
+    }
+
+    #[tokio::test]
+    async fn reopening_keeps_values_and_revisions_in_either_format() {
+        let dir = std::env::temp_dir().join(format!("kopr-storage-format-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (expected, last) = {
+            let store = Store::open(Some(&dir)).unwrap();
+            let a1 = committed(store.create("/t/a", obj(1)).await.unwrap());
+            let b1 = committed(store.create("/t/b", obj(5)).await.unwrap());
+            let a2 = committed(
+                store
+                    .update("/t/a", obj(2), a1.revision, a1.object.clone())
+                    .await
+                    .unwrap(),
+            );
+            store.compact(a2.revision).await.unwrap();
+            let expected = vec![(2, a2.revision, a1.revision), (5, b1.revision, b1.revision)];
+            assert_eq!(state_of(&store, a2.revision).await, expected);
+            (expected, a2.revision)
+        };
+        // Written by this version: the current rows hold no value, creations no create_revision.
+        {
+            let store = Store::open(Some(&dir)).unwrap();
+            assert_eq!(state_of(&store, last).await, expected);
+        }
+        // Written by earlier versions: values in the current rows, and create_revision set on
+        // creations' log rows.
+        {
+            let conn = rusqlite::Connection::open(dir.join(DATABASE_FILE)).unwrap();
+            conn.execute_batch(
+                "UPDATE kv_current SET value =
+                     (SELECT value FROM kv_log WHERE kv_log.revision = kv_current.revision);
+                 UPDATE kv_log SET create_revision = revision WHERE event = 0;",
+            )
+            .unwrap();
+        }
+        let store = Store::open(Some(&dir)).unwrap();
+        assert_eq!(state_of(&store, last).await, expected);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

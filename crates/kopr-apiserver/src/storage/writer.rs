@@ -273,13 +273,13 @@ fn apply(tx: &Connection, job: &mut WriteJob) -> Result<Applied, StorageError> {
             if current_revision(tx, key)?.is_some() {
                 return Ok(Applied::Rejected(WriteOutcome::AlreadyExists));
             }
+            // A creation's create_revision is its own revision, which the log row gets only
+            // as it is inserted: the row keeps 0 there, and readers take the revision.
             let rev = append(tx, key, EVENT_CREATE, 0, 0, bytes.stored())?;
-            tx.prepare_cached("UPDATE kv_log SET create_revision = ?1 WHERE revision = ?1")?
-                .execute(params![rev])?;
             tx.prepare_cached(
-                "INSERT INTO kv_current(key, revision, create_revision, value) VALUES (?1, ?2, ?2, ?3)",
+                "INSERT INTO kv_current(key, revision, create_revision, value) VALUES (?1, ?2, ?2, x'')",
             )?
-            .execute(params![key, rev, bytes.stored()])?;
+            .execute(params![key, rev])?;
             let mut obj = std::mem::take(object);
             set_resource_version(&mut obj, rev);
             let obj = Arc::new(obj);
@@ -298,8 +298,8 @@ fn apply(tx: &Connection, job: &mut WriteJob) -> Result<Applied, StorageError> {
                 return Ok(Applied::Rejected(WriteOutcome::Conflict));
             }
             let rev = append(tx, key, EVENT_UPDATE, create_rev, rev_now, bytes.stored())?;
-            tx.prepare_cached("UPDATE kv_current SET revision = ?2, value = ?3 WHERE key = ?1")?
-                .execute(params![key, rev, bytes.stored()])?;
+            tx.prepare_cached("UPDATE kv_current SET revision = ?2, value = x'' WHERE key = ?1")?
+                .execute(params![key, rev])?;
             let mut obj = std::mem::take(object);
             set_resource_version(&mut obj, rev);
             Ok(done(
