@@ -2,8 +2,8 @@
 //! rejected as kube-apiserver's decoder rejects them, and fields the kind does
 //! not have are found (for `fieldValidation`) and dropped.
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::resources::ResourceType;
@@ -94,15 +94,23 @@ pub fn normalize_metadata(rt: &ResourceType, obj: &mut Value) -> Result<Vec<Stri
     let Some(meta) = map.get_mut("metadata") else {
         return Ok(Vec::new());
     };
-    let typed: ObjectMeta = serde_path_to_error::deserialize(&*meta).map_err(|e| {
-        ApiError::bad_request(format!(
-            "{kind} in version \"{v}\" cannot be handled as a {kind}: json: cannot unmarshal metadata.{path}: {inner}",
-            kind = rt.kind,
-            v = rt.version,
-            path = e.path(),
-            inner = e.inner()
-        ))
-    })?;
+    // As in `round_trip`: paths are tracked only to name a failure.
+    let typed = match ObjectMeta::deserialize(&*meta) {
+        Ok(typed) => typed,
+        Err(_) => {
+            let failure = match serde_path_to_error::deserialize::<_, ObjectMeta>(&*meta) {
+                Ok(_) => return Err(ApiError::internal("a decode failed only once")),
+                Err(e) => e,
+            };
+            return Err(ApiError::bad_request(format!(
+                "{kind} in version \"{v}\" cannot be handled as a {kind}: json: cannot unmarshal metadata.{path}: {inner}",
+                kind = rt.kind,
+                v = rt.version,
+                path = failure.path(),
+                inner = failure.inner()
+            )));
+        }
+    };
     let mut back = serde_json::to_value(&typed).map_err(ApiError::internal)?;
     let mut unknown = Vec::new();
     unknown_fields(meta, &back, &mut "metadata".to_string(), &mut unknown);
@@ -139,15 +147,24 @@ fn round_trip<T: DeserializeOwned + Serialize>(
     rt: &ResourceType,
     obj: &mut Value,
 ) -> Result<Vec<String>, ApiError> {
-    let typed: T = serde_path_to_error::deserialize(&*obj).map_err(|e| {
-        let path = e.path().to_string();
-        ApiError::bad_request(format!(
-            "{kind} in version \"{v}\" cannot be handled as a {kind}: json: cannot unmarshal {path}: {inner}",
-            kind = rt.kind,
-            v = rt.version,
-            inner = e.inner()
-        ))
-    })?;
+    // Decoded without tracking paths (the common case, and the cheaper); only a failure is
+    // decoded again to name where it failed.
+    let typed = match T::deserialize(&*obj) {
+        Ok(typed) => typed,
+        Err(_) => {
+            let failure = match serde_path_to_error::deserialize::<_, T>(&*obj) {
+                Ok(_) => return Err(ApiError::internal("a decode failed only once")),
+                Err(e) => e,
+            };
+            return Err(ApiError::bad_request(format!(
+                "{kind} in version \"{v}\" cannot be handled as a {kind}: json: cannot unmarshal {path}: {inner}",
+                kind = rt.kind,
+                v = rt.version,
+                path = failure.path(),
+                inner = failure.inner()
+            )));
+        }
+    };
     let mut back = serde_json::to_value(&typed).map_err(ApiError::internal)?;
     let mut unknown = Vec::new();
     unknown_fields(obj, &back, &mut String::new(), &mut unknown);
@@ -217,6 +234,19 @@ mod tests {
         assert!(
             e.message
                 .starts_with("ConfigMap in version \"v1\" cannot be handled as a ConfigMap"),
+            "{}",
+            e.message
+        );
+        // The failure is decoded again to name where it is.
+        assert!(
+            e.message.contains("json: cannot unmarshal data.k: "),
+            "{}",
+            e.message
+        );
+        let mut v = json!({"metadata": {"name": 5}});
+        let e = normalize_metadata(&cm(), &mut v).unwrap_err();
+        assert!(
+            e.message.contains("json: cannot unmarshal metadata.name: "),
             "{}",
             e.message
         );
