@@ -99,7 +99,10 @@ impl GarbageCollector {
                 .or_default()
                 .insert(key.to_string());
         }
-        self.owners_of.insert(key.to_string(), owners);
+        // Most objects have no owner: nothing to keep for them.
+        if !owners.is_empty() {
+            self.owners_of.insert(key.to_string(), owners);
+        }
     }
 
     fn unindex(&mut self, key: &str) {

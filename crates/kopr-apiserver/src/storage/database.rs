@@ -73,6 +73,10 @@ impl Database {
         // NORMAL in WAL mode: a commit is in the WAL file when it returns, so
         // it survives the process being killed; only an OS crash can lose it.
         conn.pragma_update(None, "synchronous", "NORMAL")?;
+        // Checkpoint (copy the WAL into the database, and sync it) every 4,000 pages (16 MiB)
+        // rather than SQLite's 1,000: a page written many times between checkpoints is copied
+        // once, and the sync, the only one in this mode, comes a quarter as often.
+        conn.pragma_update(None, "wal_autocheckpoint", 4000)?;
         conn.execute_batch(SCHEMA)?;
         Ok(Database {
             inner: Arc::new(DatabaseInner {

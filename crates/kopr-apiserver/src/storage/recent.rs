@@ -25,15 +25,21 @@ impl Recent {
     }
 
     /// Adds the newest change (the writer calls this in revision order,
-    /// before it publishes the change and its revision).
-    pub(super) fn push(&self, event: Arc<WatchEvent>) {
+    /// before it publishes the change and its revision), and returns the
+    /// change it pushed out, for the caller to drop when it suits it (the
+    /// last holder of an event frees its objects, which is not free).
+    #[must_use = "the change pushed out is returned to be dropped later"]
+    pub(super) fn push(&self, event: Arc<WatchEvent>) -> Option<Arc<WatchEvent>> {
         let Ok(mut events) = self.events.lock() else {
-            return;
+            return None;
         };
-        if events.len() == self.capacity {
-            events.pop_front();
-        }
+        let out = if events.len() == self.capacity {
+            events.pop_front()
+        } else {
+            None
+        };
         events.push_back(event);
+        out
     }
 
     /// The changes under `prefix` with a revision above `after`, when the
@@ -87,9 +93,12 @@ mod tests {
         let recent = Recent::new(3);
         assert_eq!(recent.after("/a/", 5, 5).map(|v| v.len()), Some(0));
         assert!(recent.after("/a/", 4, 5).is_none());
+        let mut evicted = Vec::new();
         for (r, k) in [(6, "/a/x"), (7, "/b/y"), (8, "/a/z"), (9, "/a/w")] {
-            recent.push(event(r, k));
+            evicted.extend(recent.push(event(r, k)));
         }
+        // The oldest change is handed back as it leaves.
+        assert_eq!(evicted.iter().map(|e| e.revision).collect::<Vec<_>>(), [6]);
         // 6 fell out of the window: a watch from 5 needs the log.
         assert!(recent.after("/a/", 5, 9).is_none());
         let from6: Vec<i64> = recent

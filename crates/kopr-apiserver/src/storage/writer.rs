@@ -194,12 +194,14 @@ fn run(
             .collect();
         current.apply(&changes);
         drop(changes);
+        // Changes that left the window, freed once the writers have their answers.
+        let mut evicted = Vec::new();
         for (job, result) in group.into_iter().zip(results) {
             let outcome = match result {
                 Applied::Done { stored, event } => {
                     // The window first: a watch that reads the revision then the
                     // window finds every change up to that revision in it.
-                    recent.push(event.clone());
+                    evicted.extend(recent.push(event.clone()));
                     revision.fetch_max(stored.revision, Ordering::AcqRel);
                     // No receivers is fine: nobody is watching.
                     let _ = events.send(event);
@@ -209,6 +211,7 @@ fn run(
             };
             let _ = job.reply.send(Ok(outcome));
         }
+        drop(evicted);
     }
 }
 
