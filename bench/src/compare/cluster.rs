@@ -84,13 +84,18 @@ impl Drop for ApiServer {
 
 /// A client for the server that identifies itself as the harness.
 pub async fn harness_client(kubeconfig: &Path) -> anyhow::Result<kube::Client> {
+    client_as(kubeconfig, HARNESS_AGENT).await
+}
+
+/// A client for the server that identifies itself with the User-Agent `agent`.
+pub async fn client_as(kubeconfig: &Path, agent: &'static str) -> anyhow::Result<kube::Client> {
     let yaml = std::fs::read_to_string(kubeconfig)
         .with_context(|| format!("reading {}", kubeconfig.display()))?;
     let kubeconfig = kube::config::Kubeconfig::from_yaml(&yaml)?;
     let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
     config.headers.push((
         http::header::USER_AGENT,
-        http::HeaderValue::from_static(HARNESS_AGENT),
+        http::HeaderValue::from_static(agent),
     ));
     Ok(kube::Client::try_from(config)?)
 }

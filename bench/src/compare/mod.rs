@@ -6,7 +6,9 @@
 //! `status.result` and its ConfigMap child's `data.result` both equal `f(spec)`, as seen by the
 //! harness's watches. Per phase: wall time from the first request to the last item handled,
 //! request→handled latencies, the operator's peak RSS and CPU time, and the API requests of
-//! everyone but the harness per object.
+//! everyone but the harness per object. The `ceiling` runs no operator: the harness itself
+//! makes an operator's two writes (the child, the status) right after each request, which
+//! measures what the API server allows for the workload in the same session.
 
 pub(crate) mod cluster;
 pub(crate) mod operators;
@@ -28,6 +30,12 @@ use cluster::ApiServer;
 use operators::{Kind, Operator, Programs};
 use tracker::Tracker;
 
+/// The operators compared unless told otherwise.
+pub(crate) const DEFAULT_OPERATORS: &str = "kopr,kopr-reconcile,kopf,kube-rs,ceiling";
+
+/// The User-Agent of the ceiling's writes (the harness's own are not counted).
+const CEILING_AGENT: &str = "kopr-bench-ceiling";
+
 /// Options of `kopr-bench compare-operators`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -44,7 +52,7 @@ pub struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "kopr,kopr-reconcile,kopf,kube-rs"
+        default_value = DEFAULT_OPERATORS
     )]
     operators: Vec<String>,
     /// The `kopr` binary (default: next to this one).
@@ -132,6 +140,8 @@ struct Bench {
     args: Args,
     server: ApiServer,
     client: kube::Client,
+    /// The client of the ceiling's operator-like writes.
+    ceiling: kube::Client,
     programs: Programs,
     ticks: f64,
     logs: PathBuf,
@@ -174,12 +184,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     )?;
     eprintln!("kopr apiserver at {}", server.url);
     let client = cluster::harness_client(&server.kubeconfig).await?;
+    let ceiling = cluster::client_as(&server.kubeconfig, CEILING_AGENT).await?;
     cluster::install_crd(&client).await?;
 
     let bench = Bench {
         args,
         server,
         client,
+        ceiling,
         programs,
         ticks: operators::clock_ticks(),
         logs,
@@ -263,7 +275,15 @@ impl Bench {
         log: &std::path::Path,
         result: &mut RunResult,
     ) -> anyhow::Result<()> {
-        let mut operator = Operator::start(&self.programs, kind, &self.server.kubeconfig, log)?;
+        let mut operator = match kind {
+            Kind::Ceiling => None,
+            _ => Some(Operator::start(
+                &self.programs,
+                kind,
+                &self.server.kubeconfig,
+                log,
+            )?),
+        };
         // Warm up: the operator is watching once it has handled one item.
         let items: Api<BenchItem> = Api::namespaced(self.client.clone(), namespace);
         tracker.begin_phase();
@@ -274,9 +294,19 @@ impl Bench {
                 value: WARMUP_VALUE,
             },
         );
-        items.create(&PostParams::default(), &warmup).await?;
+        let created = items.create(&PostParams::default(), &warmup).await?;
+        if operator.is_none() {
+            self.handle(
+                namespace,
+                Phase::Create,
+                WARMUP,
+                WARMUP_VALUE,
+                created.metadata.uid,
+            )
+            .await?;
+        }
         tracker
-            .wait_for(1, Duration::from_secs(120), || operator.check_alive())
+            .wait_for(1, Duration::from_secs(120), || check_alive(&mut operator))
             .await
             .context("warming up")?;
         if !self.settle().await?.1 {
@@ -292,7 +322,9 @@ impl Bench {
             .await?;
         result.update = Some(update);
         let problems = self.verify(namespace).await?;
-        operator.kill();
+        if let Some(operator) = operator {
+            operator.kill();
+        }
         if !(create_settled && update_settled) {
             bail!(
                 "the operator kept making requests for 30 s after every object was handled \
@@ -319,19 +351,24 @@ impl Bench {
         phase: Phase,
         namespace: &str,
         tracker: &Tracker,
-        operator: &mut Operator,
+        operator: &mut Option<Operator>,
     ) -> anyhow::Result<(PhaseFigures, bool)> {
         let n = self.args.objects;
         let before = cluster::request_counts(&self.client).await?;
-        let cpu_before = operators::cpu_seconds(operator.pid(), self.ticks)?;
+        let cpu_of = |operator: &Option<Operator>| match operator {
+            Some(operator) => operators::cpu_seconds(operator.pid(), self.ticks),
+            None => Ok(0.0),
+        };
+        let cpu_before = cpu_of(operator)?;
         let server_cpu_before = operators::cpu_seconds(self.server.pid(), self.ticks)?;
         let harness_cpu_before = operators::cpu_seconds(std::process::id(), self.ticks)?;
         tracker.begin_phase();
         let started = Instant::now();
-        self.send_all(phase, namespace, tracker).await?;
+        self.send_all(phase, namespace, tracker, operator.is_none())
+            .await?;
         let last = tracker
             .wait_for(n, Duration::from_secs(self.args.stall_timeout), || {
-                operator.check_alive()
+                check_alive(operator)
             })
             .await
             .with_context(|| match phase {
@@ -341,7 +378,7 @@ impl Bench {
         let wall = last.duration_since(started).as_secs_f64();
         let latencies = tracker.latencies_ms();
         let (after, settled) = self.settle().await?;
-        let cpu_after = operators::cpu_seconds(operator.pid(), self.ticks)?;
+        let cpu_after = cpu_of(operator)?;
         let server_cpu_after = operators::cpu_seconds(self.server.pid(), self.ticks)?;
         let harness_cpu_after = operators::cpu_seconds(std::process::id(), self.ticks)?;
         let requests = cluster::requests_between(&before, &after);
@@ -350,7 +387,10 @@ impl Bench {
             throughput: n as f64 / wall,
             p50_ms: report::percentile(&latencies, 0.50),
             p99_ms: report::percentile(&latencies, 0.99),
-            peak_rss_mib: operator.peak_rss_mib()?,
+            peak_rss_mib: match operator {
+                Some(operator) => operator.peak_rss_mib()?,
+                None => 0.0,
+            },
             cpu_s: cpu_after - cpu_before,
             server_cpu_s: server_cpu_after - server_cpu_before,
             harness_cpu_s: harness_cpu_after - harness_cpu_before,
@@ -361,12 +401,14 @@ impl Bench {
     }
 
     /// Creates (or updates) every item from concurrent clients, telling the tracker what to
-    /// expect just before each request.
+    /// expect just before each request; as the `ceiling`, each client then makes the
+    /// operator's writes for the item itself.
     async fn send_all(
         &self,
         phase: Phase,
         namespace: &str,
         tracker: &Tracker,
+        ceiling: bool,
     ) -> anyhow::Result<()> {
         let n = self.args.objects;
         let next = Arc::new(AtomicUsize::new(0));
@@ -386,7 +428,10 @@ impl Bench {
                         Phase::Update => (i + n) as i64,
                     };
                     tracker.expect(&name, result_of(value));
-                    send_one(&items, phase, &name, value).await?;
+                    let uid = send_one(&items, phase, &name, value).await?;
+                    if ceiling {
+                        self.handle(namespace, phase, &name, value, uid).await?;
+                    }
                 }
             }
         });
@@ -414,6 +459,57 @@ impl Bench {
                 return Ok((now, true));
             }
         }
+    }
+
+    /// The ceiling's stand-in for an operator handling item `name` (`uid`, when the create's
+    /// answer gave it): the owned ConfigMap child created (patched on update), then
+    /// `status.result` patched: kopr's operator's two writes.
+    async fn handle(
+        &self,
+        namespace: &str,
+        phase: Phase,
+        name: &str,
+        value: i64,
+        uid: Option<String>,
+    ) -> anyhow::Result<()> {
+        let result = result_of(value);
+        let children: Api<k8s_openapi::api::core::v1::ConfigMap> =
+            Api::namespaced(self.ceiling.clone(), namespace);
+        let items: Api<BenchItem> = Api::namespaced(self.ceiling.clone(), namespace);
+        match phase {
+            Phase::Create => {
+                let uid = match uid {
+                    Some(uid) => uid,
+                    None => items.get(name).await?.metadata.uid.unwrap_or_default(),
+                };
+                let child = serde_json::from_value(serde_json::json!({
+                    "metadata": {
+                        "name": name,
+                        "ownerReferences": [{
+                            "apiVersion": format!("{}/v1", kopr_bench::workload::GROUP),
+                            "kind": "BenchItem",
+                            "name": name,
+                            "uid": uid,
+                            "controller": true,
+                            "blockOwnerDeletion": true,
+                        }],
+                    },
+                    "data": {RESULT_KEY: result},
+                }))?;
+                children.create(&PostParams::default(), &child).await?;
+            }
+            Phase::Update => {
+                let patch = serde_json::json!({"data": {RESULT_KEY: result}});
+                children
+                    .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await?;
+            }
+        }
+        let status = serde_json::json!({"status": {"result": result}});
+        items
+            .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+            .await?;
+        Ok(())
     }
 
     /// Checks every item and its child after the update phase; returns what is wrong.
@@ -477,36 +573,47 @@ impl Bench {
     }
 }
 
+/// Fails if the operator (when there is one) has exited.
+fn check_alive(operator: &mut Option<Operator>) -> anyhow::Result<()> {
+    match operator {
+        Some(operator) => operator.check_alive(),
+        None => Ok(()),
+    }
+}
+
 /// One create or merge patch, retried a few times on errors other than a conflict with an
-/// earlier attempt that did land.
+/// earlier attempt that did land; returns the item's uid, when the answer gave it.
 async fn send_one(
     items: &Api<BenchItem>,
     phase: Phase,
     name: &str,
     value: i64,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Option<String>> {
     let mut attempt = 0;
     loop {
         attempt += 1;
         let outcome = match phase {
             Phase::Create => {
                 let item = BenchItem::new(name, BenchItemSpec { value });
-                items.create(&PostParams::default(), &item).await.map(drop)
+                items
+                    .create(&PostParams::default(), &item)
+                    .await
+                    .map(|i| i.metadata.uid)
             }
             Phase::Update => {
                 let patch = serde_json::json!({"spec": {"value": value}});
                 items
                     .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
                     .await
-                    .map(drop)
+                    .map(|i| i.metadata.uid)
             }
         };
         match outcome {
-            Ok(()) => return Ok(()),
+            Ok(uid) => return Ok(uid),
             Err(kube::Error::Api(status))
                 if phase == Phase::Create && status.is_already_exists() && attempt > 1 =>
             {
-                return Ok(());
+                return Ok(None);
             }
             Err(error) if attempt < 3 => {
                 eprintln!("{name}: {error}; retrying");

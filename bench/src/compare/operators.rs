@@ -20,11 +20,20 @@ pub enum Kind {
     Kopf,
     /// A hand-written kube-rs Controller, `kube-rs-operator`.
     KubeRs,
+    /// No operator: the harness makes the writes an operator would (the child, the status)
+    /// itself, right after each request, to measure what the API server allows.
+    Ceiling,
 }
 
 impl Kind {
     /// Every operator, in the order of the first run.
-    pub const ALL: [Kind; 4] = [Kind::Kopr, Kind::KoprReconcile, Kind::Kopf, Kind::KubeRs];
+    pub const ALL: [Kind; 5] = [
+        Kind::Kopr,
+        Kind::KoprReconcile,
+        Kind::Kopf,
+        Kind::KubeRs,
+        Kind::Ceiling,
+    ];
 
     /// The short name used in names, tables and the results file.
     pub fn name(self) -> &'static str {
@@ -33,6 +42,7 @@ impl Kind {
             Kind::KoprReconcile => "kopr-reconcile",
             Kind::Kopf => "kopf",
             Kind::KubeRs => "kube-rs",
+            Kind::Ceiling => "ceiling",
         }
     }
 
@@ -42,7 +52,9 @@ impl Kind {
             .into_iter()
             .find(|k| k.name() == name)
             .with_context(|| {
-                format!("unknown operator {name:?} (kopr, kopr-reconcile, kopf or kube-rs)")
+                format!(
+                    "unknown operator {name:?} (kopr, kopr-reconcile, kopf, kube-rs or ceiling)"
+                )
             })
     }
 }
@@ -60,12 +72,13 @@ pub struct Programs {
 
 impl Programs {
     /// The command running `kind` on all namespaces, or on `namespace` alone.
-    fn command(&self, kind: Kind, namespace: Option<&str>) -> Command {
+    fn command(&self, kind: Kind, namespace: Option<&str>) -> anyhow::Result<Command> {
         let scope = match namespace {
             Some(namespace) => vec!["--namespace", namespace],
             None => vec!["-A"],
         };
-        match kind {
+        Ok(match kind {
+            Kind::Ceiling => bail!("the ceiling runs no operator"),
             Kind::Kopr | Kind::KoprReconcile => {
                 let program = match kind {
                     Kind::Kopr => "kopr-operator",
@@ -91,7 +104,7 @@ impl Programs {
                 }
                 command
             }
-        }
+        })
     }
 
     /// Checks that every program exists.
@@ -143,7 +156,7 @@ impl Operator {
     ) -> anyhow::Result<Operator> {
         let out = File::create(log)?;
         let child = programs
-            .command(kind, namespace)
+            .command(kind, namespace)?
             .env("KUBECONFIG", kubeconfig)
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())

@@ -284,7 +284,7 @@ impl Summary {
             "bench/compare-operators --objects {} --runs {}",
             args.objects, args.runs
         );
-        if args.operators.join(",") != "kopr,kopr-reconcile,kopf,kube-rs" {
+        if args.operators.join(",") != super::DEFAULT_OPERATORS {
             let _ = write!(command, " --operators {}", args.operators.join(","));
         }
         if let Some(kopr) = &args.kopr {
@@ -338,6 +338,10 @@ impl Summary {
             format!(
                 "kopr-reconcile/kube-rs API requests per object ratio: {}",
                 fmt_ratio(requests("kopr-reconcile"), requests("kube-rs"))
+            ),
+            format!(
+                "kopr/ceiling throughput ratio (the server's own, no operator): {}",
+                fmt_ratio(throughput("kopr"), throughput("ceiling"))
             ),
         ]
     }
