@@ -39,6 +39,7 @@ pub(crate) fn reconcile(runtime: &Arc<ResourceRuntime>, key: &ObjectKey, body: &
     let Some(slot) = slots.get_mut(key) else {
         return;
     };
+    let slot = slot.extra_mut();
     let channel = slot
         .body_channel
         .get_or_insert_with(|| watch::channel((body.clone(), Instant::now())).0);
@@ -89,7 +90,10 @@ pub(crate) fn reconcile(runtime: &Arc<ResourceRuntime>, key: &ObjectKey, body: &
 /// grace period; a task that overstays is aborted).
 pub(crate) async fn stop_all(runtime: &ResourceRuntime, key: &ObjectKey) {
     let tasks: Vec<Task> = match runtime.slots().get_mut(key) {
-        Some(slot) => slot.background.drain().map(|(_, task)| task).collect(),
+        Some(slot) => match slot.extra_if_any() {
+            Some(extra) => extra.background.drain().map(|(_, task)| task).collect(),
+            None => return,
+        },
         None => return,
     };
     for task in &tasks {

@@ -79,8 +79,11 @@ pub(crate) async fn run(
     };
     let (had_parse_error, memory_diff_base, resume_due) = match runtime.slots().get_mut(key) {
         Some(slot) => (
-            slot.reported_parse_error.take().is_some(),
-            slot.memory_diff_base.clone(),
+            slot.extra_if_any()
+                .and_then(|extra| extra.reported_parse_error.take())
+                .is_some(),
+            slot.extra()
+                .and_then(|extra| extra.memory_diff_base.clone()),
             slot.resume_due,
         ),
         None => (false, None, false),
@@ -146,10 +149,11 @@ async fn report_parse_error(
         let Some(slot) = slots.get_mut(key) else {
             return Outcome::Done;
         };
-        if slot.reported_parse_error.as_deref() == Some(message.as_str()) {
+        let extra = slot.extra_mut();
+        if extra.reported_parse_error.as_deref() == Some(message.as_str()) {
             return Outcome::Done;
         }
-        slot.reported_parse_error = Some(message.clone());
+        extra.reported_parse_error = Some(message.clone());
     }
     let text = format!("The object cannot be handled: {message}");
     tracing::error!(object = %key, kind = %runtime.api_resource().kind, "{text}");
@@ -470,19 +474,26 @@ fn store_diff_base(
     match storage::write_diff_base(storage, body, &essence) {
         Some(write) => {
             merge_into(patch, write);
-            if let Some(slot) = runtime.slots().get_mut(key) {
-                slot.memory_diff_base = None;
+            if let Some(extra) = runtime
+                .slots()
+                .get_mut(key)
+                .and_then(|slot| slot.extra_if_any())
+            {
+                extra.memory_diff_base = None;
             }
         }
         None => {
             let first = {
                 let mut slots = runtime.slots();
                 let slot = slots.get_mut(key);
-                let first = slot.as_ref().is_some_and(|s| s.memory_diff_base.is_none());
-                if let Some(slot) = slot {
-                    slot.memory_diff_base = Some(essence.clone());
+                match slot {
+                    Some(slot) => slot
+                        .extra_mut()
+                        .memory_diff_base
+                        .replace(essence.clone())
+                        .is_none(),
+                    None => false,
                 }
-                first
             };
             if first {
                 let text = "The object is too large to keep its last handled state in an \

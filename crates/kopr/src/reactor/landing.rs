@@ -160,7 +160,7 @@ impl Landing {
     /// Puts what is left into the object's slot.
     fn keep(self, runtime: &ResourceRuntime, key: &ObjectKey) {
         match runtime.slots().get_mut(key) {
-            Some(slot) => slot.landing = Some(self),
+            Some(slot) => slot.extra_mut().landing = Some(self),
             None => tracing::debug!(object = %key, "no slot to keep an unlanded outcome in"),
         }
     }
@@ -168,7 +168,12 @@ impl Landing {
 
 /// Takes the writes a failed cycle left for the object, if they belong to `body`'s object.
 pub(crate) fn take(runtime: &ResourceRuntime, key: &ObjectKey, body: &Value) -> Option<Landing> {
-    let landing = runtime.slots().get_mut(key)?.landing.take()?;
+    let landing = runtime
+        .slots()
+        .get_mut(key)?
+        .extra_if_any()?
+        .landing
+        .take()?;
     if !landing.belongs_to(body) {
         tracing::debug!(object = %key, "an unlanded outcome of an earlier object dropped");
         return None;

@@ -10,6 +10,7 @@ mod cycle;
 mod execution;
 mod follow;
 mod invoke;
+mod key;
 mod landing;
 mod latest;
 mod outcome;
@@ -18,6 +19,7 @@ mod posting;
 mod progression;
 mod reconciling;
 pub(crate) mod related;
+mod slot;
 mod watching;
 
 use std::collections::HashMap;
@@ -39,6 +41,8 @@ use crate::runtime::events::EventRecorder;
 use crate::runtime::namespaces::NamespacePatterns;
 use latest::Latest;
 
+pub(crate) use key::ObjectKey;
+pub(crate) use slot::Slot;
 pub(crate) use watching::watch_resource;
 
 /// Operator-wide settings, changed with [`Operator::configure`](crate::Operator::configure)
@@ -118,78 +122,6 @@ pub(crate) struct Shared {
     pub(crate) related: related::Related,
 }
 
-/// An object's identity within a resource.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub(crate) struct ObjectKey {
-    pub(crate) namespace: Option<String>,
-    pub(crate) name: String,
-}
-
-impl ObjectKey {
-    pub(crate) fn of(body: &Value) -> Option<ObjectKey> {
-        let meta = body.get("metadata")?;
-        Some(ObjectKey {
-            namespace: meta
-                .get("namespace")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            name: meta.get("name")?.as_str()?.to_owned(),
-        })
-    }
-}
-
-impl std::fmt::Display for ObjectKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.namespace {
-            Some(ns) => write!(f, "{ns}/{}", self.name),
-            None => f.write_str(&self.name),
-        }
-    }
-}
-
-/// Everything the operator remembers about one object between cycles.
-#[derive(Default)]
-pub(crate) struct Slot {
-    /// The newest body known (packed as text unless timers or daemons share it).
-    pub(crate) latest: Option<Latest>,
-    /// A cycle should run for `latest`.
-    pub(crate) pending: bool,
-    /// A worker owns this slot.
-    pub(crate) running: bool,
-    /// First seen in a listing, so resume handlers are due (until they are done).
-    pub(crate) resume_due: bool,
-    /// The object is gone from the server.
-    pub(crate) deleted: bool,
-    /// A write found the object gone before its DELETED event came: the slot stays as a
-    /// tombstone, so that late events of that object (same uid) are dropped, until the DELETED
-    /// event or a relist without it.
-    pub(crate) gone: bool,
-    /// When the next scheduled wake-up fires.
-    pub(crate) wake_at: Option<Instant>,
-    /// Consecutive framework failures, for the per-object backoff.
-    pub(crate) failures: u32,
-    /// The last parse failure reported, so it is reported once.
-    pub(crate) reported_parse_error: Option<String>,
-    /// The diff base kept in memory when it does not fit in an annotation.
-    pub(crate) memory_diff_base: Option<Value>,
-    /// A cycle's outcome that has not landed yet, sent again before the object is judged anew.
-    pub(crate) landing: Option<landing::Landing>,
-    /// Optional delete handlers already run for this deletion.
-    pub(crate) optional_deletes_done: bool,
-    /// Running timers and daemons by id.
-    pub(crate) background: HashMap<String, background::Task>,
-    /// Shares the newest body and the time of the last change with timers and daemons.
-    pub(crate) body_channel: Option<tokio::sync::watch::Sender<(Arc<Value>, Instant)>>,
-    /// When the reconcile is due for a trigger, a requeue or a backoff (now or earlier: at
-    /// the next cycle with no cause handler left).
-    pub(crate) reconcile_at: Option<Instant>,
-    /// The reconcile is due for a change of the object, seen up to this resourceVersion
-    /// (`u64::MAX` when it is not a number).
-    pub(crate) reconcile_change: Option<u64>,
-    /// Consecutive failed reconciles, for their backoff.
-    pub(crate) reconcile_failures: u32,
-}
-
 /// What a worker does next for its object.
 enum Job {
     /// Run a cycle on this body (`true`: the object is gone).
@@ -257,10 +189,10 @@ impl ResourceRuntime {
                     return false;
                 };
                 for key in runtime.slots().keys() {
-                    visit(key.namespace.as_deref(), &key.name);
+                    visit(key.namespace(), key.name());
                 }
                 for key in runtime.queued_events().keys() {
-                    visit(key.namespace.as_deref(), &key.name);
+                    visit(key.namespace(), key.name());
                 }
                 true
             }));
@@ -334,7 +266,7 @@ impl ResourceRuntime {
         self.shared
             .shards
             .as_ref()
-            .is_none_or(|filter| filter.owns(key.namespace.as_deref(), &key.name))
+            .is_none_or(|filter| filter.owns(key.namespace(), key.name()))
     }
 
     /// Drops the idle slots of objects whose shard this replica no longer owns, after stopping
@@ -345,7 +277,7 @@ impl ResourceRuntime {
             .slots()
             .iter()
             .filter(|(key, slot)| {
-                !slot.running && (slot.landing.is_none() || slot.deleted) && !self.owns(key)
+                !slot.running && (!slot.has_landing() || slot.deleted) && !self.owns(key)
             })
             .map(|(key, _)| key.clone())
             .collect();
@@ -441,7 +373,8 @@ impl ResourceRuntime {
             && let Some(slot) = self.slots().get_mut(key)
         {
             let version = latest::resource_version(new).unwrap_or(u64::MAX);
-            slot.reconcile_change = slot.reconcile_change.max(Some(version));
+            let extra = slot.extra_mut();
+            extra.reconcile_change = extra.reconcile_change.max(Some(version));
         }
     }
 
@@ -452,11 +385,13 @@ impl ResourceRuntime {
             return;
         };
         if let Some(slot) = self.slots().get_mut(key)
-            && slot.reconcile_change.is_some_and(|seen| seen <= version)
+            && slot.reconcile_change().is_some_and(|seen| seen <= version)
         {
-            slot.reconcile_change = None;
+            if let Some(extra) = slot.extra_if_any() {
+                extra.reconcile_change = None;
+            }
             // Nothing else came in for it: no cycle is owed for that event.
-            if slot.reconcile_at.is_none() && !slot.deleted {
+            if slot.reconcile_at().is_none() && !slot.deleted {
                 slot.pending = false;
             }
         }
@@ -474,7 +409,7 @@ impl ResourceRuntime {
         if slot.latest.is_none() || slot.deleted || slot.gone {
             return;
         }
-        slot.reconcile_at = Some(Instant::now());
+        slot.extra_mut().reconcile_at = Some(Instant::now());
         self.mark_pending(key.clone(), slot);
     }
 
@@ -488,27 +423,29 @@ impl ResourceRuntime {
         if !self.owns(&key) || (!slots.contains_key(&key) && !self.concerns(&body)) {
             return;
         }
-        let slot = slots.entry(key.clone()).or_insert_with(|| Slot {
-            resume_due: listed,
-            ..Slot::default()
-        });
+        let slot = slots
+            .entry(key.clone())
+            .or_insert_with(|| Slot::new(listed));
         if let Some(reconcile) = &self.spec.reconcile {
             let due = match &slot.latest {
                 None => true,
                 Some(latest) if latest.is_newer_or_same_as(&body) => false,
-                Some(latest) if latest::uid(&body) != latest.uid() => true,
-                Some(latest) => reconcile.triggered_by(|| latest.body(), &body),
+                Some(latest) if !latest.has_uid(latest::uid(&body)) => true,
+                Some(latest) => {
+                    reconcile.triggered_by(|| latest.body(&key, self.api_resource()), &body)
+                }
             };
             if due {
                 let version = latest::resource_version(&body).unwrap_or(u64::MAX);
-                slot.reconcile_change = slot.reconcile_change.max(Some(version));
+                let extra = slot.extra_mut();
+                extra.reconcile_change = extra.reconcile_change.max(Some(version));
             }
         }
         if let Some(latest) = &slot.latest {
             if latest.is_newer_or_same_as(&body) {
                 return;
             }
-            let same_object = latest::uid(&body) == latest.uid();
+            let same_object = latest.has_uid(latest::uid(&body));
             if slot.gone && same_object {
                 // A late event of an object already known to be gone.
                 return;
@@ -516,19 +453,21 @@ impl ResourceRuntime {
             if !same_object {
                 slot.gone = false;
                 // The same name now belongs to a new object: forget the old one's state.
-                slot.memory_diff_base = None;
-                slot.reported_parse_error = None;
                 slot.optional_deletes_done = false;
-                slot.landing = None;
+                if let Some(extra) = slot.extra_if_any() {
+                    extra.memory_diff_base = None;
+                    extra.reported_parse_error = None;
+                    extra.landing = None;
+                }
             }
         }
-        slot.latest = Some(match &slot.body_channel {
+        slot.latest = Some(match slot.body_channel() {
             Some(channel) => {
                 // Idle timers count from the last change of the essence, not of status or
                 // bookkeeping.
                 let body = Arc::new(body);
                 let changed = slot.latest.as_ref().is_none_or(|old| {
-                    crate::persistence::storage::essence(&old.body())
+                    crate::persistence::storage::essence(&old.body(&key, self.api_resource()))
                         != crate::persistence::storage::essence(&body)
                 });
                 if changed {
@@ -586,7 +525,10 @@ impl ResourceRuntime {
             .filter(|(key, slot)| {
                 in_scope(key) && self.owns(key) && !listed.contains(key) && !slot.deleted
             })
-            .filter_map(|(_, slot)| slot.latest.as_ref().map(|l| Value::clone(&l.body())))
+            .filter_map(|(key, slot)| {
+                let latest = slot.latest.as_ref()?;
+                Some(Value::clone(&latest.body(key, self.api_resource())))
+            })
             .collect();
         for body in missing {
             self.enqueue_deleted(body);
@@ -613,12 +555,12 @@ impl ResourceRuntime {
                 return;
             };
             if slot
-                .wake_at
+                .wake_at()
                 .is_some_and(|existing| existing <= at && existing > Instant::now())
             {
                 return;
             }
-            slot.wake_at = Some(at);
+            slot.extra_mut().wake_at = Some(at);
         }
         let runtime = self.clone();
         let key = key.clone();
@@ -629,9 +571,11 @@ impl ResourceRuntime {
                 () = tokio::time::sleep_until(at) => {
                     let mut slots = runtime.slots();
                     if let Some(slot) = slots.get_mut(&key)
-                        && slot.wake_at == Some(at)
+                        && slot.wake_at() == Some(at)
                     {
-                        slot.wake_at = None;
+                        if let Some(extra) = slot.extra_if_any() {
+                            extra.wake_at = None;
+                        }
                         runtime.mark_pending(key, slot);
                     }
                 }
@@ -658,7 +602,7 @@ impl ResourceRuntime {
                 let Some(slot) = slots.get_mut(&key) else {
                     return;
                 };
-                if !self.owns(&key) && (slot.landing.is_none() || slot.deleted) {
+                if !self.owns(&key) && (!slot.has_landing() || slot.deleted) {
                     // Its shard went to another replica: no cycle starts (an outcome still to
                     // land lands first), and the slot goes.
                     slot.pending = false;
@@ -672,10 +616,14 @@ impl ResourceRuntime {
                         _ => {
                             // Checked and released under one lock, so no event slips in between.
                             slot.running = false;
-                            if slot.deleted && slot.background.is_empty() {
+                            slot.tidy();
+                            if slot.deleted && !slot.has_background() {
                                 if slot.gone {
                                     // Kept as a tombstone: only the identity.
-                                    slot.latest = slot.latest.as_ref().map(Latest::skeleton);
+                                    slot.latest = slot
+                                        .latest
+                                        .as_ref()
+                                        .map(|l| l.skeleton(&key, self.api_resource()));
                                 } else {
                                     slots.remove(&key);
                                 }
@@ -696,7 +644,7 @@ impl ResourceRuntime {
                 }
             };
             // Parsed outside the lock.
-            let body = latest.body();
+            let body = latest.body(&key, self.api_resource());
             // Boxed, so that a worker waiting for its turn is small: with thousands of objects
             // queued, an inline cycle future would make every waiting task as large as a
             // running one.
@@ -737,7 +685,7 @@ impl ResourceRuntime {
             let Some(slot) = slots.get_mut(key) else {
                 return;
             };
-            let at = match (slot.reconcile_change, slot.reconcile_at) {
+            let at = match (slot.reconcile_change(), slot.reconcile_at()) {
                 (Some(_), _) => Instant::now(),
                 (None, Some(at)) => at,
                 (None, None) => return,
@@ -766,7 +714,9 @@ impl ResourceRuntime {
                     slot.deleted = true;
                     slot.gone = true;
                     slot.pending = true;
-                    slot.wake_at = None;
+                    if let Some(extra) = slot.extra_if_any() {
+                        extra.wake_at = None;
+                    }
                 }
             }
             outcome::Outcome::Continue(body) => self.keep(key, body, true),
@@ -813,7 +763,7 @@ impl ResourceRuntime {
             .as_ref()
             .is_none_or(|l| !l.is_newer_or_same_as(&body));
         if newer {
-            slot.latest = Some(match &slot.body_channel {
+            slot.latest = Some(match slot.body_channel() {
                 Some(channel) => {
                     let body = Arc::new(body);
                     channel.send_modify(|(latest, _)| *latest = body.clone());
@@ -842,15 +792,15 @@ impl ResourceRuntime {
         // Timers and daemons share the body through their channel: nothing to save there. A
         // reconcile may be triggered by a child at any time, and reads the body then.
         if slot.pending
-            || slot.wake_at.is_some()
+            || slot.wake_at().is_some()
             || slot.deleted
-            || slot.body_channel.is_some()
+            || slot.body_channel().is_some()
             || self.spec.reconcile.is_some()
         {
             return;
         }
         if let Some(latest) = &slot.latest {
-            slot.latest = Some(latest.skeleton());
+            slot.latest = Some(latest.skeleton(key, self.api_resource()));
         }
     }
 

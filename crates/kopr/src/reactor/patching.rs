@@ -71,11 +71,11 @@ impl ResourceRuntime {
         status: &mut Option<Value>,
         main: &mut Option<Value>,
     ) -> Result<Sent, kube::Error> {
-        let api = self.api(key.namespace.as_deref());
+        let api = self.api(key.namespace());
         let mut sent = Sent::Nothing;
         if let Some(body) = status.as_ref() {
             match api
-                .patch_status(&key.name, &params(), &Patch::Merge(body))
+                .patch_status(key.name(), &params(), &Patch::Merge(body))
                 .await
             {
                 Ok(object) => sent = Sent::Body(without_managed_fields(object)),
@@ -85,7 +85,7 @@ impl ResourceRuntime {
             *status = None;
         }
         if let Some(body) = main.as_ref() {
-            match api.patch(&key.name, &params(), &Patch::Merge(body)).await {
+            match api.patch(key.name(), &params(), &Patch::Merge(body)).await {
                 Ok(object) => sent = Sent::Body(without_managed_fields(object)),
                 Err(error) if is_not_found(&error) => return Ok(Sent::Gone),
                 Err(error) => return Err(error),
@@ -115,9 +115,9 @@ impl ResourceRuntime {
     ) -> Result<Option<Value>, kube::Error> {
         let operations: json_patch::Patch =
             serde_json::from_value(patch).map_err(kube::Error::SerdeError)?;
-        let api = self.api(key.namespace.as_deref());
+        let api = self.api(key.namespace());
         match api
-            .patch(&key.name, &params(), &Patch::<()>::Json(operations))
+            .patch(key.name(), &params(), &Patch::<()>::Json(operations))
             .await
         {
             Ok(object) => Ok(Some(without_managed_fields(object))),
@@ -128,8 +128,8 @@ impl ResourceRuntime {
 
     /// Reads the object afresh (to rebase a guarded patch whose test failed). `None` when gone.
     pub(crate) async fn read_fresh(&self, key: &ObjectKey) -> Result<Option<Value>, kube::Error> {
-        let api = self.api(key.namespace.as_deref());
-        match api.get(&key.name).await {
+        let api = self.api(key.namespace());
+        match api.get(key.name()).await {
             Ok(object) => Ok(Some(without_managed_fields(object))),
             Err(error) if is_not_found(&error) => Ok(None),
             Err(error) => Err(error),

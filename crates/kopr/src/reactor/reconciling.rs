@@ -40,8 +40,8 @@ pub(super) async fn run(
         let slots = runtime.slots();
         match slots.get(key) {
             Some(slot)
-                if slot.reconcile_change.is_some()
-                    || slot.reconcile_at.is_some_and(|at| at <= Instant::now()) =>
+                if slot.reconcile_change().is_some()
+                    || slot.reconcile_at().is_some_and(|at| at <= Instant::now()) =>
             {
                 Some(slot.reconcile_failures)
             }
@@ -119,9 +119,13 @@ pub(super) async fn run(
 
 /// Makes the reconcile not due (a trigger from now on makes it due again).
 fn clear_due(runtime: &ResourceRuntime, key: &ObjectKey) {
-    if let Some(slot) = runtime.slots().get_mut(key) {
-        slot.reconcile_at = None;
-        slot.reconcile_change = None;
+    if let Some(extra) = runtime
+        .slots()
+        .get_mut(key)
+        .and_then(|slot| slot.extra_if_any())
+    {
+        extra.reconcile_at = None;
+        extra.reconcile_change = None;
     }
 }
 
@@ -135,7 +139,8 @@ fn due_after(runtime: &ResourceRuntime, key: &ObjectKey, after: Option<Duration>
     slot.reconcile_failures = failures;
     if let Some(after) = after {
         let at = Instant::now() + after;
-        slot.reconcile_at = Some(slot.reconcile_at.map_or(at, |due| due.min(at)));
+        let extra = slot.extra_mut();
+        extra.reconcile_at = Some(extra.reconcile_at.map_or(at, |due| due.min(at)));
     }
 }
 

@@ -301,8 +301,8 @@ impl KindWatch {
             let listed: HashSet<ChildId> = listed
                 .iter()
                 .map(|key| ChildId {
-                    namespace: key.namespace.as_deref().map(Arc::from),
-                    name: Arc::from(key.name.as_str()),
+                    namespace: key.namespace().map(Arc::from),
+                    name: Arc::from(key.name()),
                 })
                 .collect();
             let owners = cache.forget_unlisted(&listed, |id| in_scope(id.namespace.as_deref()));
@@ -310,7 +310,7 @@ impl KindWatch {
         }
         let mut gone = Vec::new();
         lock(&self.seen).retain(|key, seen| {
-            let keep = !in_scope(key.namespace.as_deref()) || listed.contains(key);
+            let keep = !in_scope(key.namespace()) || listed.contains(key);
             if !keep {
                 gone.append(&mut seen.mapped);
             }
@@ -336,10 +336,7 @@ impl KindWatch {
         }
         let runtimes = lock(&self.owners).clone();
         for owner in owners {
-            let key = ObjectKey {
-                namespace: owner.namespace.as_deref().map(str::to_owned),
-                name: owner.name.to_string(),
-            };
+            let key = ObjectKey::new(owner.namespace.as_deref(), &owner.name);
             for (kind, runtime) in &runtimes {
                 if *kind == owner.kind
                     && let Some(runtime) = runtime.upgrade()
@@ -362,10 +359,7 @@ fn map_all(watchers: &[(MapFn, Weak<ResourceRuntime>)], body: &Value) -> Vec<(us
                 Vec::new()
             });
         for key in keys {
-            let key = ObjectKey {
-                namespace: key.namespace,
-                name: key.name,
-            };
+            let key = ObjectKey::new(key.namespace.as_deref(), &key.name);
             mapped.push((index, key));
         }
     }

@@ -125,7 +125,9 @@ async fn watch_stream(
             }
             if let Some(listed) = listing.take() {
                 let scope = scope.clone();
-                runtime.forget_missing(&listed, |key| scope.is_none() || key.namespace == scope);
+                runtime.forget_missing(&listed, |key| {
+                    scope.is_none() || key.namespace() == scope.as_deref()
+                });
             }
         }
         Event::Apply(object) => {
