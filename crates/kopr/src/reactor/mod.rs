@@ -540,9 +540,11 @@ impl ResourceRuntime {
         if !slot.running {
             slot.running = true;
             let runtime = self.clone();
-            self.shared
-                .tasks
-                .spawn(async move { runtime.work(key).await });
+            let busy = crate::runtime::memory::Busy::start();
+            self.shared.tasks.spawn(async move {
+                runtime.work(key).await;
+                drop(busy);
+            });
         }
     }
 
@@ -650,6 +652,7 @@ impl ResourceRuntime {
             // running one.
             let in_flight = self.gauge(&metrics.objects_in_flight);
             let outcome = Box::pin(cycle::run(&self, &key, body, deleted)).await;
+            crate::runtime::memory::cycled();
             drop(in_flight);
             drop(permit);
             self.settle(&key, outcome);
