@@ -94,23 +94,7 @@ pub fn normalize_metadata(rt: &ResourceType, obj: &mut Value) -> Result<Vec<Stri
     let Some(meta) = map.get_mut("metadata") else {
         return Ok(Vec::new());
     };
-    // As in `round_trip`: paths are tracked only to name a failure.
-    let typed = match ObjectMeta::deserialize(&*meta) {
-        Ok(typed) => typed,
-        Err(_) => {
-            let failure = match serde_path_to_error::deserialize::<_, ObjectMeta>(&*meta) {
-                Ok(_) => return Err(ApiError::internal("a decode failed only once")),
-                Err(e) => e,
-            };
-            return Err(ApiError::bad_request(format!(
-                "{kind} in version \"{v}\" cannot be handled as a {kind}: json: cannot unmarshal metadata.{path}: {inner}",
-                kind = rt.kind,
-                v = rt.version,
-                path = failure.path(),
-                inner = failure.inner()
-            )));
-        }
-    };
+    let typed: ObjectMeta = decode(rt, meta, "metadata.")?;
     let mut back = serde_json::to_value(&typed).map_err(ApiError::internal)?;
     let mut unknown = Vec::new();
     unknown_fields(meta, &back, &mut "metadata".to_string(), &mut unknown);
@@ -143,28 +127,35 @@ fn omit_empty_metadata(meta: &mut Value) {
     }
 }
 
+/// Decodes `value` (found at `prefix` in the object) as a `T`. Decoded without tracking
+/// paths (the common case, and the cheaper); only a failure is decoded again to name where
+/// it failed, as kube's message does.
+fn decode<T: DeserializeOwned>(
+    rt: &ResourceType,
+    value: &Value,
+    prefix: &str,
+) -> Result<T, ApiError> {
+    if let Ok(typed) = T::deserialize(value) {
+        return Ok(typed);
+    }
+    let failure = match serde_path_to_error::deserialize::<_, T>(value) {
+        Ok(_) => return Err(ApiError::internal("a decode failed only once")),
+        Err(e) => e,
+    };
+    Err(ApiError::bad_request(format!(
+        "{kind} in version \"{v}\" cannot be handled as a {kind}: json: cannot unmarshal {prefix}{path}: {inner}",
+        kind = rt.kind,
+        v = rt.version,
+        path = failure.path(),
+        inner = failure.inner()
+    )))
+}
+
 fn round_trip<T: DeserializeOwned + Serialize>(
     rt: &ResourceType,
     obj: &mut Value,
 ) -> Result<Vec<String>, ApiError> {
-    // Decoded without tracking paths (the common case, and the cheaper); only a failure is
-    // decoded again to name where it failed.
-    let typed = match T::deserialize(&*obj) {
-        Ok(typed) => typed,
-        Err(_) => {
-            let failure = match serde_path_to_error::deserialize::<_, T>(&*obj) {
-                Ok(_) => return Err(ApiError::internal("a decode failed only once")),
-                Err(e) => e,
-            };
-            return Err(ApiError::bad_request(format!(
-                "{kind} in version \"{v}\" cannot be handled as a {kind}: json: cannot unmarshal {path}: {inner}",
-                kind = rt.kind,
-                v = rt.version,
-                path = failure.path(),
-                inner = failure.inner()
-            )));
-        }
-    };
+    let typed: T = decode(rt, obj, "")?;
     let mut back = serde_json::to_value(&typed).map_err(ApiError::internal)?;
     let mut unknown = Vec::new();
     unknown_fields(obj, &back, &mut String::new(), &mut unknown);
