@@ -2,8 +2,8 @@
 //! rejected as kube-apiserver's decoder rejects them, and fields the kind does
 //! not have are found (for `fieldValidation`) and dropped.
 
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::resources::ResourceType;
