@@ -54,6 +54,42 @@ fn greetings(client: &kube::Client) -> Api<DynamicObject> {
     Api::namespaced_with(client.clone(), "default", &ar)
 }
 
+/// Installs the Greeting CRD and creates one Greeting, `name` with `spec.message`; returns it
+/// as sent, and the Greetings' API.
+async fn one_greeting(
+    crds: &Api<CustomResourceDefinition>,
+    client: &kube::Client,
+    name: &str,
+    message: &str,
+) -> (DynamicObject, Api<DynamicObject>) {
+    crds.create(&PostParams::default(), &greeting_crd())
+        .await
+        .unwrap();
+    established(crds, "greetings.example.com").await;
+    let api = greetings(client);
+    let obj: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "example.com/v1", "kind": "Greeting",
+        "metadata": {"name": name}, "spec": {"message": message}
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &obj).await.unwrap();
+    (obj, api)
+}
+
+/// Replaces the Greeting CRD's schema of `spec` with one of these `properties`.
+async fn set_spec_properties(crds: &Api<CustomResourceDefinition>, properties: serde_json::Value) {
+    let patch = json!({"spec": {"versions": [{"name": "v1", "served": true, "storage": true,
+        "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+            "properties": properties}}}}}]}});
+    crds.patch(
+        "greetings.example.com",
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await
+    .unwrap();
+}
+
 #[tokio::test]
 async fn crd_status_and_serving() {
     let f = common::start().await;
@@ -237,27 +273,12 @@ async fn invalid_crds_are_rejected_with_kube_messages() {
 async fn schema_validation_ratchets_on_update() {
     let f = common::start().await;
     let crds: Api<CustomResourceDefinition> = Api::all(f.client.clone());
-    crds.create(&PostParams::default(), &greeting_crd())
-        .await
-        .unwrap();
-    established(&crds, "greetings.example.com").await;
-    let api = greetings(&f.client);
-    let obj: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "example.com/v1", "kind": "Greeting",
-        "metadata": {"name": "old-style"}, "spec": {"message": "a rather long message"}
-    }))
-    .unwrap();
-    api.create(&PostParams::default(), &obj).await.unwrap();
-    let tighten = json!({"spec": {"versions": [{"name": "v1", "served": true, "storage": true,
-        "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
-            "properties": {"message": {"type": "string", "maxLength": 5}, "note": {"type": "string"}}}}}}}]}});
-    crds.patch(
-        "greetings.example.com",
-        &PatchParams::default(),
-        &Patch::Merge(&tighten),
+    let (obj, api) = one_greeting(&crds, &f.client, "old-style", "a rather long message").await;
+    set_spec_properties(
+        &crds,
+        json!({"message": {"type": "string", "maxLength": 5}, "note": {"type": "string"}}),
     )
-    .await
-    .unwrap();
+    .await;
     // The new schema applies (a new object is checked against it)...
     let mut fresh = obj.clone();
     fresh.metadata.name = Some("new-style".into());
@@ -342,32 +363,16 @@ async fn an_established_crd_is_already_in_discovery() {
 async fn a_default_added_later_shows_in_lists() {
     let f = common::start().await;
     let crds: Api<CustomResourceDefinition> = Api::all(f.client.clone());
-    crds.create(&PostParams::default(), &greeting_crd())
-        .await
-        .unwrap();
-    established(&crds, "greetings.example.com").await;
-    let api = greetings(&f.client);
-    let obj: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "example.com/v1", "kind": "Greeting",
-        "metadata": {"name": "g1"}, "spec": {"message": "hi"}
-    }))
-    .unwrap();
-    api.create(&PostParams::default(), &obj).await.unwrap();
+    let (_, api) = one_greeting(&crds, &f.client, "g1", "hi").await;
     for _ in 0..2 {
         let listed = api.list(&Default::default()).await.unwrap();
         assert_eq!(listed.items[0].data["spec"], json!({"message": "hi"}));
     }
-    let with_default = json!({"spec": {"versions": [{"name": "v1", "served": true, "storage": true,
-        "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
-            "properties": {"message": {"type": "string"},
-                "color": {"type": "string", "default": "blue"}}}}}}}]}});
-    crds.patch(
-        "greetings.example.com",
-        &PatchParams::default(),
-        &Patch::Merge(&with_default),
+    set_spec_properties(
+        &crds,
+        json!({"message": {"type": "string"}, "color": {"type": "string", "default": "blue"}}),
     )
-    .await
-    .unwrap();
+    .await;
     let mut got = json!(null);
     for _ in 0..500 {
         got = api.get("g1").await.unwrap().data["spec"].clone();
