@@ -2,7 +2,7 @@
 
 Usage: plot_scale.py RESULTS.json OUTPUT.png (run with bench/.venv's Python).
 Left: the server's RSS (MiB) and RSS per object against the objects' JSON size.
-Middle: full list, 1% selector list, GET p99 under updates and watch delivery p99.
+Middle: full list, 1% selector list, GET p99 under updates and watch delivery p99 (HTTP/1.1 and HTTP/2).
 Right (when measured): the operators' RSS at rest, kopr against the kube-rs Controller.
 All on log axes.
 """
@@ -20,7 +20,8 @@ LATENCIES = [
     ("selector_list_ms", "selector list (1%)"),
     ("first_page_ms", "first page of 500"),
     ("get_p99_ms", "GET p99 under updates"),
-    ("watch_p99_ms", "watch delivery p99"),
+    ("watch_p99_ms", "watch delivery p99, HTTP/1.1"),
+    ("watch_h2_p99_ms", "watch delivery p99, HTTP/2"),
 ]
 
 
@@ -44,6 +45,8 @@ def main(source, target):
     mem.set_title("server memory")
     mem.legend(fontsize=8)
     for key, label in LATENCIES:
+        if not all(key in s for s in steps):
+            continue  # results of an older bench
         lat.plot(xs, [s[key] for s in steps], marker="o", label=label)
     lat.set_xscale("log")
     lat.set_yscale("log")

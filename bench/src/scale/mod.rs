@@ -10,6 +10,7 @@
 //! `scale.{md,json}` and, with a Python that has matplotlib, `scale.png` (memory and latency
 //! against objects, log axes).
 
+mod h2;
 mod operators;
 
 use std::path::PathBuf;
@@ -83,8 +84,12 @@ struct Step {
     get_p99_ms: f64,
     updates_per_s_during_gets: f64,
     watchers: usize,
+    /// Watches on HTTP/1.1, one connection each (kube-rs).
     watch_p50_ms: f64,
     watch_p99_ms: f64,
+    /// Watches as HTTP/2 streams, 100 to a connection (client-go).
+    watch_h2_p50_ms: f64,
+    watch_h2_p99_ms: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -166,19 +171,70 @@ async fn gets_under_writes(
     Ok((latencies, rate))
 }
 
+/// How the fan-out's watches reach the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    /// kube-rs clients: one HTTP/1.1 connection per watch.
+    Http1,
+    /// client-go's way: the watches as streams of HTTP/2 connections, 100 to each.
+    Http2,
+}
+
+/// Opens `watchers` watch streams of the namespace's watched ConfigMaps after `rv`.
+async fn open_watches(
+    kubeconfig: &std::path::Path,
+    transport: Transport,
+    watchers: usize,
+    rv: &str,
+) -> anyhow::Result<Vec<tokio::task::JoinHandle<anyhow::Result<h2::Lines>>>> {
+    let path = format!(
+        "/api/v1/namespaces/{NS}/configmaps?watch=true&labelSelector=watched%3Dyes&resourceVersion={rv}"
+    );
+    // Several clients or connections, as many watching processes would use.
+    let groups = watchers.div_ceil(100).max(1);
+    let mut opened = Vec::new();
+    match transport {
+        Transport::Http1 => {
+            let mut clients = Vec::new();
+            for _ in 0..groups {
+                clients.push(crate::compare::cluster::harness_client(kubeconfig).await?);
+            }
+            for w in 0..watchers {
+                let (client, path) = (clients[w % groups].clone(), path.clone());
+                opened.push(tokio::spawn(async move {
+                    let request = http::Request::get(path).body(Vec::new())?;
+                    let lines = client.request_stream(request).await?.lines();
+                    let lines: h2::Lines = Box::pin(lines.map(|l| l.map_err(anyhow::Error::from)));
+                    anyhow::Ok(lines)
+                }));
+            }
+        }
+        Transport::Http2 => {
+            let mut connections = Vec::new();
+            for _ in 0..groups {
+                connections.push(h2::Connection::open(kubeconfig).await?);
+            }
+            for w in 0..watchers {
+                let (connection, path) = (connections[w % groups].clone(), path.clone());
+                opened.push(tokio::spawn(async move { connection.lines(&path).await }));
+            }
+        }
+    }
+    Ok(opened)
+}
+
 /// Delivery latencies of `events` updates to `watchers` watches of the namespace.
 async fn watch_fan_out(
     kubeconfig: &std::path::Path,
+    transport: Transport,
     watchers: usize,
     objects: usize,
 ) -> anyhow::Result<Vec<f64>> {
     let events = 20usize;
-    // Several connections, as many watching processes would use.
-    let mut clients = Vec::new();
-    for _ in 0..watchers.div_ceil(100).max(1) {
-        clients.push(crate::compare::cluster::harness_client(kubeconfig).await?);
-    }
-    let first: Api<ConfigMap> = Api::namespaced(clients[0].clone(), NS);
+    let first: Api<ConfigMap> = Api::namespaced(
+        crate::compare::cluster::harness_client(kubeconfig).await?,
+        NS,
+    );
     let rv = first
         .list_metadata(&ListParams::default().limit(1))
         .await?
@@ -187,21 +243,15 @@ async fn watch_fan_out(
         .unwrap_or_default();
     // Keyed by the tick's value, unique to each update of the step.
     let sent: Arc<Mutex<std::collections::HashMap<String, Instant>>> = Arc::default();
-    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<()>(watchers.max(1));
     let mut tasks = Vec::new();
-    for w in 0..watchers {
-        let client = clients[w % clients.len()].clone();
-        let (sent, rv, ready) = (sent.clone(), rv.clone(), ready_tx.clone());
+    for opened in open_watches(kubeconfig, transport, watchers, &rv).await? {
+        // Every watch is open (the server has answered its request) before the first update.
+        let mut lines = opened.await??;
+        let sent = sent.clone();
         tasks.push(tokio::spawn(async move {
             // Each event's line is read as text and its tick found in it, not decoded into
             // a ConfigMap: a thousand decodes of every update on the same two cores would
             // be counted as the server's delay.
-            let request = http::Request::get(format!(
-                "/api/v1/namespaces/{NS}/configmaps?watch=true&labelSelector=watched%3Dyes&resourceVersion={rv}"
-            ))
-            .body(Vec::new())?;
-            let mut lines = Box::pin(client.request_stream(request).await?.lines());
-            let _ = ready.send(()).await;
             let mut lat = Vec::with_capacity(events);
             while lat.len() < events {
                 match tokio::time::timeout(Duration::from_secs(60), lines.next()).await {
@@ -209,8 +259,8 @@ async fn watch_fan_out(
                         if line.contains(r#""type":"ERROR""#) {
                             bail!("a watch failed: {line}");
                         }
-                        let at = tick_of(&line)
-                            .and_then(|tick| sent.lock().ok()?.get(tick).copied());
+                        let at =
+                            tick_of(&line).and_then(|tick| sent.lock().ok()?.get(tick).copied());
                         if let Some(at) = at {
                             lat.push(at.elapsed().as_secs_f64() * 1000.0);
                         }
@@ -223,15 +273,11 @@ async fn watch_fan_out(
             anyhow::Ok(lat)
         }));
     }
-    drop(ready_tx);
-    for _ in 0..watchers {
-        ready_rx.recv().await.context("a watch failed to start")?;
-    }
     for tick in 0..events {
         let name = format!("o-{:06}", (tick * 31) % objects);
-        // The tick names the size too: a patch repeating an earlier step's would change
-        // nothing, and a write that changes nothing sends no event.
-        let value = format!("{objects}-{tick}");
+        // The tick names the size and the transport too: a patch repeating an earlier
+        // step's would change nothing, and a write that changes nothing sends no event.
+        let value = format!("{objects}-{transport:?}-{tick}");
         if let Ok(mut m) = sent.lock() {
             m.insert(value.clone(), Instant::now());
         }
@@ -316,7 +362,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             .len();
         let (first_page_ms, _) = median_get(&c, &format!("{base}?limit=500"), 5).await?;
         let (gets, updates_per_s) = gets_under_writes(&api, size, args.clients).await?;
-        let watch = watch_fan_out(&server.kubeconfig, args.watchers, size).await?;
+        let watch =
+            watch_fan_out(&server.kubeconfig, Transport::Http1, args.watchers, size).await?;
+        let watch_h2 =
+            watch_fan_out(&server.kubeconfig, Transport::Http2, args.watchers, size).await?;
         let step = Step {
             objects: size,
             creates_per_s,
@@ -335,6 +384,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             watchers: args.watchers,
             watch_p50_ms: percentile(&watch, 0.5),
             watch_p99_ms: percentile(&watch, 0.99),
+            watch_h2_p50_ms: percentile(&watch_h2, 0.5),
+            watch_h2_p99_ms: percentile(&watch_h2, 0.99),
         };
         eprintln!("{step:?}");
         steps.push(step);
@@ -379,11 +430,11 @@ fn markdown(s: &Summary) -> String {
         "# kopr apiserver at scale\n\nCommand: `{}`; {} CPUs, load average {} at the end.\n\n",
         s.command, s.cpus, s.load_average
     );
-    out.push_str("| objects | creates/s | server CPU/create (µs) | RSS (MiB) | RSS/object (bytes) | JSON/object (bytes) | full list (ms, MiB) | selector list 1% (ms) | first page of 500 (ms) | GET p50 / p99 under updates (ms) | updates/s meanwhile | watch delivery p50 / p99 (ms, watchers) |\n");
-    out.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("| objects | creates/s | server CPU/create (µs) | RSS (MiB) | RSS/object (bytes) | JSON/object (bytes) | full list (ms, MiB) | selector list 1% (ms) | first page of 500 (ms) | GET p50 / p99 under updates (ms) | updates/s meanwhile | watch delivery p50 / p99, HTTP/1.1 (ms, watchers) | the same, HTTP/2 (ms) |\n");
+    out.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for t in &s.steps {
         out.push_str(&format!(
-            "| {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} ({:.1}) | {:.1} ({} matched) | {:.1} | {:.2} / {:.2} | {:.0} | {:.2} / {:.2} ({}) |\n",
+            "| {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} ({:.1}) | {:.1} ({} matched) | {:.1} | {:.2} / {:.2} | {:.0} | {:.2} / {:.2} ({}) | {:.2} / {:.2} |\n",
             t.objects,
             t.creates_per_s,
             t.server_cpu_us_per_create,
@@ -401,6 +452,8 @@ fn markdown(s: &Summary) -> String {
             t.watch_p50_ms,
             t.watch_p99_ms,
             t.watchers,
+            t.watch_h2_p50_ms,
+            t.watch_h2_p99_ms,
         ));
     }
     if !s.operators.is_empty() {
@@ -462,6 +515,8 @@ mod tests {
             watchers: 14,
             watch_p50_ms: 15.0,
             watch_p99_ms: 16.0,
+            watch_h2_p50_ms: 17.0,
+            watch_h2_p99_ms: 18.0,
         };
         let s = Summary {
             command: "c".into(),
@@ -478,6 +533,10 @@ mod tests {
         );
         assert!(
             md.contains("| 10000 | 1 | 2 | 3 | 4 | 5 | 6 (7.0) | 8.0 (9 matched) |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 15.00 / 16.00 (14) | 17.00 / 18.00 |"),
             "{md}"
         );
     }

@@ -154,7 +154,12 @@ impl PathElement {
     /// The `fieldsV1` key of this element (`f:`, `k:`, `v:` or `i:`).
     pub fn to_fields_key(&self) -> String {
         match self {
-            PathElement::Field(n) => format!("f:{n}"),
+            PathElement::Field(n) => {
+                let mut key = String::with_capacity(n.len() + 2);
+                key.push_str("f:");
+                key.push_str(n);
+                key
+            }
             PathElement::Key(kv) => {
                 let m: Map<String, Value> = kv.iter().cloned().collect();
                 format!("k:{}", Value::Object(m))
@@ -215,9 +220,18 @@ impl FieldSet {
         match path {
             [] => {}
             [last] => {
-                self.members.insert(last.clone());
+                if !self.members.contains(last) {
+                    self.members.insert(last.clone());
+                }
             }
-            [first, rest @ ..] => self.children.entry(first.clone()).or_default().insert(rest),
+            [first, rest @ ..] => match self.children.get_mut(first) {
+                Some(child) => child.insert(rest),
+                None => {
+                    let mut child = FieldSet::default();
+                    child.insert(rest);
+                    self.children.insert(first.clone(), child);
+                }
+            },
         }
     }
 
@@ -261,6 +275,20 @@ impl FieldSet {
             })
             .collect();
         FieldSet { members, children }.cleaned()
+    }
+
+    /// Removes the paths of `other` in place: what [`FieldSet::difference`] returns,
+    /// without copying what stays.
+    pub fn subtract(&mut self, other: &FieldSet) {
+        if !other.members.is_empty() {
+            self.members.retain(|m| !other.members.contains(m));
+        }
+        for (pe, o) in &other.children {
+            if let Some(c) = self.children.get_mut(pe) {
+                c.subtract(o);
+            }
+        }
+        self.children.retain(|_, c| !c.is_empty());
     }
 
     /// Paths in both sets.

@@ -337,12 +337,12 @@ pub fn update_managed_fields(req: UpdateRequest<'_>, new: &mut Value, schema: &d
     } else {
         cmp.modified.union(&cmp.added)
     };
-    let op_set = if ignored.is_empty() {
+    let mut op_set = if ignored.is_empty() {
         op_set
     } else {
         op_set.recursive_difference(&ignored)
     };
-    let op_set = op_set.difference(strip_set());
+    op_set.subtract(strip_set());
     if !op_set.is_empty() {
         let info = ManagerInfo {
             manager: if req.manager.is_empty() {

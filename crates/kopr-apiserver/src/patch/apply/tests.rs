@@ -457,3 +457,29 @@ fn no_panics_on_odd_inputs() {
         }
     }
 }
+
+#[test]
+fn subtract_in_place_equals_difference() {
+    let set = FieldSet::from_plain_paths(&[
+        &["apiVersion"],
+        &["metadata"],
+        &["metadata", "name"],
+        &["metadata", "labels", "app"],
+        &["data", "a"],
+        &["data", "b"],
+    ]);
+    for other in [
+        strip_set().clone(),
+        FieldSet::from_plain_paths(&[&["data", "a"], &["data", "b"]]),
+        FieldSet::from_plain_paths(&[&["metadata", "labels", "app"], &["kind"]]),
+        FieldSet::default(),
+    ] {
+        let mut subtracted = set.clone();
+        subtracted.subtract(&other);
+        assert_eq!(subtracted, set.difference(&other));
+    }
+    let mut emptied = set.clone();
+    emptied.subtract(&set);
+    assert!(emptied.is_empty());
+    assert_eq!(emptied, FieldSet::default());
+}

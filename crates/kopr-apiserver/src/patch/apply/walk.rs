@@ -8,22 +8,23 @@ use super::*;
 // Schema-aware walks over values
 // ---------------------------------------------------------------------------
 
-pub(super) struct Walker<'s> {
+/// A walk's schema and its schema path, whose segments borrow the walked value's keys.
+pub(super) struct Walker<'s, 'v> {
     pub(super) schema: &'s dyn MergeSchema,
-    pub(super) spath: Vec<String>,
+    pub(super) spath: Vec<&'v str>,
 }
 
-impl Walker<'_> {
-    pub(super) fn sp(&self) -> Vec<&str> {
-        self.spath.iter().map(String::as_str).collect()
+impl<'v> Walker<'_, 'v> {
+    pub(super) fn sp(&self) -> &[&'v str] {
+        &self.spath
     }
 
     pub(super) fn strategy(&self) -> ListStrategy {
-        self.schema.list_strategy(&self.sp())
+        self.schema.list_strategy(self.sp())
     }
 
     pub(super) fn map_atomic(&self) -> bool {
-        self.schema.map_is_atomic(&self.sp())
+        self.schema.map_is_atomic(self.sp())
     }
 
     pub(super) fn path_str(&self) -> String {
@@ -66,7 +67,7 @@ impl Walker<'_> {
                 for key in keys {
                     match m.get(key) {
                         Some(v) => kv.push((key.clone(), v.clone())),
-                        None => match self.schema.key_default(&self.sp(), key) {
+                        None => match self.schema.key_default(self.sp(), key) {
                             Some(d) => kv.push((key.clone(), d)),
                             None => {
                                 return Err(format!(
@@ -87,12 +88,12 @@ impl Walker<'_> {
     /// Items of a non-atomic list with their path elements. With `strict`,
     /// duplicates are an error (applied configurations); otherwise the first
     /// occurrence wins for lookups.
-    pub(super) fn items<'v>(
+    pub(super) fn items<'l>(
         &self,
         strategy: &ListStrategy,
-        list: &'v [Value],
+        list: &'l [Value],
         strict: bool,
-    ) -> Result<Vec<(PathElement, &'v Value)>, String> {
+    ) -> Result<Vec<(PathElement, &'l Value)>, String> {
         let mut out = Vec::with_capacity(list.len());
         let mut seen = BTreeSet::new();
         for (i, item) in list.iter().enumerate() {
@@ -111,7 +112,7 @@ impl Walker<'_> {
     /// Collects the field set of `v` (the paths a configuration specifies).
     pub(super) fn field_set(
         &mut self,
-        v: &Value,
+        v: &'v Value,
         prefix: &mut Vec<PathElement>,
         set: &mut FieldSet,
         strict: bool,
@@ -120,7 +121,7 @@ impl Walker<'_> {
             Value::Object(m) if !self.is_leaf(v) => {
                 for (k, child) in m {
                     prefix.push(PathElement::Field(k.clone()));
-                    self.spath.push(k.clone());
+                    self.spath.push(k);
                     let res = if self.is_leaf(child) {
                         set.insert(prefix);
                         Ok(())
@@ -152,7 +153,11 @@ impl Walker<'_> {
     }
 
     /// Merges an applied configuration value over a live value.
-    pub(super) fn merge(&mut self, live: Option<&Value>, config: &Value) -> Result<Value, String> {
+    pub(super) fn merge(
+        &mut self,
+        live: Option<&Value>,
+        config: &'v Value,
+    ) -> Result<Value, String> {
         match config {
             Value::Object(cm) if !self.map_atomic() => {
                 let mut out = match live {
@@ -164,7 +169,7 @@ impl Walker<'_> {
                         out.remove(k);
                         continue;
                     }
-                    self.spath.push(k.clone());
+                    self.spath.push(k);
                     let merged = self.merge(out.get(k), cv);
                     self.spath.pop();
                     out.insert(k.clone(), merged?);
@@ -193,7 +198,7 @@ impl Walker<'_> {
         &mut self,
         strategy: &ListStrategy,
         la: &[Value],
-        ca: &[Value],
+        ca: &'v [Value],
     ) -> Result<Vec<Value>, String> {
         let lhs = self.items(strategy, la, false)?;
         let rhs = self.items(strategy, ca, true)?;
@@ -259,7 +264,7 @@ impl Walker<'_> {
     pub(super) fn merge_item(
         &mut self,
         live: Option<&Value>,
-        config: &Value,
+        config: &'v Value,
     ) -> Result<Value, String> {
         match config {
             Value::Object(_) => self.merge(live, config),
@@ -270,8 +275,8 @@ impl Walker<'_> {
     /// Compares two values, recording added/modified/removed paths.
     pub(super) fn compare(
         &mut self,
-        l: Option<&Value>,
-        r: Option<&Value>,
+        l: Option<&'v Value>,
+        r: Option<&'v Value>,
         prefix: &mut Vec<PathElement>,
         cmp: &mut Comparison,
     ) -> Result<(), String> {
@@ -312,22 +317,32 @@ impl Walker<'_> {
 
     pub(super) fn compare_children(
         &mut self,
-        l: Option<&Value>,
-        r: Option<&Value>,
+        l: Option<&'v Value>,
+        r: Option<&'v Value>,
         prefix: &mut Vec<PathElement>,
         cmp: &mut Comparison,
     ) -> Result<(), String> {
         let shape = r.filter(|v| !v.is_null()).or(l);
         match shape {
             Some(Value::Object(_)) if !self.map_atomic() => {
-                let empty = Map::new();
-                let lm = l.and_then(Value::as_object).unwrap_or(&empty);
-                let rm = r.and_then(Value::as_object).unwrap_or(&empty);
-                let keys: BTreeSet<&String> = lm.keys().chain(rm.keys()).collect();
+                let lm = l.and_then(Value::as_object);
+                let rm = r.and_then(Value::as_object);
+                // Both maps iterate in key order; one side alone needs no merging.
+                let mut keys: Vec<&'v String> =
+                    lm.into_iter().chain(rm).flat_map(|m| m.keys()).collect();
+                if lm.is_some() && rm.is_some() {
+                    keys.sort_unstable();
+                    keys.dedup();
+                }
                 for k in keys {
                     prefix.push(PathElement::Field(k.clone()));
-                    self.spath.push(k.clone());
-                    let res = self.compare(lm.get(k), rm.get(k), prefix, cmp);
+                    self.spath.push(k);
+                    let res = self.compare(
+                        lm.and_then(|m| m.get(k)),
+                        rm.and_then(|m| m.get(k)),
+                        prefix,
+                        cmp,
+                    );
                     self.spath.pop();
                     prefix.pop();
                     res?;
@@ -339,9 +354,8 @@ impl Walker<'_> {
                 if strategy == ListStrategy::Atomic {
                     return Ok(());
                 }
-                let empty = Vec::new();
-                let la = l.and_then(Value::as_array).unwrap_or(&empty);
-                let ra = r.and_then(Value::as_array).unwrap_or(&empty);
+                let la: &'v [Value] = l.and_then(Value::as_array).map_or(&[], Vec::as_slice);
+                let ra: &'v [Value] = r.and_then(Value::as_array).map_or(&[], Vec::as_slice);
                 let lhs = self.items(&strategy, la, false)?;
                 let rhs = self.items(&strategy, ra, false)?;
                 let mut lm: BTreeMap<PathElement, &Value> = BTreeMap::new();
@@ -368,7 +382,7 @@ impl Walker<'_> {
 
     /// Removes the paths of `set` from `v`. Containers emptied by the removal
     /// are dropped by the caller (kube's typed round trip omits them).
-    pub(super) fn remove(&mut self, v: &Value, set: &FieldSet) -> Value {
+    pub(super) fn remove(&mut self, v: &'v Value, set: &FieldSet) -> Value {
         match v {
             Value::Object(m) if !self.map_atomic() => {
                 let mut out = Map::new();
@@ -379,7 +393,7 @@ impl Walker<'_> {
                     }
                     match set.children.get(&pe) {
                         Some(sub) => {
-                            self.spath.push(k.clone());
+                            self.spath.push(k);
                             let nv = self.remove(child, sub);
                             self.spath.pop();
                             if !became_empty(child, &nv) {
