@@ -6,6 +6,10 @@
 //!
 //! Run as `kopr-operator run -A` (KUBECONFIG points at the cluster).
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
