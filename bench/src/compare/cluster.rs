@@ -89,15 +89,20 @@ pub async fn harness_client(kubeconfig: &Path) -> anyhow::Result<kube::Client> {
 
 /// A client for the server that identifies itself with the User-Agent `agent`.
 pub async fn client_as(kubeconfig: &Path, agent: &'static str) -> anyhow::Result<kube::Client> {
-    let yaml = std::fs::read_to_string(kubeconfig)
-        .with_context(|| format!("reading {}", kubeconfig.display()))?;
-    let kubeconfig = kube::config::Kubeconfig::from_yaml(&yaml)?;
-    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
+    let mut config = config(kubeconfig).await?;
     config.headers.push((
         http::header::USER_AGENT,
         http::HeaderValue::from_static(agent),
     ));
     Ok(kube::Client::try_from(config)?)
+}
+
+/// The client configuration of the kubeconfig file written by the server.
+pub async fn config(kubeconfig: &Path) -> anyhow::Result<kube::Config> {
+    let yaml = std::fs::read_to_string(kubeconfig)
+        .with_context(|| format!("reading {}", kubeconfig.display()))?;
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(&yaml)?;
+    Ok(kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?)
 }
 
 /// Requests served so far, per client (User-Agent product), from `/metrics`.

@@ -35,10 +35,7 @@ impl Connection {
     /// An unreadable kubeconfig, a failed TCP or TLS connection, or a server that does not
     /// speak HTTP/2.
     pub async fn open(kubeconfig: &Path) -> anyhow::Result<Connection> {
-        let yaml = std::fs::read_to_string(kubeconfig)
-            .with_context(|| format!("reading {}", kubeconfig.display()))?;
-        let parsed = kube::config::Kubeconfig::from_yaml(&yaml)?;
-        let config = kube::Config::from_custom_kubeconfig(parsed, &Default::default()).await?;
+        let config = crate::compare::cluster::config(kubeconfig).await?;
         let mut tls = config.rustls_client_config()?;
         tls.alpn_protocols = vec![b"h2".to_vec()];
         let host = config
