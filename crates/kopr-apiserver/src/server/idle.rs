@@ -78,18 +78,21 @@ impl Drop for InFlight {
     }
 }
 
-/// A response body holding its request's [`InFlight`] until it ends.
+/// A response body holding its request's [`InFlight`] until it ends, and
+/// the request's unread body, if any (see [`super::early`]).
 pub struct Tracked<B> {
     inner: B,
     _in_flight: InFlight,
+    _unread: Option<super::early::Unread>,
 }
 
 impl<B> Tracked<B> {
     /// `inner`, counted in flight until dropped.
-    pub fn new(inner: B, in_flight: InFlight) -> Self {
+    pub fn new(inner: B, in_flight: InFlight, unread: Option<super::early::Unread>) -> Self {
         Tracked {
             inner,
             _in_flight: in_flight,
+            _unread: unread,
         }
     }
 }

@@ -4,6 +4,7 @@
 //! controllers; graceful shutdown.
 
 mod client_cert;
+mod early;
 mod first_bytes;
 mod idle;
 
@@ -476,23 +477,32 @@ async fn serve(
                 .map(|chain| crate::http::ClientCertificates(chain.iter().cloned().collect()));
             let activity = idle::Activity::new();
             let requests = activity.clone();
-            let service =
-                TowerToHyperService::new(tower::service_fn(
-                    move |mut req: http::Request<hyper::body::Incoming>| {
-                        req.extensions_mut().insert(crate::http::Peer(peer));
-                        if let Some(chain) = &client_chain {
-                            req.extensions_mut().insert(chain.clone());
-                        }
-                        let in_flight = requests.begin();
-                        let call = tower::ServiceExt::oneshot(app.clone(), req);
-                        async move {
-                            let response = call.await?;
-                            Ok::<_, std::convert::Infallible>(response.map(|body| {
-                                axum::body::Body::new(idle::Tracked::new(body, in_flight))
-                            }))
-                        }
-                    },
-                ));
+            let service = TowerToHyperService::new(tower::service_fn(
+                move |req: http::Request<hyper::body::Incoming>| {
+                    let (mut parts, body) = req.into_parts();
+                    parts.extensions.insert(crate::http::Peer(peer));
+                    if let Some(chain) = &client_chain {
+                        parts.extensions.insert(chain.clone());
+                    }
+                    // Over HTTP/2, the body outlives an early answer (see `early`).
+                    let (body, unread) = match parts.version {
+                        http::Version::HTTP_2 => match early::share(body) {
+                            Ok((shared, unread)) => (axum::body::Body::new(shared), Some(unread)),
+                            Err(body) => (axum::body::Body::new(body), None),
+                        },
+                        _ => (axum::body::Body::new(body), None),
+                    };
+                    let req = http::Request::from_parts(parts, body);
+                    let in_flight = requests.begin();
+                    let call = tower::ServiceExt::oneshot(app.clone(), req);
+                    async move {
+                        let response = call.await?;
+                        Ok::<_, std::convert::Infallible>(response.map(|body| {
+                            axum::body::Body::new(idle::Tracked::new(body, in_flight, unread))
+                        }))
+                    }
+                },
+            ));
             let mut builder = auto::Builder::new(TokioExecutor::new());
             builder
                 .http1()

@@ -16,6 +16,7 @@ mod disruption;
 mod encryption;
 mod endpoints;
 mod exec;
+mod http2;
 mod identity;
 mod kinds;
 mod lifecycle;

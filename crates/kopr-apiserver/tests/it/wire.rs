@@ -306,7 +306,7 @@ async fn half_open_connections_are_closed_after_the_header_timeout() {
     );
 
     // A TLS connection whose request headers never end.
-    let connector = tls_connector(&f.server);
+    let connector = common::tls_connector(&f.server, &[]);
     let tcp = tokio::net::TcpStream::connect(f.server.addr())
         .await
         .unwrap();
@@ -474,25 +474,15 @@ async fn built_in_list_items_carry_no_type_meta_custom_ones_do() {
     assert_eq!(list["items"][0]["apiVersion"], "example.com/v1", "{body}");
 }
 
-/// A TLS client trusting the server's CA.
-fn tls_connector(server: &kopr_apiserver::ApiServer) -> tokio_rustls::TlsConnector {
-    use rustls::pki_types::pem::PemObject;
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(server.ca_pem().as_bytes()) {
-        roots.add(cert.unwrap()).unwrap();
-    }
-    let tls = rustls::ClientConfig::builder()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    tokio_rustls::TlsConnector::from(std::sync::Arc::new(tls))
-}
-
 async fn tls_connect(
     server: &kopr_apiserver::ApiServer,
 ) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
     let tcp = tokio::net::TcpStream::connect(server.addr()).await.unwrap();
     let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-    tls_connector(server).connect(name, tcp).await.unwrap()
+    common::tls_connector(server, &[])
+        .connect(name, tcp)
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -552,7 +542,7 @@ async fn connections_over_the_limit_wait_for_a_free_slot() {
     let one = tls_connect(&f.server).await;
     let _two = tls_connect(&f.server).await;
     let addr = f.server.addr();
-    let connector = tls_connector(&f.server);
+    let connector = common::tls_connector(&f.server, &[]);
     let mut third = tokio::spawn(async move {
         let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
         let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();

@@ -154,3 +154,17 @@ async fn send(
     )
 }
 pub mod webhook;
+
+/// A TLS client trusting the server's CA, offering the `alpn` protocols (none: HTTP/1.1).
+pub fn tls_connector(server: &ApiServer, alpn: &[&[u8]]) -> tokio_rustls::TlsConnector {
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(server.ca_pem().as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let mut tls = rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tls.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    tokio_rustls::TlsConnector::from(std::sync::Arc::new(tls))
+}
