@@ -393,3 +393,28 @@ async fn a_default_added_later_shows_in_lists() {
         "so does a list"
     );
 }
+
+/// As kube-apiserver's PrepareForCreate (issue 39): the object `create` returns has a status
+/// with the storage version stored and the names not yet accepted.
+#[tokio::test]
+async fn a_crd_s_create_response_has_its_initial_status() {
+    let f = common::start().await;
+    let crds: Api<CustomResourceDefinition> = Api::all(f.client.clone());
+    let created = crds
+        .create(&PostParams::default(), &greeting_crd())
+        .await
+        .unwrap();
+    let status = created.status.expect("a status on the create response");
+    assert_eq!(status.stored_versions, Some(vec!["v1".to_string()]));
+    let names = status.accepted_names.expect("acceptedNames");
+    assert_eq!(names.plural, "");
+    assert_eq!(names.kind, "");
+    assert!(status.conditions.unwrap_or_default().is_empty());
+    // The controller then accepts the names.
+    let established = established(&crds, "greetings.example.com").await;
+    let accepted = established
+        .status
+        .and_then(|s| s.accepted_names)
+        .expect("accepted");
+    assert_eq!(accepted.plural, "greetings");
+}

@@ -85,4 +85,23 @@ impl Strategy for DefinitionStrategy {
     fn deletion_finalizer(&self) -> Option<&'static str> {
         Some(CLEANUP_FINALIZER)
     }
+
+    /// kube's PrepareForCreate: the status starts with the storage version in
+    /// `storedVersions` and empty accepted names (Go writes `conditions`,
+    /// `acceptedNames.plural` and `.kind` even when empty); the controller
+    /// fills in the rest.
+    fn prepare_for_create(&self, obj: &mut serde_json::Map<String, Value>) {
+        let stored = crate::crd::definition::stored_versions(&Value::Object(obj.clone()), None);
+        let mut status = serde_json::Map::new();
+        status.insert("conditions".into(), Value::Null);
+        status.insert(
+            "acceptedNames".into(),
+            crate::crd::definition::names::Names::default().to_json(),
+        );
+        status.insert(
+            "storedVersions".into(),
+            Value::Array(stored.into_iter().map(Value::String).collect()),
+        );
+        obj.insert("status".into(), Value::Object(status));
+    }
 }
