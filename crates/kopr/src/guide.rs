@@ -179,9 +179,12 @@
 //! kopr adds its finalizer, `kopr.dev/finalizer`, to an object that a non-optional delete
 //! handler, a timer or a daemon applies to, so the object stays until they are done: on
 //! deletion, timers and daemons are stopped first, then the delete handlers run (retried as
-//! any handler), and the finalizer is released once they all finished. A delete handler
-//! marked [`optional`](crate::Handler::optional) adds no finalizer and runs only if kopr
-//! sees the object while it is being deleted.
+//! any handler), and the finalizer is released once they all finished. Each delete handler's
+//! outcome and progress record are written before the release, so an operator that crashes
+//! in between does not run a delete handler that succeeded again after its restart; only one
+//! the crash cut off runs again. A delete handler marked
+//! [`optional`](crate::Handler::optional) adds no finalizer and runs only if kopr sees the
+//! object while it is being deleted.
 //!
 //! ## Subhandlers, filters, timers, daemons and events
 //! - [`Context::subhandler`](crate::Context::subhandler) splits one cause handler into steps

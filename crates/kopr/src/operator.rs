@@ -87,8 +87,11 @@ type LifecycleFn =
 ///   when its own result asks for it (an error to retry).
 /// - **At least once across a crash.** A process killed mid-way loses what it had not written:
 ///   the attempts in flight (at most [`workers`](Operator::workers), 64 by default, one per
-///   object) and outcomes not yet landed run again after the restart. Fewer workers shrink
-///   that window; delete handlers are no exception, so they should tolerate a second run.
+///   object) and outcomes not yet landed run again after the restart; a handler whose outcome
+///   landed does not. Fewer workers shrink that window. Delete handlers are no exception: each
+///   one's outcome and progress record land before kopr's finalizer is released, so one whose
+///   success was written never runs again, even when the crash came before the release; one
+///   cut off by the crash does, so they should tolerate a second run.
 /// - **Nothing lost.** Events arriving while an object is handled are coalesced into its newest
 ///   body and handled after; API failures are retried with a per-object backoff (see
 ///   [`Settings`]) until the write lands or the object is gone.

@@ -423,12 +423,15 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
     /// # Guarantees
     /// kopr's finalizer (`kopr.dev/finalizer`) is added to every object this handler's
     /// filters match, and released only once every delete handler finished (succeeded, or
-    /// failed for good); timers and daemons are stopped before delete handlers run.
+    /// failed for good); timers and daemons are stopped before delete handlers run. Each delete
+    /// handler's outcome and progress record are written before the release, so one that
+    /// succeeded does not run again, across a crash of the operator too.
     ///
     /// # Caveats
     /// - A delete handler that keeps failing with retryable errors keeps the object: bound it
     ///   with [`retries`](crate::Handler::retries) or [`timeout`](crate::Handler::timeout).
-    /// - Across a crash it may run twice; it should tolerate that.
+    /// - Across a crash it may run twice if the crash cut it off (mid-way, or after it returned
+    ///   but before its outcome was written); it should tolerate that.
     /// - Objects created before the handler was registered get the finalizer when kopr next
     ///   handles them; one deleted before that goes without the handler.
     pub fn on_delete<M>(self, handler: impl IntoHandler<K, M>) -> Self {

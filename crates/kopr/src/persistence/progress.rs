@@ -1,6 +1,7 @@
 //! Per-handler progress, persisted on the object so that retries, delays and successes survive
 //! operator restarts: one `kopr.dev/<handler-id>` annotation per handler (or a `status.kopr.progress`
-//! entry), cleared once the cause is fully handled.
+//! entry), cleared once the cause is fully handled; a deletion's records stay, written before
+//! kopr's finalizer is released, until the object goes.
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};

@@ -5,6 +5,11 @@
 //! that fails is kept and sent again by the next cycle ([`landing`](super::landing)), so a
 //! handler that succeeded never runs again for the same cause while the operator lives; across
 //! a crash, only the attempt in flight and an outcome not yet written can repeat.
+//!
+//! A deletion is no exception: each delete handler's outcome is written with its progress
+//! record before kopr's finalizer is released (one more write than the release alone), so an
+//! operator killed between the two finds the handler finished after the restart and only
+//! releases the finalizer.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -379,19 +384,24 @@ impl Cycle<'_> {
             return Outcome::WakeAfter(wait);
         }
         let finished = records.iter().all(Progress::is_finished);
+        // The record of the handler that ran goes with its outcome while handlers are left,
+        // and always on a deletion, whose records are never purged: a delete handler's success
+        // lands before the finalizer is released, so that an operator killed in between finds
+        // it finished after the restart and only releases the finalizer.
+        let deleting = matches!(finish, Finish::RemoveFinalizer);
+        if let Some(index) = next.filter(|_| !finished || deleting) {
+            let id = &selected[index].handler.id;
+            merge_into(
+                &mut patch,
+                progress::write_patch(storage, id, &records[index]),
+            );
+        }
         if !finished {
-            if let Some(index) = next {
-                let id = &selected[index].handler.id;
-                merge_into(
-                    &mut patch,
-                    progress::write_patch(storage, id, &records[index]),
-                );
-            }
             return send(runtime, key, body, patch, true).await;
         }
-        let ids = selected.iter().map(|s| s.handler.id.as_str());
         match finish {
             Finish::DiffBase { write } => {
+                let ids = selected.iter().map(|s| s.handler.id.as_str());
                 let purge = progress::purge_patch(storage, body, &patch, ids);
                 merge_into(&mut patch, purge);
                 let stored = write.then(|| store_diff_base(runtime, key, body, &mut patch));
@@ -407,11 +417,8 @@ impl Cycle<'_> {
                     .await
             }
             Finish::RemoveFinalizer => {
-                // The object is going away: only the handlers' own changes are worth sending.
-                let mut own = patch;
-                let purge = progress::purge_patch(storage, body, &own, ids);
-                strip(&mut own, &purge);
-                Landing::new(runtime, body, own, Then::ReleaseFinalizer)
+                // The finalizer goes once the handlers' outcomes (and records) landed.
+                Landing::new(runtime, body, patch, Then::ReleaseFinalizer)
                     .land(runtime, key, body)
                     .await
             }
@@ -437,23 +444,6 @@ impl Cycle<'_> {
         };
         let done = super::execution::execute(&target, chosen.handler, record, 0).await;
         (done.record, done.value, done.patch)
-    }
-}
-
-/// Removes from `patch` the keys that `purge` would clear (progress records of a finished
-/// deletion need no write).
-fn strip(patch: &mut Value, purge: &Value) {
-    if let (Value::Object(target), Value::Object(remove)) = (patch, purge) {
-        for (key, value) in remove {
-            if value.is_null() {
-                target.remove(key);
-            } else if let Some(inner) = target.get_mut(key) {
-                strip(inner, value);
-                if inner.as_object().is_some_and(|m| m.is_empty()) {
-                    target.remove(key);
-                }
-            }
-        }
     }
 }
 

@@ -151,7 +151,15 @@ async fn run(
                 .unwrap_or_else(|| "a non-text panic".into());
             Err(HandlerError::message(format!("panicked: {text}")))
         }
-        Err(_) => Err(HandlerError::message("cancelled")),
+        Err(_) => {
+            // Only the runtime shutting down cancels the task (a timeout aborts it and returns
+            // above): the process is going away, as in a crash, and the attempt has no outcome.
+            // Recording one (a failure to retry after the backoff) would delay the handler after
+            // the restart; the cycle waits to be dropped with the runtime instead.
+            tracing::debug!(object = %key, handler = %call.handler.id, "handler task cancelled");
+            let never: std::convert::Infallible = std::future::pending().await;
+            match never {}
+        }
     };
     let label = if panicked { "panic" } else { outcome(&result) };
     (result, patch.to_value(), label)

@@ -14,6 +14,8 @@
 //!   rebuilt on the newest body when that test fails.
 //! - A restart loses what was not written: the attempt in flight and an outcome not yet landed
 //!   may run again after a crash (at-least-once).
+//! - The release of the finalizer follows the delete handlers' outcomes and progress records:
+//!   a delete handler whose success landed is not run again after a crash.
 
 use serde_json::Value;
 

@@ -9,6 +9,7 @@ mod common;
 mod admission;
 mod background;
 mod bad_input;
+mod delete_kills;
 mod endpoints;
 mod faults;
 mod filters;
