@@ -2,8 +2,9 @@
 //! subresources kube-apiserver gives them.
 
 use crate::registry::strategy::{
-    Builtin, DaemonSetStrategy, DefinitionStrategy, EventStrategy, HpaV1Strategy,
-    NamespaceStrategy, PodStrategy, ServiceStrategy, SigningRequestStrategy, VolumeStrategy,
+    ApiServiceStrategy, Builtin, DaemonSetStrategy, DefinitionStrategy, EventStrategy,
+    HpaV1Strategy, NamespaceStrategy, NodeStrategy, PodStrategy, ServiceStrategy,
+    SigningRequestStrategy, VolumeStrategy,
 };
 use crate::resources::{Catalog, Computed, ResourceType};
 
@@ -104,7 +105,7 @@ fn core() -> Vec<ResourceType> {
         core("nodes", "Node", false)
             .short(&["no"])
             .with_status()
-            .strategy(Builtin::PLAIN),
+            .strategy(NodeStrategy),
         core("persistentvolumeclaims", "PersistentVolumeClaim", true)
             .short(&["pvc"])
             .with_status()
@@ -177,7 +178,7 @@ fn grouped() -> Vec<ResourceType> {
         )
         .categories(API_EXTENSIONS)
         .with_status()
-        .strategy(Builtin::PLAIN),
+        .strategy(ApiServiceStrategy),
         apps("controllerrevisions", "ControllerRevision").strategy(Builtin::PLAIN),
         apps("daemonsets", "DaemonSet")
             .short(&["ds"])

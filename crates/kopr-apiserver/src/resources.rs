@@ -32,6 +32,13 @@ pub trait Strategy: std::fmt::Debug + Send + Sync {
         true
     }
 
+    /// What of the status a client sent on create the kind keeps, for kinds
+    /// with a status subresource: none by default, as kube resets it; Nodes
+    /// keep theirs (less `status.config`).
+    fn status_sent_on_create(&self, _sent: serde_json::Value) -> Option<serde_json::Value> {
+        None
+    }
+
     /// The state a new object starts in beyond the generic resets, e.g. a
     /// pod's initial status.
     fn prepare_for_create(&self, _obj: &mut serde_json::Map<String, serde_json::Value>) {}

@@ -13,7 +13,9 @@
 //! `SetDefaults_*` and `Validate*`, custom resources their CRD's structural
 //! schema, defaults and CEL rules. RBAC escalation prevention
 //! ([`rbac_escalation`]) validates first, as kube's RBAC storage refuses
-//! before admission. Admission webhooks ([`webhook`]) run after the
+//! before admission; the access check of a ValidatingAdmissionPolicy's
+//! parameters ([`param_access`]) validates last, as kube's strategy checks it
+//! on objects otherwise valid. Admission webhooks ([`webhook`]) run after the
 //! mutating plugins (the kind's defaulting and pruning run again on what
 //! they changed) and after the validating ones; ValidatingAdmissionPolicies
 //! ([`policy`]) run between the validating plugins and the validating
@@ -25,6 +27,7 @@ mod compiled;
 mod expressions;
 pub mod limit_ranger;
 mod matching;
+pub mod param_access;
 mod plugin;
 pub mod policy;
 pub mod rbac_escalation;

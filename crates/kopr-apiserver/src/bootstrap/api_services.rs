@@ -66,16 +66,6 @@ fn api_service(name: &str, w: &(String, String, u32, u32, &'static str)) -> Valu
     })
 }
 
-fn available() -> Value {
-    json!({"conditions": [{
-        "type": "Available",
-        "status": "True",
-        "lastTransitionTime": object::now_rfc3339(),
-        "reason": "Local",
-        "message": "Local APIServices are always available",
-    }]})
-}
-
 /// Brings the APIServices in line with the served group versions.
 pub async fn resync(api: &Api) {
     let Some(rt) = api
@@ -115,12 +105,16 @@ pub async fn resync(api: &Api) {
             name: Some(name.clone()),
         };
         let current = existing.iter().find(|o| object::name(o) == name);
-        if current.is_none()
-            && let Err(e) = api.create(&rt, None, api_service(name, w), &opts).await
-            && e.code != 409
-        {
-            tracing::warn!(name, error = %e, "could not register an APIService");
-            continue;
+        if current.is_none() {
+            // A local APIService is created available (its strategy says so).
+            match api.create(&rt, None, api_service(name, w), &opts).await {
+                Ok(_) => continue,
+                Err(e) if e.code == 409 => {}
+                Err(e) => {
+                    tracing::warn!(name, error = %e, "could not register an APIService");
+                    continue;
+                }
+            }
         }
         let is_available = current
             .and_then(|c| c.pointer("/status/conditions"))
@@ -133,7 +127,7 @@ pub async fn resync(api: &Api) {
             let result = api
                 .mutate_status(&t, &opts, |cur| {
                     let mut new = cur.clone();
-                    new["status"] = available();
+                    new["status"] = crate::registry::strategy::local_available();
                     Ok(new)
                 })
                 .await;

@@ -512,10 +512,6 @@ fn default_namespace(root: &mut Obj) {
     {
         labels.insert("kubernetes.io/metadata.name".into(), Value::String(name));
     }
-    // Namespace strategy PrepareForCreate sets the kubernetes finalizer.
-    if let Some(spec) = obj_mut(root, "spec") {
-        set_val(spec, "finalizers", json!(["kubernetes"]));
-    }
     if let Some(status) = obj_mut(root, "status") {
         set_str(status, "phase", "Active");
     }
@@ -951,7 +947,8 @@ mod tests {
     fn misc_defaults() {
         let v = d("", "namespaces", json!({"metadata": {"name": "ns"}}));
         assert_eq!(v["metadata"]["labels"]["kubernetes.io/metadata.name"], "ns");
-        assert_eq!(v["spec"]["finalizers"], json!(["kubernetes"]));
+        // The `kubernetes` finalizer is the strategy's, on create only (not a default).
+        assert!(v.pointer("/spec/finalizers").is_none(), "{v}");
         assert_eq!(v["status"]["phase"], "Active");
         assert_eq!(d("", "secrets", json!({}))["type"], "Opaque");
         let v = d(

@@ -14,7 +14,14 @@ pub enum Representation {
     PartialMetadata(&'static str),
     /// meta.k8s.io PartialObjectMetadataList (its version).
     PartialMetadataList(&'static str),
+    /// Nothing the Accept header lists can be served (an unknown `as=`, say): kube answers
+    /// 406 NotAcceptable to a resource request.
+    Unacceptable,
 }
+
+/// The media types a resource answer can take, as kube's 406 lists them.
+pub const ACCEPTED_MEDIA_TYPES: &str =
+    "application/json, application/yaml, application/vnd.kubernetes.protobuf";
 
 impl Representation {
     /// The meta.k8s.io version of a partial-metadata representation.
@@ -26,15 +33,23 @@ impl Representation {
     }
 }
 
-/// Reads the Accept header; the first acceptable alternative wins.
+/// Reads the Accept header; the first acceptable alternative wins, and a header without
+/// one is [`Representation::Unacceptable`].
 pub fn representation(accept: Option<&str>) -> Representation {
-    let Some(accept) = accept else {
+    let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else {
         return Representation::Json;
     };
     for alt in accept.split(',') {
         let mut params = alt.split(';').map(str::trim);
-        let media = params.next().unwrap_or("");
-        if !matches!(media, "application/json" | "*/*" | "application/*") {
+        let media = params.next().unwrap_or("").to_ascii_lowercase();
+        if !matches!(
+            media.as_str(),
+            "application/json"
+                | "*/*"
+                | "application/*"
+                | "application/yaml"
+                | "application/vnd.kubernetes.protobuf"
+        ) {
             continue;
         }
         let (mut as_, mut g, mut v) = ("", "", "");
@@ -61,7 +76,7 @@ pub fn representation(accept: Option<&str>) -> Representation {
             _ => continue,
         }
     }
-    Representation::Json
+    Representation::Unacceptable
 }
 
 fn meta_version(v: &str) -> &'static str {
@@ -102,6 +117,21 @@ mod tests {
             Representation::Json
         );
         assert_eq!(representation(None), Representation::Json);
+        assert_eq!(representation(Some("")), Representation::Json);
+        assert_eq!(
+            representation(Some("application/json;as=Bogus;g=meta.k8s.io;v=v1")),
+            Representation::Unacceptable
+        );
+        assert_eq!(
+            representation(Some(
+                "application/json;as=Bogus;g=meta.k8s.io;v=v1, application/json"
+            )),
+            Representation::Json
+        );
+        assert_eq!(
+            representation(Some("text/html")),
+            Representation::Unacceptable
+        );
         assert_eq!(
             representation(Some(
                 "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"

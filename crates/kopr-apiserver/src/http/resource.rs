@@ -14,7 +14,8 @@ use super::path::ResourcePath;
 use super::query::{Query, RvMatch, invalid_list_options};
 use super::{AppState, body, response};
 use crate::registry::{
-    DeleteOptions, ListBody, ListOptions, ListParams, Target, WatchOptions, WriteOptions, Written,
+    DeleteOptions, ListBody, ListOptions, ListParams, ListResult, Target, WatchOptions,
+    WriteOptions, Written,
 };
 use crate::resources::{Computed, ResourceType};
 use crate::status::ApiError;
@@ -139,6 +140,13 @@ pub async fn handle(
         user,
         user_agent,
     };
+    if req.repr == Representation::Unacceptable {
+        // Negotiated before anything is read or written, as kube's handlers do.
+        return Err(ApiError::not_acceptable(format!(
+            "only the following media types are accepted: {}",
+            super::negotiate::ACCEPTED_MEDIA_TYPES
+        )));
+    }
     match (&parts.method, named) {
         (&Method::GET, _) if watch => watch_objects(&req),
         (&Method::GET, false) => list(&req).await,
@@ -282,59 +290,47 @@ async fn list(req: &Request<'_>) -> Result<Response, ApiError> {
         ));
     }
     let result = req.state.api.list(rt, req.namespace(), &opts).await?;
-    match req.repr {
-        Representation::Table => {
-            let t = super::table::render(rt, &result.items, query, result.list_meta(), true)?;
-            return Ok(response::json(StatusCode::OK, &t));
-        }
-        Representation::PartialMetadataList(version) => {
-            let items: Vec<serde_json::Value> = result
-                .items
-                .iter()
-                .map(|o| super::negotiate::partial_metadata(o, version))
-                .collect();
-            let list = json!({
-                "kind": "PartialObjectMetadataList",
-                "apiVersion": format!("meta.k8s.io/{version}"),
-                "metadata": result.list_meta(),
-                "items": items,
-            });
-            return Ok(response::json(StatusCode::OK, &list));
-        }
-        Representation::PartialMetadata(_) => {
-            return Err(ApiError::not_acceptable(
-                "you requested PartialObjectMetadata, but the requested object is a list",
-            ));
-        }
-        _ => {}
-    }
-    Ok(response::json(StatusCode::OK, &ListBody::new(rt, result)))
+    list_response(req, result)
 }
 
 async fn get(req: &Request<'_>) -> Result<Response, ApiError> {
     let obj = req.state.api.get(&req.target).await?;
-    if req.repr == Representation::Table {
-        let rv = crate::object::meta_str(&obj, "resourceVersion")
-            .unwrap_or("")
-            .to_string();
-        let t = super::table::render(
-            &req.rt,
-            &[obj],
-            &req.query,
-            json!({"resourceVersion": rv}),
-            true,
-        )?;
-        return Ok(response::json(StatusCode::OK, &t));
+    object_response(req, StatusCode::OK, &obj)
+}
+
+/// An object answer (of get, create, update, patch or delete) in the representation the
+/// Accept header asked for: the object, its Table row, or its PartialObjectMetadata. A
+/// Status (a delete's Success) is sent as it is, as kube does.
+fn object_response(
+    req: &Request<'_>,
+    code: StatusCode,
+    obj: &Arc<serde_json::Value>,
+) -> Result<Response, ApiError> {
+    if obj.get("kind").and_then(serde_json::Value::as_str) == Some("Status") {
+        return Ok(response::json(code, &**obj));
     }
     match req.repr {
+        Representation::Table => {
+            let rv = crate::object::meta_str(obj, "resourceVersion")
+                .unwrap_or("")
+                .to_string();
+            let t = super::table::render(
+                &req.rt,
+                std::slice::from_ref(obj),
+                &req.query,
+                json!({"resourceVersion": rv}),
+                true,
+            )?;
+            Ok(response::json(code, &t))
+        }
         Representation::PartialMetadata(version) => {
-            let partial = super::negotiate::partial_metadata(&obj, version);
-            Ok(response::json(StatusCode::OK, &partial))
+            let partial = super::negotiate::partial_metadata(obj, version);
+            Ok(response::json(code, &partial))
         }
         Representation::PartialMetadataList(_) => Err(ApiError::not_acceptable(
             "you requested PartialObjectMetadataList, but the requested object is not a list",
         )),
-        _ => Ok(response::json(StatusCode::OK, &*obj)),
+        _ => Ok(response::json(code, &**obj)),
     }
 }
 
@@ -349,19 +345,22 @@ async fn create(req: &Request<'_>) -> Result<Response, ApiError> {
         .create(&req.rt, req.namespace(), obj, &req.write_options())
         .await?;
     Ok(response::with_warnings(
-        response::json(StatusCode::CREATED, &*w.object),
+        object_response(req, StatusCode::CREATED, &w.object)?,
         &w.warnings,
     ))
 }
 
 /// The answer to a PUT or PATCH: 201 when it created the object.
-fn written(w: &Written) -> Response {
+fn written(req: &Request<'_>, w: &Written) -> Result<Response, ApiError> {
     let code = if w.created {
         StatusCode::CREATED
     } else {
         StatusCode::OK
     };
-    response::with_warnings(response::json(code, &*w.object), &w.warnings)
+    Ok(response::with_warnings(
+        object_response(req, code, &w.object)?,
+        &w.warnings,
+    ))
 }
 
 async fn replace(req: &Request<'_>) -> Result<Response, ApiError> {
@@ -371,7 +370,7 @@ async fn replace(req: &Request<'_>) -> Result<Response, ApiError> {
         .api
         .update_or_create(&req.target, req.subresource(), obj, &req.write_options())
         .await?;
-    Ok(written(&w))
+    written(req, &w)
 }
 
 async fn patch(req: &Request<'_>) -> Result<Response, ApiError> {
@@ -403,7 +402,7 @@ async fn patch(req: &Request<'_>) -> Result<Response, ApiError> {
         .api
         .patch(&req.target, req.subresource(), &doc, &opts)
         .await?;
-    Ok(written(&w))
+    written(req, &w)
 }
 
 async fn delete(req: &Request<'_>) -> Result<Response, ApiError> {
@@ -416,7 +415,7 @@ async fn delete(req: &Request<'_>) -> Result<Response, ApiError> {
         }
         _ => StatusCode::OK,
     };
-    Ok(response::json(code, &outcome.response(&req.rt)))
+    object_response(req, code, &Arc::new(outcome.response(&req.rt)))
 }
 
 async fn delete_collection(req: &Request<'_>) -> Result<Response, ApiError> {
@@ -428,10 +427,40 @@ async fn delete_collection(req: &Request<'_>) -> Result<Response, ApiError> {
         .api
         .delete_collection(&req.rt, req.namespace(), &list, &opts)
         .await?;
-    Ok(response::json(
-        StatusCode::OK,
-        &ListBody::new(&req.rt, result),
-    ))
+    list_response(req, result)
+}
+
+/// A list answer (of list or deletecollection) in the representation asked for: the list,
+/// a Table, or a PartialObjectMetadataList.
+fn list_response(req: &Request<'_>, result: ListResult) -> Result<Response, ApiError> {
+    match req.repr {
+        Representation::Table => {
+            let t =
+                super::table::render(&req.rt, &result.items, &req.query, result.list_meta(), true)?;
+            Ok(response::json(StatusCode::OK, &t))
+        }
+        Representation::PartialMetadataList(version) => {
+            let items: Vec<serde_json::Value> = result
+                .items
+                .iter()
+                .map(|o| super::negotiate::partial_metadata(o, version))
+                .collect();
+            let list = json!({
+                "kind": "PartialObjectMetadataList",
+                "apiVersion": format!("meta.k8s.io/{version}"),
+                "metadata": result.list_meta(),
+                "items": items,
+            });
+            Ok(response::json(StatusCode::OK, &list))
+        }
+        Representation::PartialMetadata(_) => Err(ApiError::not_acceptable(
+            "you requested PartialObjectMetadata, but the requested object is a list",
+        )),
+        _ => Ok(response::json(
+            StatusCode::OK,
+            &ListBody::new(&req.rt, result),
+        )),
+    }
 }
 
 /// List options from the query, checked as kube-apiserver checks them.

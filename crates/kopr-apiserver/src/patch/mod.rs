@@ -89,7 +89,10 @@ pub fn apply_to(
     let kind = rt.kind.as_str();
     match (doc, current) {
         (PatchDocument::Json(ops), Some(cur)) => {
-            let mut target = cur.clone();
+            // kube patches the JSON its Go encoder writes: value structs (`resources: {}`) and
+            // fields without `omitempty` are there to patch even when the client left them out.
+            let mut target =
+                serde_json::to_value(crate::gojson::Ordered(cur)).unwrap_or_else(|_| cur.clone());
             let ops = kube_json_patch(&target, ops);
             json_patch::patch(&mut target, &ops).map_err(|e| patch_failed(e.to_string()))?;
             Ok(target)

@@ -23,6 +23,9 @@
 //! panics and bounds its recursion depth.
 
 pub(crate) mod schema;
+mod zero;
+
+pub(crate) use zero::drop_zero_values;
 
 use base64::Engine as _;
 use serde_json::{Map, Value};

@@ -618,8 +618,14 @@ impl Api {
             let Some(current) = self.store.get(&key).await? else {
                 return Err(ApiError::not_found(rt.reference(), t.name()));
             };
-            let current_view = convert::to_view(rt, &current.object);
+            let mut current_view = convert::to_view(rt, &current.object);
+            // Both sides as Go sees them once decoded: `{}` for a value struct, `""` or
+            // `0` are the same as absent (an object stored before may still hold them).
+            if rt.custom.is_none() {
+                strategy::go_zero_values(rt, Arc::make_mut(&mut current_view));
+            }
             let mut new = mutate(&current_view)?;
+            strategy::go_zero_values(rt, &mut new);
             // A patch is conditional only when it names a resourceVersion of its own: the
             // merged object otherwise carries the current one, and a lost race is retried.
             let patch_precondition = if is_put {

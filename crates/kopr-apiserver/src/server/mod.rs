@@ -238,6 +238,11 @@ impl ApiServer {
                 crate::admission::service_account::ServiceAccountAdmission::new(store.clone()),
             )
             .validating(limit_ranger)
+            .validating(crate::admission::param_access::ParamAccess::new(
+                authz.clone(),
+                store.clone(),
+                catalog.clone(),
+            ))
             .with_quota(
                 crate::admission::resource_quota::ResourceQuotaAdmission::new(store.clone()),
             )

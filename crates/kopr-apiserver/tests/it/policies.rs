@@ -238,7 +238,7 @@ async fn failure_policies_decide_on_expression_errors() {
     assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"));
     assert_eq!(
         e.message,
-        "configmaps \"a\" is forbidden: ValidatingAdmissionPolicy 'strict' with binding 'strict' denied request: expression 'object.data.required == 'yes'' resulted in error: no such key: required"
+        "configmaps \"a\" is forbidden: ValidatingAdmissionPolicy 'strict' with binding 'strict' denied request: expression 'object.data.required == 'yes'' resulted in error: no such key: data"
     );
     cms.create(&PostParams::default(), &labelled("b", "lenient", json!({})))
         .await

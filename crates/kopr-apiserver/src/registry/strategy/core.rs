@@ -8,6 +8,29 @@ use serde_json::{Map, Value, json};
 
 use super::Strategy;
 
+/// Nodes: unlike other kinds, a new node keeps the status its client sent
+/// (a kubelet registers with its capacity and addresses), less the dynamic
+/// kubelet configuration (`status.config`, `spec.configSource`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NodeStrategy;
+
+impl Strategy for NodeStrategy {
+    builtin_admission!();
+
+    fn status_sent_on_create(&self, mut sent: Value) -> Option<Value> {
+        if let Some(status) = sent.as_object_mut() {
+            status.remove("config");
+        }
+        Some(sent)
+    }
+
+    fn prepare_for_create(&self, map: &mut Map<String, Value>) {
+        if let Some(spec) = map.get_mut("spec").and_then(Value::as_object_mut) {
+            spec.remove("configSource");
+        }
+    }
+}
+
 /// Pods: the ServiceAccount and DefaultTolerationSeconds admission plugins'
 /// additions and a Pending status with its QoS class on create; a grace
 /// period on delete; the deleted pod in DELETE's answer.
@@ -22,10 +45,25 @@ impl Strategy for PodStrategy {
             admit_pod_spec(spec);
         }
         let qos = pod_qos_class(map.get("spec"));
-        map.insert(
-            "status".into(),
-            json!({"phase": "Pending", "qosClass": qos}),
-        );
+        let mut status = json!({"phase": "Pending", "qosClass": qos});
+        let gated = map
+            .get("spec")
+            .and_then(|s| s.get("schedulingGates"))
+            .and_then(Value::as_array)
+            .is_some_and(|g| !g.is_empty());
+        if gated {
+            // kube's applySchedulingGatedCondition: a gated pod is not
+            // scheduled until its gates are gone.
+            status["conditions"] = json!([{
+                "type": "PodScheduled",
+                "status": "False",
+                "lastProbeTime": null,
+                "lastTransitionTime": crate::object::now_rfc3339(),
+                "reason": "SchedulingGated",
+                "message": "Scheduling is blocked due to non-empty scheduling gates",
+            }]);
+        }
+        map.insert("status".into(), status);
     }
 
     fn returns_deleted_object(&self) -> bool {
@@ -87,16 +125,37 @@ impl Strategy for NamespaceStrategy {
 
     fn prepare_for_create(&self, map: &mut Map<String, Value>) {
         map.insert("status".into(), json!({"phase": "Active"}));
+        // A new namespace always carries the `kubernetes` finalizer, after
+        // any the client asked for; it may be removed later (`finalize`).
+        let spec = map.entry("spec").or_insert_with(|| json!({}));
+        if let Some(spec) = spec.as_object_mut() {
+            let finalizers = spec.entry("finalizers").or_insert_with(|| json!([]));
+            if finalizers.is_null() {
+                *finalizers = json!([]);
+            }
+            if let Some(list) = finalizers.as_array_mut()
+                && !list.iter().any(|f| f == "kubernetes")
+            {
+                list.push(json!("kubernetes"));
+            }
+        }
     }
 
     fn prepare_for_update(&self, new: &mut Value, old: &Value, subresource: Option<&str>) -> bool {
         if subresource == Some("finalize") {
-            let finalizers = new.pointer("/spec/finalizers").cloned();
+            // Only the finalizers change; none sent (`[]`, or left out as Go's zero) is none.
+            let finalizers = new
+                .pointer("/spec/finalizers")
+                .filter(|f| !f.is_null())
+                .cloned();
             let mut merged = old.clone();
-            if let (Some(f), Some(map)) = (finalizers, merged.as_object_mut()) {
+            if let Some(map) = merged.as_object_mut() {
                 let spec = map.entry("spec").or_insert_with(|| json!({}));
                 if let Some(s) = spec.as_object_mut() {
-                    s.insert("finalizers".into(), f);
+                    match finalizers {
+                        Some(f) => s.insert("finalizers".into(), f),
+                        None => s.remove("finalizers"),
+                    };
                 }
             }
             *new = merged;

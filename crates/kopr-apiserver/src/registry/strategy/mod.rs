@@ -29,6 +29,7 @@ macro_rules! builtin_admission {
     };
 }
 
+mod apiservices;
 mod apps;
 mod autoscaling;
 mod autoscaling_annotations;
@@ -39,12 +40,13 @@ mod volumes;
 
 use serde_json::{Value, json};
 
+pub use self::apiservices::{ApiServiceStrategy, local_available};
 pub use self::apps::DaemonSetStrategy;
 pub use self::autoscaling::HpaV1Strategy;
 pub use self::certificates::SigningRequestStrategy;
 pub use self::core::{
-    EventStrategy, NamespaceStrategy, PodStrategy, ServiceStrategy, UNDELETABLE_NAMESPACES,
-    pod_qos_class,
+    EventStrategy, NamespaceStrategy, NodeStrategy, PodStrategy, ServiceStrategy,
+    UNDELETABLE_NAMESPACES, pod_qos_class,
 };
 pub use self::custom::{CLEANUP_FINALIZER, CustomResourceStrategy, DefinitionStrategy};
 pub use self::volumes::VolumeStrategy;
@@ -115,12 +117,25 @@ pub(crate) fn builtin_normalize(
     rt: &ResourceType,
     obj: &mut Value,
 ) -> Result<Vec<String>, ApiError> {
-    crate::typed::normalize(rt, obj)
+    let unknown = crate::typed::normalize(rt, obj)?;
+    go_zero_values(rt, obj);
+    Ok(unknown)
+}
+
+/// Drops the fields of a built-in object that hold their Go type's zero
+/// value (`{}` for a value struct, `""`, `0`, `false`, `[]`, `null`), so that
+/// objects compare and are stored as kube-apiserver sees them once decoded
+/// into Go structs; custom resources are left as they are.
+pub(crate) fn go_zero_values(rt: &ResourceType, obj: &mut Value) {
+    if rt.custom.is_none() {
+        crate::protobuf::drop_zero_values(&rt.api_version(), &rt.kind, obj);
+    }
 }
 
 /// A built-in kind's defaulting, as kube's `SetDefaults_*` functions do it.
 pub(crate) fn builtin_default(rt: &ResourceType, obj: &mut Value) {
     crate::defaults::apply_defaults(&rt.group, &rt.plural, obj);
+    go_zero_values(rt, obj);
 }
 
 /// A built-in kind's validation, as kube's `Validate*` functions do it.
@@ -137,8 +152,11 @@ pub(crate) fn builtin_validate(
 /// then generation 1.
 pub fn prepare_for_create(rt: &ResourceType, obj: &mut Value) {
     if let Some(map) = obj.as_object_mut() {
-        if rt.status_subresource {
-            map.remove("status");
+        if rt.status_subresource
+            && let Some(sent) = map.remove("status")
+            && let Some(kept) = rt.strategy.status_sent_on_create(sent)
+        {
+            map.insert("status".into(), kept);
         }
         rt.strategy.prepare_for_create(map);
     }
