@@ -5,7 +5,9 @@
 //! with a bearer token, exactly as to kube-apiserver 1.32.
 //!
 //! A request passes the stages of kube-apiserver's chain, each a module that
-//! imports only the ones below it:
+//! imports only the ones below it (the table is `xtask/layers.txt`, checked by
+//! `cargo run -p xtask -- layering`, which also lists the upward edges still to
+//! be cut):
 //!
 //! - [`http`]: routing, content negotiation, decoding every body (PATCH
 //!   included) and rendering responses, discovery documents among them;

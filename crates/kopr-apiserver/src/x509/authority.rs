@@ -322,7 +322,7 @@ fn usages(names: &[String]) -> Result<Usages, AuthorityError> {
     if !unrecognized.is_empty() {
         let quoted: Vec<String> = unrecognized
             .iter()
-            .map(|u| crate::validation::go_quote(u))
+            .map(|u| crate::gofmt::quote(u))
             .collect();
         return Err(AuthorityError::Policy(format!(
             "unrecognized usage values: [{}]",
