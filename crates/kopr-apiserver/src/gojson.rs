@@ -32,6 +32,28 @@ pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     out
 }
 
+/// `value` as kube's Go encoder writes it, read back as JSON: a built-in object with its
+/// value structs and fields without `omitempty` filled in (see the module documentation);
+/// anything else as it is.
+pub fn as_go_writes(value: &Value) -> Value {
+    serde_json::from_slice(&to_vec(&Ordered(value))).unwrap_or_else(|_| value.clone())
+}
+
+/// A pod template (`PodTemplateSpec`) as kube's Go encoder writes it, read back as JSON:
+/// the form in which kube compares templates.
+pub fn pod_template_as_go_writes(template: &Value) -> Value {
+    let wrapped = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "PodTemplate",
+        "metadata": {},
+        "template": template,
+    });
+    match as_go_writes(&wrapped) {
+        Value::Object(mut m) => m.remove("template").unwrap_or(Value::Null),
+        _ => template.clone(),
+    }
+}
+
 /// A JSON value written in kube's order: see the module documentation.
 #[derive(Debug, Clone, Copy)]
 pub struct Ordered<'a>(pub &'a Value);

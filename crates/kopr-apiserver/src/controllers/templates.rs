@@ -14,20 +14,7 @@ use crate::gojson;
 /// A pod template (`PodTemplateSpec`) as kube's Go encoder writes it, read
 /// back as JSON (keys sorted, as Go writes a `map[string]interface{}`).
 pub fn canonical(template: &Value) -> Value {
-    let wrapped = json!({
-        "apiVersion": "v1",
-        "kind": "PodTemplate",
-        "metadata": {},
-        "template": template,
-    });
-    let bytes = gojson::to_vec(&gojson::Ordered(&wrapped));
-    match serde_json::from_slice::<Value>(&bytes) {
-        Ok(mut v) => v
-            .get_mut("template")
-            .map(Value::take)
-            .unwrap_or(Value::Null),
-        Err(_) => template.clone(),
-    }
+    gojson::pod_template_as_go_writes(template)
 }
 
 /// Whether two pod templates are the same value to kube's Go types.

@@ -56,7 +56,7 @@ pub async fn handle(
                 other => other,
             };
             let doc = body::decode_patch(kind, raw, true)?;
-            let patched = crate::patch::apply_to(
+            let patched = crate::registry::patching::apply_to(
                 &scale_rt,
                 Some(&scale_of(&target.rt, &current)),
                 &doc,

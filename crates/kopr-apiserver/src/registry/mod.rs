@@ -6,6 +6,7 @@ pub mod admit;
 mod binding;
 pub mod convert;
 mod delete;
+pub mod patching;
 pub mod eviction;
 mod read;
 pub mod scale;

@@ -39,9 +39,9 @@ pub struct WriteOptions {
     pub user: Option<std::sync::Arc<crate::authn::UserInfo>>,
 }
 
-impl From<&WriteOptions> for crate::patch::PatchOptions {
+impl From<&WriteOptions> for super::patching::PatchOptions {
     fn from(opts: &WriteOptions) -> Self {
-        crate::patch::PatchOptions {
+        super::patching::PatchOptions {
             field_manager: opts.field_manager.clone(),
             force: opts.force,
         }
@@ -421,7 +421,7 @@ impl Api {
             )
             .await?;
         if !applied {
-            crate::patch::record_update(rt, None, obj, &opts.field_manager, None);
+            super::patching::record_update(rt, None, obj, &opts.field_manager, None);
         }
         Ok((
             warnings,
@@ -567,7 +567,7 @@ impl Api {
         if is_apply {
             let key = t.key()?;
             if self.store.get(&key).await?.is_none() {
-                let applied = crate::patch::apply_to(&rt, None, doc, &opts.into(), subresource)?;
+                let applied = super::patching::apply_to(&rt, None, doc, &opts.into(), subresource)?;
                 let written = self
                     .create_recorded(&rt, t.namespace.as_deref(), applied, opts, true)
                     .await;
@@ -580,12 +580,12 @@ impl Api {
             }
         }
         let doc = Arc::new(doc.clone());
-        let opts_for_patch: crate::patch::PatchOptions = opts.into();
+        let opts_for_patch: super::patching::PatchOptions = opts.into();
         let rt2 = rt.clone();
         let url_name = t.name().to_string();
         let sub = subresource.map(str::to_string);
         self.guaranteed_update(t, UpdateHow { subresource, precondition: None, is_put: false, is_apply }, opts, move |current| {
-            let patched = crate::patch::apply_to(&rt2, Some(current), &doc, &opts_for_patch, sub.as_deref())?;
+            let patched = super::patching::apply_to(&rt2, Some(current), &doc, &opts_for_patch, sub.as_deref())?;
             let n = object::name(&patched);
             if n != url_name {
                 return Err(ApiError::bad_request(format!(
@@ -667,7 +667,7 @@ impl Api {
                 .admit(rt, &mut new, Some(&current_view), subresource, opts)
                 .await?;
             if !is_apply {
-                crate::patch::record_update(
+                super::patching::record_update(
                     rt,
                     Some(&current_view),
                     &mut new,

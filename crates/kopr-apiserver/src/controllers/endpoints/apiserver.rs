@@ -165,7 +165,7 @@ async fn put(
                     meta.insert("generation".into(), json!(1));
                 }
             }
-            crate::patch::record_update(rt, None, &mut obj, MANAGER, None);
+            crate::registry::patching::record_update(rt, None, &mut obj, MANAGER, None);
             let obj = crate::registry::convert::to_storage(rt, obj, &rt.storage_api_version);
             api.store.create(key, obj).await?
         }
@@ -176,7 +176,7 @@ async fn put(
                     json!(object::generation(&s.object) + 1),
                 );
             }
-            crate::patch::record_update(rt, Some(&s.object), &mut obj, MANAGER, None);
+            crate::registry::patching::record_update(rt, Some(&s.object), &mut obj, MANAGER, None);
             let obj = crate::registry::convert::to_storage(rt, obj, &rt.storage_api_version);
             api.store
                 .update(key, obj, s.revision, s.object.clone())

@@ -38,7 +38,7 @@ fn set_generation(meta: &mut Map<String, Value>, generation: i64) {
 fn template_of(obj: &Value) -> Value {
     let mut obj = obj.clone();
     crate::defaults::apply_defaults("apps", "daemonsets", &mut obj);
-    crate::controllers::templates::canonical(obj.pointer("/spec/template").unwrap_or(&Value::Null))
+    crate::gojson::pod_template_as_go_writes(obj.pointer("/spec/template").unwrap_or(&Value::Null))
 }
 
 impl Strategy for DaemonSetStrategy {
