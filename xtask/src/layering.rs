@@ -106,6 +106,7 @@ fn check_crate(root: &Path, table: &Table, report: &mut String, failures: &mut S
     files.sort();
     let modules = top_modules(&src);
     let mut seen_tolerated: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut seen_allowed: BTreeSet<(String, String)> = BTreeSet::new();
     let mut edges = 0usize;
     for module in &modules {
         if !table.allowed.contains_key(module) {
@@ -132,6 +133,7 @@ fn check_crate(root: &Path, table: &Table, report: &mut String, failures: &mut S
             let allowed = table.allowed.get(&edge.from);
             let tolerated = table.tolerated.get(&edge.from);
             if allowed.is_some_and(|a| a.contains(&edge.to)) {
+                seen_allowed.insert((edge.from.clone(), edge.to.clone()));
                 continue;
             }
             if tolerated.is_some_and(|t| t.contains(&edge.to)) {
@@ -169,6 +171,21 @@ fn check_crate(root: &Path, table: &Table, report: &mut String, failures: &mut S
                 );
             }
         }
+    }
+    let unused: Vec<String> = table
+        .allowed
+        .iter()
+        .flat_map(|(from, tos)| tos.iter().map(move |to| (from, to)))
+        .filter(|(from, to)| !seen_allowed.contains(&((*from).clone(), (*to).clone())))
+        .map(|(from, to)| format!("{from} → {to}"))
+        .collect();
+    if !unused.is_empty() {
+        let _ = writeln!(
+            report,
+            "layering: {}: allowed but unused (could be dropped): {}",
+            table.src,
+            unused.join(", ")
+        );
     }
     let _ = writeln!(
         report,

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use http::HeaderMap;
 
 use crate::authn::service_account;
-use crate::authn::{ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, UserInfo};
+use crate::identity::{ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, UserInfo};
 use crate::authz::{Attributes, Decision, Union, forbidden};
 use crate::status::ApiError;
 

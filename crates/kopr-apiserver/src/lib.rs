@@ -58,6 +58,7 @@ pub mod defaults;
 pub mod gofmt;
 pub mod gojson;
 pub mod http;
+pub mod identity;
 pub mod impersonation;
 pub mod metrics;
 pub mod object;

@@ -48,7 +48,7 @@ pub trait Strategy: std::fmt::Debug + Send + Sync {
     fn record_requester(
         &self,
         _obj: &mut serde_json::Map<String, serde_json::Value>,
-        _user: &crate::authn::UserInfo,
+        _user: &crate::identity::UserInfo,
     ) {
     }
 

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use std::sync::Arc;
 
-use crate::authn::UserInfo;
+use crate::identity::UserInfo;
 use crate::registry::{AdmissionRequest, convert};
 use crate::resources::{Catalog, ResourceType};
 use crate::selectors::LabelSelector;

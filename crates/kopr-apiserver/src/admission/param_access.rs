@@ -18,7 +18,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::plugin::Validating;
-use crate::authn::{MASTERS_GROUP, UserInfo};
+use crate::identity::{MASTERS_GROUP, UserInfo};
 use crate::authz::{Attributes, Decision, Union};
 use crate::registry::AdmissionRequest;
 use crate::resources::Catalog;

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::plugin::Validating;
-use crate::authn::{MASTERS_GROUP, UserInfo};
+use crate::identity::{MASTERS_GROUP, UserInfo};
 use crate::authz::rbac::covers::{compact_lines, uncovered};
 use crate::authz::{Attributes, Decision, PolicyRule, Union};
 use crate::registry::AdmissionRequest;

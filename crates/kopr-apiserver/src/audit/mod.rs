@@ -20,7 +20,7 @@ use std::sync::mpsc;
 
 use serde_json::{Map, Value, json};
 
-use crate::authn::UserInfo;
+use crate::identity::UserInfo;
 use crate::authz::Attributes;
 pub use policy::{Level, Policy, PolicyError};
 

@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-use crate::authn::UserInfo;
+use crate::identity::UserInfo;
 use crate::authz::Attributes;
 
 /// How much of a request is logged.

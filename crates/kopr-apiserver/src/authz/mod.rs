@@ -7,7 +7,7 @@
 
 pub mod rbac;
 
-use crate::authn::{MASTERS_GROUP, UserInfo};
+use crate::identity::{MASTERS_GROUP, UserInfo};
 use crate::status::ApiError;
 pub use rbac::{PolicyRule, Rbac, ResolvedRules};
 

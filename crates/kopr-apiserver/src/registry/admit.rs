@@ -49,7 +49,7 @@ pub struct AdmissionRequest<'a> {
     /// Whether the write is a dry run.
     pub dry_run: bool,
     /// The user writing (`None`: the server itself).
-    pub user: Option<&'a crate::authn::UserInfo>,
+    pub user: Option<&'a crate::identity::UserInfo>,
     /// The object's name (empty when the server generates it).
     pub name: &'a str,
     /// The object's namespace (for a Namespace itself, its own name).

@@ -37,7 +37,7 @@ pub struct DeleteOptions {
     /// The deprecated `orphanDependents`.
     pub orphan_dependents: Option<bool>,
     /// The user deleting, for admission (`None`: the server itself).
-    pub user: Option<Arc<crate::authn::UserInfo>>,
+    pub user: Option<Arc<crate::identity::UserInfo>>,
 }
 
 fn invalid_delete_options(field: &str, reason: &str, detail: String) -> ApiError {

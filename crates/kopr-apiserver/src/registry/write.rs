@@ -36,7 +36,7 @@ pub struct WriteOptions {
     /// `force` (apply only).
     pub force: bool,
     /// The user writing, for admission (`None`: the server itself).
-    pub user: Option<std::sync::Arc<crate::authn::UserInfo>>,
+    pub user: Option<std::sync::Arc<crate::identity::UserInfo>>,
 }
 
 impl From<&WriteOptions> for super::patching::PatchOptions {

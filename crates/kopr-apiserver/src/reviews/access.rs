@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use super::{Review, created};
-use crate::authn::UserInfo;
+use crate::identity::UserInfo;
 use crate::authz::{Attributes, Decision, ResourceAttributes};
 use crate::status::ApiError;
 use crate::validation::FieldError;

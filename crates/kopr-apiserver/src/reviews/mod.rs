@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::authn::{Authentication, UserInfo};
+use crate::authn::Authentication;
+use crate::identity::UserInfo;
 use crate::authz::Union;
 use crate::registry::{Api, invalid_of};
 use crate::resources::{Computed, ResourceType};

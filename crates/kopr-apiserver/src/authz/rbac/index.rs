@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::rules::PolicyRule;
-use crate::authn::UserInfo;
+use crate::identity::UserInfo;
 use crate::storage::Store;
 
 const ROLES: &str = "/rbac.authorization.k8s.io/roles/";

@@ -15,7 +15,7 @@ pub mod rules;
 
 use std::sync::{Arc, RwLock};
 
-use crate::authn::UserInfo;
+use crate::identity::UserInfo;
 use crate::authz::{Attributes, Authorizer, Decision};
 use crate::storage::Store;
 use index::Index;

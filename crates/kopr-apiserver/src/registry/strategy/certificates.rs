@@ -26,7 +26,7 @@ impl Strategy for SigningRequestStrategy {
         }
     }
 
-    fn record_requester(&self, map: &mut Map<String, Value>, user: &crate::authn::UserInfo) {
+    fn record_requester(&self, map: &mut Map<String, Value>, user: &crate::identity::UserInfo) {
         let spec = map.entry("spec").or_insert_with(|| json!({}));
         let Some(spec) = spec.as_object_mut() else {
             return;
