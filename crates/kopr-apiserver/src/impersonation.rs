@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use http::HeaderMap;
 
 use crate::authn::service_account;
-use crate::identity::{ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, UserInfo};
 use crate::authz::{Attributes, Decision, Union, forbidden};
+use crate::identity::{ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, UserInfo};
 use crate::status::ApiError;
 
 const USER: &str = "impersonate-user";

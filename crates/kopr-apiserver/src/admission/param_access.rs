@@ -18,8 +18,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::plugin::Validating;
-use crate::identity::{MASTERS_GROUP, UserInfo};
 use crate::authz::{Attributes, Decision, Union};
+use crate::identity::{MASTERS_GROUP, UserInfo};
 use crate::registry::AdmissionRequest;
 use crate::resources::Catalog;
 use crate::status::ApiError;

@@ -14,9 +14,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::plugin::Validating;
-use crate::identity::{MASTERS_GROUP, UserInfo};
 use crate::authz::rbac::covers::{compact_lines, uncovered};
 use crate::authz::{Attributes, Decision, PolicyRule, Union};
+use crate::identity::{MASTERS_GROUP, UserInfo};
 use crate::registry::AdmissionRequest;
 use crate::status::{ApiError, ResourceRef};
 use crate::storage::Store;

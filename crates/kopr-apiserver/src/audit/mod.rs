@@ -20,8 +20,8 @@ use std::sync::mpsc;
 
 use serde_json::{Map, Value, json};
 
-use crate::identity::UserInfo;
 use crate::authz::Attributes;
+use crate::identity::UserInfo;
 pub use policy::{Level, Policy, PolicyError};
 
 /// Where events go and which requests are logged at which level.

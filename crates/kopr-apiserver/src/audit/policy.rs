@@ -4,8 +4,8 @@
 
 use serde::Deserialize;
 
-use crate::identity::UserInfo;
 use crate::authz::Attributes;
+use crate::identity::UserInfo;
 
 /// How much of a request is logged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Default)]

@@ -10,7 +10,6 @@ pub mod strategic;
 
 use serde_json::Value;
 
-
 /// A decoded patch body.
 #[derive(Debug, Clone)]
 pub enum PatchDocument {
@@ -27,4 +26,3 @@ pub enum PatchDocument {
 /// The patch types a custom resource accepts, as a 415 lists them.
 pub const CUSTOM_PATCH_TYPES: &str =
     "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml";
-

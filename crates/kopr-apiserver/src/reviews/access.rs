@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use super::{Review, created};
-use crate::identity::UserInfo;
 use crate::authz::{Attributes, Decision, ResourceAttributes};
+use crate::identity::UserInfo;
 use crate::status::ApiError;
 use crate::validation::FieldError;
 

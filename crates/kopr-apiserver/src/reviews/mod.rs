@@ -13,8 +13,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::authn::Authentication;
-use crate::identity::UserInfo;
 use crate::authz::Union;
+use crate::identity::UserInfo;
 use crate::registry::{Api, invalid_of};
 use crate::resources::{Computed, ResourceType};
 use crate::status::ApiError;

@@ -15,8 +15,8 @@ pub mod rules;
 
 use std::sync::{Arc, RwLock};
 
-use crate::identity::UserInfo;
 use crate::authz::{Attributes, Authorizer, Decision};
+use crate::identity::UserInfo;
 use crate::storage::Store;
 use index::Index;
 pub use index::{Binding, RoleRef, Subject};
