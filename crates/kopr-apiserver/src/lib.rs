@@ -29,7 +29,7 @@
 //!
 //! Beside the chain: [`reviews`] (access and token reviews, TokenRequest:
 //! resources computed per request), [`resources`] (the catalog of served kinds, each with
-//! its strategy), [`builtin`] (the built-in kinds), [`crd`]
+//! its strategy), [`kinds`] (the built-in kinds), [`crd`]
 //! (CustomResourceDefinitions), [`patch`], [`validation`], [`cron`] (schedules), [`defaults`],
 //! [`table`], [`schemas`], [`x509`] (certificates and requests as Go reads
 //! and writes them, the CA's signing), and [`controllers`] (the in-process stand-ins for
@@ -49,7 +49,6 @@ pub mod audit;
 pub mod authn;
 pub mod authz;
 pub mod bootstrap;
-pub mod builtin;
 pub mod controllers;
 pub mod crd;
 pub mod cron;
@@ -60,6 +59,7 @@ pub mod gojson;
 pub mod http;
 pub mod identity;
 pub mod impersonation;
+pub mod kinds;
 pub mod metrics;
 pub mod object;
 pub mod openapi;

@@ -9,78 +9,14 @@ use serde_json::Value;
 use crate::resources::ResourceType;
 use crate::status::ApiError;
 
-use k8s_openapi::api::{
-    admissionregistration, apps, autoscaling, batch, certificates, coordination, core, discovery,
-    events, flowcontrol, networking, node, policy, rbac, scheduling, storage,
-};
-
-/// Decodes `obj` as its built-in type and re-encodes it. Returns the paths of
-/// unknown fields that were dropped. Custom resources are left as they are.
+/// Decodes `obj` as its built-in type and re-encodes it (the kind's
+/// [`Decode`](crate::resources::kind::Decode), from its definition in
+/// `crate::kinds`). Returns the paths of unknown fields that were dropped.
+/// Custom resources are left as they are.
 pub fn normalize(rt: &ResourceType, obj: &mut Value) -> Result<Vec<String>, ApiError> {
-    // The one built-in kind served in two versions.
-    if (rt.group.as_str(), rt.version.as_str()) == ("autoscaling", "v1") {
-        return round_trip::<autoscaling::v1::HorizontalPodAutoscaler>(rt, obj);
-    }
-    // (group, resource) => the Go type's k8s-openapi twin.
-    macro_rules! kinds {
-        ($($group:literal, $plural:literal => $ty:ty;)*) => {
-            match (rt.group.as_str(), rt.plural.as_str()) {
-                $(($group, $plural) => round_trip::<$ty>(rt, obj),)*
-                _ => Ok(Vec::new()),
-            }
-        };
-    }
-    kinds! {
-        "", "namespaces" => core::v1::Namespace;
-        "", "configmaps" => core::v1::ConfigMap;
-        "", "secrets" => core::v1::Secret;
-        "", "services" => core::v1::Service;
-        "", "serviceaccounts" => core::v1::ServiceAccount;
-        "", "pods" => core::v1::Pod;
-        "", "events" => core::v1::Event;
-        "", "nodes" => core::v1::Node;
-        "", "endpoints" => core::v1::Endpoints;
-        "", "limitranges" => core::v1::LimitRange;
-        "", "resourcequotas" => core::v1::ResourceQuota;
-        "", "podtemplates" => core::v1::PodTemplate;
-        "", "persistentvolumes" => core::v1::PersistentVolume;
-        "", "persistentvolumeclaims" => core::v1::PersistentVolumeClaim;
-        "", "replicationcontrollers" => core::v1::ReplicationController;
-        "apps", "deployments" => apps::v1::Deployment;
-        "apps", "replicasets" => apps::v1::ReplicaSet;
-        "apps", "statefulsets" => apps::v1::StatefulSet;
-        "apps", "daemonsets" => apps::v1::DaemonSet;
-        "apps", "controllerrevisions" => apps::v1::ControllerRevision;
-        "autoscaling", "horizontalpodautoscalers" => autoscaling::v2::HorizontalPodAutoscaler;
-        "batch", "jobs" => batch::v1::Job;
-        "batch", "cronjobs" => batch::v1::CronJob;
-        "certificates.k8s.io", "certificatesigningrequests" => certificates::v1::CertificateSigningRequest;
-        "coordination.k8s.io", "leases" => coordination::v1::Lease;
-        "discovery.k8s.io", "endpointslices" => discovery::v1::EndpointSlice;
-        "events.k8s.io", "events" => events::v1::Event;
-        "flowcontrol.apiserver.k8s.io", "flowschemas" => flowcontrol::v1::FlowSchema;
-        "flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations" => flowcontrol::v1::PriorityLevelConfiguration;
-        "networking.k8s.io", "ingresses" => networking::v1::Ingress;
-        "networking.k8s.io", "ingressclasses" => networking::v1::IngressClass;
-        "networking.k8s.io", "networkpolicies" => networking::v1::NetworkPolicy;
-        "node.k8s.io", "runtimeclasses" => node::v1::RuntimeClass;
-        "policy", "poddisruptionbudgets" => policy::v1::PodDisruptionBudget;
-        "rbac.authorization.k8s.io", "roles" => rbac::v1::Role;
-        "rbac.authorization.k8s.io", "rolebindings" => rbac::v1::RoleBinding;
-        "rbac.authorization.k8s.io", "clusterroles" => rbac::v1::ClusterRole;
-        "rbac.authorization.k8s.io", "clusterrolebindings" => rbac::v1::ClusterRoleBinding;
-        "scheduling.k8s.io", "priorityclasses" => scheduling::v1::PriorityClass;
-        "storage.k8s.io", "storageclasses" => storage::v1::StorageClass;
-        "storage.k8s.io", "csidrivers" => storage::v1::CSIDriver;
-        "storage.k8s.io", "csinodes" => storage::v1::CSINode;
-        "storage.k8s.io", "csistoragecapacities" => storage::v1::CSIStorageCapacity;
-        "storage.k8s.io", "volumeattachments" => storage::v1::VolumeAttachment;
-        "admissionregistration.k8s.io", "validatingwebhookconfigurations" => admissionregistration::v1::ValidatingWebhookConfiguration;
-        "admissionregistration.k8s.io", "mutatingwebhookconfigurations" => admissionregistration::v1::MutatingWebhookConfiguration;
-        "admissionregistration.k8s.io", "validatingadmissionpolicies" => admissionregistration::v1::ValidatingAdmissionPolicy;
-        "admissionregistration.k8s.io", "validatingadmissionpolicybindings" => admissionregistration::v1::ValidatingAdmissionPolicyBinding;
-        "apiextensions.k8s.io", "customresourcedefinitions" => k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-        "apiregistration.k8s.io", "apiservices" => k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+    match rt.decode {
+        Some(decode) => decode(rt, obj),
+        None => Ok(Vec::new()),
     }
 }
 
@@ -151,7 +87,9 @@ fn decode<T: DeserializeOwned>(
     )))
 }
 
-fn round_trip<T: DeserializeOwned + Serialize>(
+/// Decodes `obj` as `T` (a Go type's k8s-openapi twin) and encodes it back: a
+/// built-in kind's [`Decode`](crate::resources::kind::Decode).
+pub fn decode_as<T: DeserializeOwned + Serialize>(
     rt: &ResourceType,
     obj: &mut Value,
 ) -> Result<Vec<String>, ApiError> {
@@ -202,7 +140,9 @@ mod tests {
     use serde_json::json;
 
     fn cm() -> ResourceType {
-        ResourceType::new("", "v1", "configmaps", "configmap", "ConfigMap", true)
+        let mut rt = ResourceType::new("", "v1", "configmaps", "configmap", "ConfigMap", true);
+        rt.decode = Some(decode_as::<k8s_openapi::api::core::v1::ConfigMap>);
+        rt
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::builtin::API_SERVICE_PRIORITIES;
+use crate::kinds::API_SERVICE_PRIORITIES;
 use crate::object;
 use crate::registry::{Api, Target};
 use crate::storage::{EventType, WatchEvent};

@@ -27,7 +27,7 @@ pub async fn ensure_system_objects(api: &Api) -> Result<(), ApiError> {
     let Some(ns_rt) = api.catalog.get("", "v1", "namespaces") else {
         return Ok(());
     };
-    for ns in crate::builtin::SYSTEM_NAMESPACES {
+    for ns in crate::kinds::SYSTEM_NAMESPACES {
         let t = Target {
             rt: ns_rt.clone(),
             namespace: None,

@@ -229,7 +229,7 @@ impl ApiServer {
             None => pki::generate(&ips)?,
         };
         let catalog = Catalog::default();
-        crate::builtin::register_builtins(&catalog);
+        crate::kinds::register(&catalog);
         let authz = Arc::new(crate::authz::Union::with_rbac(store.clone()));
         let limit_ranger = crate::admission::limit_ranger::LimitRanger::new(store.clone());
         let admission = crate::admission::Chain::builtin()

@@ -319,7 +319,7 @@ mod tests {
 
     fn catalog() -> Catalog {
         let catalog = Catalog::default();
-        crate::builtin::register_builtins(&catalog);
+        crate::kinds::register(&catalog);
         catalog
     }
 

@@ -1,8 +1,11 @@
 //! The resource registry: which resources are served, under which
 //! group/version, with which kind, scope, verbs, names and subresources.
 //!
-//! Built-in resources are registered at start-up ([`crate::builtin`]);
+//! Built-in resources are registered at start-up from their [`kind::KindDef`]s
+//! (the values are in `crate::kinds`);
 //! custom resources are added and removed as CRDs come and go.
+
+pub mod kind;
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -248,6 +251,9 @@ pub struct ResourceType {
     pub custom: Option<crate::crd::CustomInfo>,
     /// The kind's rules through create, update and delete.
     pub strategy: Arc<dyn Strategy>,
+    /// How a built-in kind's objects decode (its Go type's twin); `None` for
+    /// custom resources and computed kinds.
+    pub decode: Option<kind::Decode>,
 }
 
 impl ResourceType {
@@ -291,6 +297,7 @@ impl ResourceType {
             },
             custom: None,
             strategy: Arc::new(NoStrategy),
+            decode: None,
         }
     }
 

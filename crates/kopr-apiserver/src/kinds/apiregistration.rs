@@ -1,0 +1,23 @@
+//! `apiregistration.k8s.io`: APIServices, one per served group version.
+
+use std::sync::Arc;
+
+use super::API_EXTENSIONS;
+use crate::registry::strategy::ApiServiceStrategy;
+use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::typed::decode_as;
+
+/// The kinds of `apiregistration.k8s.io`, in discovery order.
+pub(super) static KINDS: &[KindDef] = &[KindDef::new(
+    "apiregistration.k8s.io",
+    "v1",
+    "apiservices",
+    "APIService",
+    Scope::Cluster,
+)
+.categories(API_EXTENSIONS)
+.subresources(&[Sub::Status])
+.stored(
+    || Arc::new(ApiServiceStrategy),
+    decode_as::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>,
+)];

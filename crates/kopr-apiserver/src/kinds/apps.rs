@@ -1,0 +1,51 @@
+//! `apps`: the workloads (Deployments, ReplicaSets, StatefulSets, DaemonSets) and their revisions.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::apps;
+
+use super::{ALL, generation, plain};
+use crate::registry::strategy::DaemonSetStrategy;
+use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::typed::decode_as;
+
+/// The kinds of `apps`, in discovery order.
+pub(super) static KINDS: &[KindDef] = &[
+    KindDef::new(
+        "apps",
+        "v1",
+        "controllerrevisions",
+        "ControllerRevision",
+        Scope::Namespaced,
+    )
+    .stored(plain, decode_as::<apps::v1::ControllerRevision>),
+    KindDef::new("apps", "v1", "daemonsets", "DaemonSet", Scope::Namespaced)
+        .short(&["ds"])
+        .categories(ALL)
+        .subresources(&[Sub::Status])
+        .stored(
+            || Arc::new(DaemonSetStrategy),
+            decode_as::<apps::v1::DaemonSet>,
+        ),
+    KindDef::new("apps", "v1", "deployments", "Deployment", Scope::Namespaced)
+        .short(&["deploy"])
+        .categories(ALL)
+        .subresources(&[Sub::Status, Sub::Scale])
+        .stored(generation, decode_as::<apps::v1::Deployment>),
+    KindDef::new("apps", "v1", "replicasets", "ReplicaSet", Scope::Namespaced)
+        .short(&["rs"])
+        .categories(ALL)
+        .subresources(&[Sub::Status, Sub::Scale])
+        .stored(generation, decode_as::<apps::v1::ReplicaSet>),
+    KindDef::new(
+        "apps",
+        "v1",
+        "statefulsets",
+        "StatefulSet",
+        Scope::Namespaced,
+    )
+    .short(&["sts"])
+    .categories(ALL)
+    .subresources(&[Sub::Status, Sub::Scale])
+    .stored(generation, decode_as::<apps::v1::StatefulSet>),
+];

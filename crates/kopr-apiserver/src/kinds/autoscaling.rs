@@ -1,0 +1,43 @@
+//! `autoscaling`: HorizontalPodAutoscalers, stored as `v2` and served as `v1` too.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::autoscaling;
+
+use super::{ALL, generation};
+use crate::registry::strategy::HpaV1Strategy;
+use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::typed::decode_as;
+
+/// The kinds of `autoscaling`, in discovery order.
+pub(super) static KINDS: &[KindDef] = &[
+    KindDef::new(
+        "autoscaling",
+        "v2",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        Scope::Namespaced,
+    )
+    .short(&["hpa"])
+    .categories(ALL)
+    .subresources(&[Sub::Status])
+    .stored(
+        generation,
+        decode_as::<autoscaling::v2::HorizontalPodAutoscaler>,
+    ),
+    KindDef::new(
+        "autoscaling",
+        "v1",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        Scope::Namespaced,
+    )
+    .short(&["hpa"])
+    .categories(ALL)
+    .subresources(&[Sub::Status])
+    .stored(
+        || Arc::new(HpaV1Strategy),
+        decode_as::<autoscaling::v1::HorizontalPodAutoscaler>,
+    )
+    .stored_as("autoscaling/horizontalpodautoscalers", "autoscaling/v2"),
+];

@@ -1,0 +1,23 @@
+//! `batch`: Jobs and CronJobs.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::batch;
+
+use super::{ALL, generation};
+use crate::registry::strategy::Builtin;
+use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::typed::decode_as;
+
+/// The kinds of `batch`, in discovery order.
+pub(super) static KINDS: &[KindDef] = &[
+    KindDef::new("batch", "v1", "cronjobs", "CronJob", Scope::Namespaced)
+        .short(&["cj"])
+        .categories(ALL)
+        .subresources(&[Sub::Status])
+        .stored(generation, decode_as::<batch::v1::CronJob>),
+    KindDef::new("batch", "v1", "jobs", "Job", Scope::Namespaced)
+        .categories(ALL)
+        .subresources(&[Sub::Status])
+        .stored(|| Arc::new(Builtin::JOB), decode_as::<batch::v1::Job>),
+];

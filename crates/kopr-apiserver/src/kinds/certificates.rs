@@ -1,0 +1,24 @@
+//! `certificates.k8s.io`: CertificateSigningRequests.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::certificates;
+
+use crate::registry::strategy::SigningRequestStrategy;
+use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::typed::decode_as;
+
+/// The kinds of `certificates.k8s.io`, in discovery order.
+pub(super) static KINDS: &[KindDef] = &[KindDef::new(
+    "certificates.k8s.io",
+    "v1",
+    "certificatesigningrequests",
+    "CertificateSigningRequest",
+    Scope::Cluster,
+)
+.short(&["csr"])
+.subresources(&[Sub::Status, Sub::Approval])
+.stored(
+    || Arc::new(SigningRequestStrategy),
+    decode_as::<certificates::v1::CertificateSigningRequest>,
+)];

@@ -1,0 +1,17 @@
+//! `discovery.k8s.io`: EndpointSlices.
+
+use k8s_openapi::api::discovery;
+
+use super::generation;
+use crate::resources::kind::{KindDef, Scope};
+use crate::typed::decode_as;
+
+/// The kinds of `discovery.k8s.io`, in discovery order.
+pub(super) static KINDS: &[KindDef] = &[KindDef::new(
+    "discovery.k8s.io",
+    "v1",
+    "endpointslices",
+    "EndpointSlice",
+    Scope::Namespaced,
+)
+.stored(generation, decode_as::<discovery::v1::EndpointSlice>)];

@@ -1,0 +1,32 @@
+//! `flowcontrol.apiserver.k8s.io`: API Priority and Fairness' FlowSchemas and PriorityLevelConfigurations.
+
+use k8s_openapi::api::flowcontrol;
+
+use super::generation;
+use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::typed::decode_as;
+
+/// The kinds of `flowcontrol.apiserver.k8s.io`, in discovery order.
+pub(super) static KINDS: &[KindDef] = &[
+    KindDef::new(
+        "flowcontrol.apiserver.k8s.io",
+        "v1",
+        "flowschemas",
+        "FlowSchema",
+        Scope::Cluster,
+    )
+    .subresources(&[Sub::Status])
+    .stored(generation, decode_as::<flowcontrol::v1::FlowSchema>),
+    KindDef::new(
+        "flowcontrol.apiserver.k8s.io",
+        "v1",
+        "prioritylevelconfigurations",
+        "PriorityLevelConfiguration",
+        Scope::Cluster,
+    )
+    .subresources(&[Sub::Status])
+    .stored(
+        generation,
+        decode_as::<flowcontrol::v1::PriorityLevelConfiguration>,
+    ),
+];

@@ -1,0 +1,169 @@
+//! The built-in kinds: one module per API group, each defining its kinds as
+//! [`KindDef`] values (names, scope, subresources, strategy, decoding), and
+//! the group facts discovery and the APIServices need (priorities). The
+//! registry, http and the other stages find a kind through the catalog and
+//! never name one; a new built-in kind is one value in its group's module.
+//!
+//! The kinds' rules (validation, defaulting, table columns, field labels,
+//! merge rules) still live in their own modules, keyed by group and
+//! resource; they move here, group by group (issue 34).
+
+mod admissionregistration;
+mod apiextensions;
+mod apiregistration;
+mod apps;
+mod authentication;
+mod authorization;
+mod autoscaling;
+mod batch;
+mod certificates;
+mod coordination;
+mod core;
+mod discovery;
+mod events;
+mod flowcontrol;
+mod networking;
+mod node;
+mod policy;
+mod rbac;
+mod scheduling;
+mod storage;
+
+use std::sync::Arc;
+
+use crate::registry::strategy::Builtin;
+use crate::resources::kind::KindDef;
+use crate::resources::{Catalog, Strategy};
+
+/// Every built-in kind, each group's in discovery order, the groups by their
+/// APIServices' priorities (the core group first).
+pub fn all() -> Vec<&'static KindDef> {
+    let mut all: Vec<&'static KindDef> = [
+        core::KINDS,
+        apiregistration::KINDS,
+        apps::KINDS,
+        events::KINDS,
+        autoscaling::KINDS,
+        batch::KINDS,
+        certificates::KINDS,
+        networking::KINDS,
+        policy::KINDS,
+        rbac::KINDS,
+        storage::KINDS,
+        admissionregistration::KINDS,
+        apiextensions::KINDS,
+        scheduling::KINDS,
+        coordination::KINDS,
+        node::KINDS,
+        discovery::KINDS,
+        flowcontrol::KINDS,
+        authentication::KINDS,
+        authorization::KINDS,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    // Discovery lists the groups by their APIServices' priorities.
+    all.sort_by_key(|k| std::cmp::Reverse(group_priority(k.group)));
+    all
+}
+
+/// Registers every built-in kind in `catalog`.
+pub fn register(catalog: &Catalog) {
+    for kind in all() {
+        catalog.register(kind.resource_type());
+    }
+}
+
+/// Kinds categorised `all` (`kubectl get all`).
+const ALL: &[&str] = &["all"];
+/// Kinds categorised `api-extensions`.
+const API_EXTENSIONS: &[&str] = &["api-extensions"];
+
+/// The strategy of a kind without rules of its own.
+fn plain() -> Arc<dyn Strategy> {
+    Arc::new(Builtin::PLAIN)
+}
+
+/// The strategy of a kind whose spec changes bump `metadata.generation`.
+fn generation() -> Arc<dyn Strategy> {
+    Arc::new(Builtin::GENERATION)
+}
+
+/// The strategy of a kind PUT may create.
+fn create_on_update() -> Arc<dyn Strategy> {
+    Arc::new(Builtin::CREATE_ON_UPDATE)
+}
+
+/// The APIService priorities of the built-in group versions, as
+/// kube-apiserver 1.32 registers them: `(group, version,
+/// groupPriorityMinimum, versionPriority)`, highest group first.
+pub const API_SERVICE_PRIORITIES: &[(&str, &str, u32, u32)] = &[
+    ("", "v1", 18000, 1),
+    ("apiregistration.k8s.io", "v1", 18000, 15),
+    ("apps", "v1", 17800, 15),
+    ("events.k8s.io", "v1", 17750, 15),
+    ("authentication.k8s.io", "v1", 17700, 15),
+    ("authorization.k8s.io", "v1", 17600, 15),
+    ("autoscaling", "v2", 17500, 30),
+    ("autoscaling", "v1", 17500, 15),
+    ("batch", "v1", 17400, 15),
+    ("certificates.k8s.io", "v1", 17300, 15),
+    ("networking.k8s.io", "v1", 17200, 15),
+    ("policy", "v1", 17100, 15),
+    ("rbac.authorization.k8s.io", "v1", 17000, 15),
+    ("storage.k8s.io", "v1", 16800, 15),
+    ("admissionregistration.k8s.io", "v1", 16700, 15),
+    ("apiextensions.k8s.io", "v1", 16700, 15),
+    ("scheduling.k8s.io", "v1", 16600, 15),
+    ("coordination.k8s.io", "v1", 16500, 15),
+    ("node.k8s.io", "v1", 16300, 15),
+    ("discovery.k8s.io", "v1", 16200, 15),
+    ("flowcontrol.apiserver.k8s.io", "v1", 16100, 21),
+];
+
+/// A group's APIService priority (`groupPriorityMinimum`); the core group
+/// sorts first, groups of custom resources (1000) last.
+pub fn group_priority(group: &str) -> u32 {
+    if group.is_empty() {
+        return u32::MAX;
+    }
+    API_SERVICE_PRIORITIES
+        .iter()
+        .find(|(g, ..)| *g == group)
+        .map_or(1000, |(_, _, p, _)| *p)
+}
+
+/// Namespaces created at first start.
+pub const SYSTEM_NAMESPACES: &[&str] =
+    &["default", "kube-system", "kube-public", "kube-node-lease"];
+
+/// Namespaces that can never be deleted.
+pub use crate::registry::strategy::UNDELETABLE_NAMESPACES;
+
+/// Whether an API group is one of the built-in groups (not served by CRDs).
+pub fn is_builtin_group(group: &str) -> bool {
+    matches!(
+        group,
+        "" | "apiregistration.k8s.io"
+            | "apps"
+            | "events.k8s.io"
+            | "authentication.k8s.io"
+            | "authorization.k8s.io"
+            | "autoscaling"
+            | "batch"
+            | "certificates.k8s.io"
+            | "networking.k8s.io"
+            | "policy"
+            | "rbac.authorization.k8s.io"
+            | "storage.k8s.io"
+            | "admissionregistration.k8s.io"
+            | "apiextensions.k8s.io"
+            | "scheduling.k8s.io"
+            | "coordination.k8s.io"
+            | "node.k8s.io"
+            | "discovery.k8s.io"
+            | "flowcontrol.apiserver.k8s.io"
+            | "meta.k8s.io"
+    )
+}

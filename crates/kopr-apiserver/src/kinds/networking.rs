@@ -1,0 +1,38 @@
+//! `networking.k8s.io`: Ingresses, IngressClasses and NetworkPolicies.
+
+use k8s_openapi::api::networking;
+
+use super::generation;
+use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::typed::decode_as;
+
+/// The kinds of `networking.k8s.io`, in discovery order.
+pub(super) static KINDS: &[KindDef] = &[
+    KindDef::new(
+        "networking.k8s.io",
+        "v1",
+        "ingressclasses",
+        "IngressClass",
+        Scope::Cluster,
+    )
+    .stored(generation, decode_as::<networking::v1::IngressClass>),
+    KindDef::new(
+        "networking.k8s.io",
+        "v1",
+        "ingresses",
+        "Ingress",
+        Scope::Namespaced,
+    )
+    .short(&["ing"])
+    .subresources(&[Sub::Status])
+    .stored(generation, decode_as::<networking::v1::Ingress>),
+    KindDef::new(
+        "networking.k8s.io",
+        "v1",
+        "networkpolicies",
+        "NetworkPolicy",
+        Scope::Namespaced,
+    )
+    .short(&["netpol"])
+    .stored(generation, decode_as::<networking::v1::NetworkPolicy>),
+];

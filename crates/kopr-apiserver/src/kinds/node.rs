@@ -1,0 +1,17 @@
+//! `node.k8s.io`: RuntimeClasses.
+
+use k8s_openapi::api::node;
+
+use super::plain;
+use crate::resources::kind::{KindDef, Scope};
+use crate::typed::decode_as;
+
+/// The kinds of `node.k8s.io`, in discovery order.
+pub(super) static KINDS: &[KindDef] = &[KindDef::new(
+    "node.k8s.io",
+    "v1",
+    "runtimeclasses",
+    "RuntimeClass",
+    Scope::Cluster,
+)
+.stored(plain, decode_as::<node::v1::RuntimeClass>)];

@@ -1,0 +1,19 @@
+//! `policy`: PodDisruptionBudgets.
+
+use k8s_openapi::api::policy;
+
+use super::generation;
+use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::typed::decode_as;
+
+/// The kinds of `policy`, in discovery order.
+pub(super) static KINDS: &[KindDef] = &[KindDef::new(
+    "policy",
+    "v1",
+    "poddisruptionbudgets",
+    "PodDisruptionBudget",
+    Scope::Namespaced,
+)
+.short(&["pdb"])
+.subresources(&[Sub::Status])
+.stored(generation, decode_as::<policy::v1::PodDisruptionBudget>)];

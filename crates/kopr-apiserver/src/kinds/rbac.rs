@@ -1,0 +1,43 @@
+//! `rbac.authorization.k8s.io`: Roles, ClusterRoles and their bindings.
+
+use k8s_openapi::api::rbac;
+
+use super::create_on_update;
+use crate::resources::kind::{KindDef, Scope};
+use crate::typed::decode_as;
+
+/// The kinds of `rbac.authorization.k8s.io`, in discovery order.
+pub(super) static KINDS: &[KindDef] = &[
+    KindDef::new(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "clusterrolebindings",
+        "ClusterRoleBinding",
+        Scope::Cluster,
+    )
+    .stored(create_on_update, decode_as::<rbac::v1::ClusterRoleBinding>),
+    KindDef::new(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "clusterroles",
+        "ClusterRole",
+        Scope::Cluster,
+    )
+    .stored(create_on_update, decode_as::<rbac::v1::ClusterRole>),
+    KindDef::new(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "rolebindings",
+        "RoleBinding",
+        Scope::Namespaced,
+    )
+    .stored(create_on_update, decode_as::<rbac::v1::RoleBinding>),
+    KindDef::new(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "roles",
+        "Role",
+        Scope::Namespaced,
+    )
+    .stored(create_on_update, decode_as::<rbac::v1::Role>),
+];

@@ -1,0 +1,18 @@
+//! `scheduling.k8s.io`: PriorityClasses.
+
+use k8s_openapi::api::scheduling;
+
+use super::plain;
+use crate::resources::kind::{KindDef, Scope};
+use crate::typed::decode_as;
+
+/// The kinds of `scheduling.k8s.io`, in discovery order.
+pub(super) static KINDS: &[KindDef] = &[KindDef::new(
+    "scheduling.k8s.io",
+    "v1",
+    "priorityclasses",
+    "PriorityClass",
+    Scope::Cluster,
+)
+.short(&["pc"])
+.stored(plain, decode_as::<scheduling::v1::PriorityClass>)];
