@@ -14,7 +14,7 @@ use crate::status::ApiError;
 /// `crate::kinds`). Returns the paths of unknown fields that were dropped.
 /// Custom resources are left as they are.
 pub fn normalize(rt: &ResourceType, obj: &mut Value) -> Result<Vec<String>, ApiError> {
-    match rt.decode {
+    match rt.def.and_then(|d| d.decode) {
         Some(decode) => decode(rt, obj),
         None => Ok(Vec::new()),
     }
@@ -139,10 +139,20 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    static CONFIG_MAPS: crate::resources::kind::KindDef = crate::resources::kind::KindDef::new(
+        "",
+        "v1",
+        "configmaps",
+        "ConfigMap",
+        crate::resources::kind::Scope::Namespaced,
+    )
+    .stored(
+        || std::sync::Arc::new(crate::resources::NoStrategy),
+        decode_as::<k8s_openapi::api::core::v1::ConfigMap>,
+    );
+
     fn cm() -> ResourceType {
-        let mut rt = ResourceType::new("", "v1", "configmaps", "configmap", "ConfigMap", true);
-        rt.decode = Some(decode_as::<k8s_openapi::api::core::v1::ConfigMap>);
-        rt
+        CONFIG_MAPS.resource_type()
     }
 
     #[test]

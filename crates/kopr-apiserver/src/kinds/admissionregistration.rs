@@ -5,6 +5,7 @@ use k8s_openapi::api::admissionregistration;
 use super::{API_EXTENSIONS, generation};
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
+use crate::validation;
 
 /// The kinds of `admissionregistration.k8s.io`, in discovery order.
 pub(super) static KINDS: &[KindDef] = &[
@@ -19,7 +20,8 @@ pub(super) static KINDS: &[KindDef] = &[
     .stored(
         generation,
         decode_as::<admissionregistration::v1::MutatingWebhookConfiguration>,
-    ),
+    )
+    .validate(validation::kinds::mutating_webhooks),
     KindDef::new(
         "admissionregistration.k8s.io",
         "v1",
@@ -32,7 +34,8 @@ pub(super) static KINDS: &[KindDef] = &[
     .stored(
         generation,
         decode_as::<admissionregistration::v1::ValidatingAdmissionPolicy>,
-    ),
+    )
+    .validate(validation::kinds::validating_admission_policy),
     KindDef::new(
         "admissionregistration.k8s.io",
         "v1",
@@ -44,7 +47,8 @@ pub(super) static KINDS: &[KindDef] = &[
     .stored(
         generation,
         decode_as::<admissionregistration::v1::ValidatingAdmissionPolicyBinding>,
-    ),
+    )
+    .validate(validation::kinds::validating_admission_policy_binding),
     KindDef::new(
         "admissionregistration.k8s.io",
         "v1",
@@ -56,5 +60,6 @@ pub(super) static KINDS: &[KindDef] = &[
     .stored(
         generation,
         decode_as::<admissionregistration::v1::ValidatingWebhookConfiguration>,
-    ),
+    )
+    .validate(validation::kinds::validating_webhooks),
 ];

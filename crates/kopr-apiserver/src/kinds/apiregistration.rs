@@ -6,6 +6,7 @@ use super::API_EXTENSIONS;
 use crate::registry::strategy::ApiServiceStrategy;
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
+use crate::validation;
 
 /// The kinds of `apiregistration.k8s.io`, in discovery order.
 pub(super) static KINDS: &[KindDef] = &[KindDef::new(
@@ -20,4 +21,5 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
 .stored(
     || Arc::new(ApiServiceStrategy),
     decode_as::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>,
-)];
+)
+.validate(validation::kinds::apiregistration::api_service)];

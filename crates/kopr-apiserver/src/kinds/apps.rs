@@ -8,6 +8,7 @@ use super::{ALL, generation, plain};
 use crate::registry::strategy::DaemonSetStrategy;
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
+use crate::validation;
 
 /// The kinds of `apps`, in discovery order.
 pub(super) static KINDS: &[KindDef] = &[
@@ -18,7 +19,8 @@ pub(super) static KINDS: &[KindDef] = &[
         "ControllerRevision",
         Scope::Namespaced,
     )
-    .stored(plain, decode_as::<apps::v1::ControllerRevision>),
+    .stored(plain, decode_as::<apps::v1::ControllerRevision>)
+    .validate(validation::kinds::replication::controller_revision),
     KindDef::new("apps", "v1", "daemonsets", "DaemonSet", Scope::Namespaced)
         .short(&["ds"])
         .categories(ALL)
@@ -26,17 +28,20 @@ pub(super) static KINDS: &[KindDef] = &[
         .stored(
             || Arc::new(DaemonSetStrategy),
             decode_as::<apps::v1::DaemonSet>,
-        ),
+        )
+        .validate(validation::kinds::daemon_set),
     KindDef::new("apps", "v1", "deployments", "Deployment", Scope::Namespaced)
         .short(&["deploy"])
         .categories(ALL)
         .subresources(&[Sub::Status, Sub::Scale])
-        .stored(generation, decode_as::<apps::v1::Deployment>),
+        .stored(generation, decode_as::<apps::v1::Deployment>)
+        .validate(validation::kinds::deployment),
     KindDef::new("apps", "v1", "replicasets", "ReplicaSet", Scope::Namespaced)
         .short(&["rs"])
         .categories(ALL)
         .subresources(&[Sub::Status, Sub::Scale])
-        .stored(generation, decode_as::<apps::v1::ReplicaSet>),
+        .stored(generation, decode_as::<apps::v1::ReplicaSet>)
+        .validate(validation::kinds::replica_set),
     KindDef::new(
         "apps",
         "v1",
@@ -47,5 +52,6 @@ pub(super) static KINDS: &[KindDef] = &[
     .short(&["sts"])
     .categories(ALL)
     .subresources(&[Sub::Status, Sub::Scale])
-    .stored(generation, decode_as::<apps::v1::StatefulSet>),
+    .stored(generation, decode_as::<apps::v1::StatefulSet>)
+    .validate(validation::kinds::stateful_set),
 ];

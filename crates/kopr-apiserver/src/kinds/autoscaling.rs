@@ -8,6 +8,7 @@ use super::{ALL, generation};
 use crate::registry::strategy::HpaV1Strategy;
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
+use crate::validation;
 
 /// The kinds of `autoscaling`, in discovery order.
 pub(super) static KINDS: &[KindDef] = &[
@@ -24,7 +25,8 @@ pub(super) static KINDS: &[KindDef] = &[
     .stored(
         generation,
         decode_as::<autoscaling::v2::HorizontalPodAutoscaler>,
-    ),
+    )
+    .validate(validation::kinds::autoscaling::horizontal_pod_autoscaler),
     KindDef::new(
         "autoscaling",
         "v1",
@@ -39,5 +41,6 @@ pub(super) static KINDS: &[KindDef] = &[
         || Arc::new(HpaV1Strategy),
         decode_as::<autoscaling::v1::HorizontalPodAutoscaler>,
     )
-    .stored_as("autoscaling/horizontalpodautoscalers", "autoscaling/v2"),
+    .stored_as("autoscaling/horizontalpodautoscalers", "autoscaling/v2")
+    .validate(validation::kinds::autoscaling::horizontal_pod_autoscaler),
 ];

@@ -8,6 +8,7 @@ use super::{ALL, generation};
 use crate::registry::strategy::Builtin;
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
+use crate::validation;
 
 /// The kinds of `batch`, in discovery order.
 pub(super) static KINDS: &[KindDef] = &[
@@ -15,9 +16,11 @@ pub(super) static KINDS: &[KindDef] = &[
         .short(&["cj"])
         .categories(ALL)
         .subresources(&[Sub::Status])
-        .stored(generation, decode_as::<batch::v1::CronJob>),
+        .stored(generation, decode_as::<batch::v1::CronJob>)
+        .validate(validation::kinds::cronjob::cron_job),
     KindDef::new("batch", "v1", "jobs", "Job", Scope::Namespaced)
         .categories(ALL)
         .subresources(&[Sub::Status])
-        .stored(|| Arc::new(Builtin::JOB), decode_as::<batch::v1::Job>),
+        .stored(|| Arc::new(Builtin::JOB), decode_as::<batch::v1::Job>)
+        .validate(validation::kinds::job),
 ];

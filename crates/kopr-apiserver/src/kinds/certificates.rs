@@ -7,6 +7,7 @@ use k8s_openapi::api::certificates;
 use crate::registry::strategy::SigningRequestStrategy;
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
+use crate::validation;
 
 /// The kinds of `certificates.k8s.io`, in discovery order.
 pub(super) static KINDS: &[KindDef] = &[KindDef::new(
@@ -21,4 +22,5 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
 .stored(
     || Arc::new(SigningRequestStrategy),
     decode_as::<certificates::v1::CertificateSigningRequest>,
-)];
+)
+.validate(validation::kinds::certificates::certificate_signing_request)];

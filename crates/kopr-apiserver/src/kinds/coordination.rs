@@ -5,6 +5,7 @@ use k8s_openapi::api::coordination;
 use super::create_on_update;
 use crate::resources::kind::{KindDef, Scope};
 use crate::typed::decode_as;
+use crate::validation;
 
 /// The kinds of `coordination.k8s.io`, in discovery order.
 pub(super) static KINDS: &[KindDef] = &[KindDef::new(
@@ -14,4 +15,5 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
     "Lease",
     Scope::Namespaced,
 )
-.stored(create_on_update, decode_as::<coordination::v1::Lease>)];
+.stored(create_on_update, decode_as::<coordination::v1::Lease>)
+.validate(validation::kinds::lease)];

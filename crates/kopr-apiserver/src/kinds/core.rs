@@ -11,6 +11,7 @@ use crate::registry::strategy::{
 use crate::resources::Computed;
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
+use crate::validation;
 
 /// The kinds of the core group, in discovery order.
 pub(super) static KINDS: &[KindDef] = &[
@@ -27,27 +28,33 @@ pub(super) static KINDS: &[KindDef] = &[
     .computed(Computed::ComponentStatus),
     KindDef::new("", "v1", "configmaps", "ConfigMap", Scope::Namespaced)
         .short(&["cm"])
-        .stored(plain, decode_as::<core::v1::ConfigMap>),
+        .stored(plain, decode_as::<core::v1::ConfigMap>)
+        .validate(validation::kinds::config_map),
     KindDef::new("", "v1", "endpoints", "Endpoints", Scope::Namespaced)
         .short(&["ep"])
-        .stored(plain, decode_as::<core::v1::Endpoints>),
+        .stored(plain, decode_as::<core::v1::Endpoints>)
+        .validate(validation::kinds::endpoints::endpoints),
     KindDef::new("", "v1", "events", "Event", Scope::Namespaced)
         .short(&["ev"])
-        .stored(create_on_update, decode_as::<core::v1::Event>),
+        .stored(create_on_update, decode_as::<core::v1::Event>)
+        .validate(validation::kinds::core_event),
     KindDef::new("", "v1", "limitranges", "LimitRange", Scope::Namespaced)
         .short(&["limits"])
-        .stored(plain, decode_as::<core::v1::LimitRange>),
+        .stored(plain, decode_as::<core::v1::LimitRange>)
+        .validate(validation::kinds::quota::limit_range),
     KindDef::new("", "v1", "namespaces", "Namespace", Scope::Cluster)
         .short(&["ns"])
         .subresources(&[Sub::Status])
         .stored(
             || Arc::new(NamespaceStrategy),
             decode_as::<core::v1::Namespace>,
-        ),
+        )
+        .validate(validation::kinds::namespace),
     KindDef::new("", "v1", "nodes", "Node", Scope::Cluster)
         .short(&["no"])
         .subresources(&[Sub::Status])
-        .stored(|| Arc::new(NodeStrategy), decode_as::<core::v1::Node>),
+        .stored(|| Arc::new(NodeStrategy), decode_as::<core::v1::Node>)
+        .validate(validation::kinds::node),
     KindDef::new(
         "",
         "v1",
@@ -60,7 +67,8 @@ pub(super) static KINDS: &[KindDef] = &[
     .stored(
         || Arc::new(VolumeStrategy::CLAIM),
         decode_as::<core::v1::PersistentVolumeClaim>,
-    ),
+    )
+    .validate(validation::kinds::volumes::persistent_volume_claim),
     KindDef::new(
         "",
         "v1",
@@ -73,7 +81,8 @@ pub(super) static KINDS: &[KindDef] = &[
     .stored(
         || Arc::new(VolumeStrategy::VOLUME),
         decode_as::<core::v1::PersistentVolume>,
-    ),
+    )
+    .validate(validation::kinds::volumes::persistent_volume),
     KindDef::new("", "v1", "pods", "Pod", Scope::Namespaced)
         .short(&["po"])
         .categories(ALL)
@@ -84,9 +93,11 @@ pub(super) static KINDS: &[KindDef] = &[
             Sub::Eviction,
             Sub::EphemeralContainers,
         ])
-        .stored(|| Arc::new(PodStrategy), decode_as::<core::v1::Pod>),
+        .stored(|| Arc::new(PodStrategy), decode_as::<core::v1::Pod>)
+        .validate(validation::kinds::pod_kind),
     KindDef::new("", "v1", "podtemplates", "PodTemplate", Scope::Namespaced)
-        .stored(generation, decode_as::<core::v1::PodTemplate>),
+        .stored(generation, decode_as::<core::v1::PodTemplate>)
+        .validate(validation::kinds::replication::pod_template),
     KindDef::new(
         "",
         "v1",
@@ -97,7 +108,8 @@ pub(super) static KINDS: &[KindDef] = &[
     .short(&["rc"])
     .categories(ALL)
     .subresources(&[Sub::Status, Sub::Scale])
-    .stored(generation, decode_as::<core::v1::ReplicationController>),
+    .stored(generation, decode_as::<core::v1::ReplicationController>)
+    .validate(validation::kinds::replication::replication_controller),
     KindDef::new(
         "",
         "v1",
@@ -107,9 +119,11 @@ pub(super) static KINDS: &[KindDef] = &[
     )
     .short(&["quota"])
     .subresources(&[Sub::Status])
-    .stored(plain, decode_as::<core::v1::ResourceQuota>),
+    .stored(plain, decode_as::<core::v1::ResourceQuota>)
+    .validate(validation::kinds::quota::resource_quota),
     KindDef::new("", "v1", "secrets", "Secret", Scope::Namespaced)
-        .stored(plain, decode_as::<core::v1::Secret>),
+        .stored(plain, decode_as::<core::v1::Secret>)
+        .validate(validation::kinds::secret),
     KindDef::new(
         "",
         "v1",
@@ -119,10 +133,12 @@ pub(super) static KINDS: &[KindDef] = &[
     )
     .short(&["sa"])
     .subresources(&[Sub::Token])
-    .stored(plain, decode_as::<core::v1::ServiceAccount>),
+    .stored(plain, decode_as::<core::v1::ServiceAccount>)
+    .validate(validation::kinds::service_account),
     KindDef::new("", "v1", "services", "Service", Scope::Namespaced)
         .short(&["svc"])
         .categories(ALL)
         .subresources(&[Sub::Status])
-        .stored(|| Arc::new(ServiceStrategy), decode_as::<core::v1::Service>),
+        .stored(|| Arc::new(ServiceStrategy), decode_as::<core::v1::Service>)
+        .validate(validation::kinds::service),
 ];

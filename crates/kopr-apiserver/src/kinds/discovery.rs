@@ -5,6 +5,7 @@ use k8s_openapi::api::discovery;
 use super::generation;
 use crate::resources::kind::{KindDef, Scope};
 use crate::typed::decode_as;
+use crate::validation;
 
 /// The kinds of `discovery.k8s.io`, in discovery order.
 pub(super) static KINDS: &[KindDef] = &[KindDef::new(
@@ -14,4 +15,5 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
     "EndpointSlice",
     Scope::Namespaced,
 )
-.stored(generation, decode_as::<discovery::v1::EndpointSlice>)];
+.stored(generation, decode_as::<discovery::v1::EndpointSlice>)
+.validate(validation::kinds::discovery::endpoint_slice)];

@@ -7,6 +7,7 @@ use k8s_openapi::api::events;
 use crate::registry::strategy::EventStrategy;
 use crate::resources::kind::{KindDef, Scope};
 use crate::typed::decode_as;
+use crate::validation;
 
 /// The kinds of `events.k8s.io`, in discovery order.
 pub(super) static KINDS: &[KindDef] =
@@ -14,5 +15,6 @@ pub(super) static KINDS: &[KindDef] =
         KindDef::new("events.k8s.io", "v1", "events", "Event", Scope::Namespaced)
             .short(&["ev"])
             .stored(|| Arc::new(EventStrategy), decode_as::<events::v1::Event>)
-            .stored_as("core/events", "v1"),
+            .stored_as("core/events", "v1")
+            .validate(validation::kinds::events_event),
     ];

@@ -5,6 +5,7 @@ use k8s_openapi::api::flowcontrol;
 use super::generation;
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
+use crate::validation;
 
 /// The kinds of `flowcontrol.apiserver.k8s.io`, in discovery order.
 pub(super) static KINDS: &[KindDef] = &[
@@ -16,7 +17,8 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Cluster,
     )
     .subresources(&[Sub::Status])
-    .stored(generation, decode_as::<flowcontrol::v1::FlowSchema>),
+    .stored(generation, decode_as::<flowcontrol::v1::FlowSchema>)
+    .validate(validation::kinds::flowcontrol::flow_schema),
     KindDef::new(
         "flowcontrol.apiserver.k8s.io",
         "v1",
@@ -28,5 +30,6 @@ pub(super) static KINDS: &[KindDef] = &[
     .stored(
         generation,
         decode_as::<flowcontrol::v1::PriorityLevelConfiguration>,
-    ),
+    )
+    .validate(validation::kinds::flowcontrol::priority_level_configuration),
 ];

@@ -167,3 +167,45 @@ pub fn is_builtin_group(group: &str) -> bool {
             | "meta.k8s.io"
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every stored built-in kind decodes as its Go type and has kube's validation (a CRD's
+    /// is its strategy's, which also checks the schemas); computed kinds have neither.
+    #[test]
+    fn every_stored_kind_decodes_and_validates() {
+        let validated_by_strategy = ["customresourcedefinitions"];
+        for kind in all() {
+            let name = format!("{}/{} {}", kind.group, kind.version, kind.plural);
+            if kind.computed.is_some() {
+                assert!(kind.decode.is_none() && kind.strategy.is_none(), "{name}");
+                continue;
+            }
+            assert!(kind.decode.is_some(), "{name}: no decoding");
+            assert!(kind.strategy.is_some(), "{name}: no strategy");
+            assert_eq!(
+                kind.validate.is_none(),
+                validated_by_strategy.contains(&kind.plural),
+                "{name}: validation"
+            );
+        }
+    }
+
+    /// Each (group, version, resource) is defined once, and the catalog serves them all.
+    #[test]
+    fn kinds_are_unique_and_registered() {
+        let mut seen = std::collections::BTreeSet::new();
+        for kind in all() {
+            assert!(
+                seen.insert((kind.group, kind.version, kind.plural)),
+                "{} twice",
+                kind.plural
+            );
+        }
+        let catalog = Catalog::default();
+        register(&catalog);
+        assert_eq!(catalog.all().len(), seen.len());
+    }
+}

@@ -5,6 +5,7 @@ use k8s_openapi::api::networking;
 use super::generation;
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
+use crate::validation;
 
 /// The kinds of `networking.k8s.io`, in discovery order.
 pub(super) static KINDS: &[KindDef] = &[
@@ -15,7 +16,8 @@ pub(super) static KINDS: &[KindDef] = &[
         "IngressClass",
         Scope::Cluster,
     )
-    .stored(generation, decode_as::<networking::v1::IngressClass>),
+    .stored(generation, decode_as::<networking::v1::IngressClass>)
+    .validate(validation::kinds::networking::ingress_class),
     KindDef::new(
         "networking.k8s.io",
         "v1",
@@ -25,7 +27,8 @@ pub(super) static KINDS: &[KindDef] = &[
     )
     .short(&["ing"])
     .subresources(&[Sub::Status])
-    .stored(generation, decode_as::<networking::v1::Ingress>),
+    .stored(generation, decode_as::<networking::v1::Ingress>)
+    .validate(validation::kinds::networking::ingress),
     KindDef::new(
         "networking.k8s.io",
         "v1",
@@ -34,5 +37,6 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Namespaced,
     )
     .short(&["netpol"])
-    .stored(generation, decode_as::<networking::v1::NetworkPolicy>),
+    .stored(generation, decode_as::<networking::v1::NetworkPolicy>)
+    .validate(validation::kinds::networking::network_policy),
 ];

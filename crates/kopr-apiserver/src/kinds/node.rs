@@ -5,6 +5,7 @@ use k8s_openapi::api::node;
 use super::plain;
 use crate::resources::kind::{KindDef, Scope};
 use crate::typed::decode_as;
+use crate::validation;
 
 /// The kinds of `node.k8s.io`, in discovery order.
 pub(super) static KINDS: &[KindDef] = &[KindDef::new(
@@ -14,4 +15,5 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
     "RuntimeClass",
     Scope::Cluster,
 )
-.stored(plain, decode_as::<node::v1::RuntimeClass>)];
+.stored(plain, decode_as::<node::v1::RuntimeClass>)
+.validate(validation::kinds::scheduling::runtime_class)];

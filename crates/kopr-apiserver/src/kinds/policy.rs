@@ -5,6 +5,7 @@ use k8s_openapi::api::policy;
 use super::generation;
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
+use crate::validation;
 
 /// The kinds of `policy`, in discovery order.
 pub(super) static KINDS: &[KindDef] = &[KindDef::new(
@@ -16,4 +17,5 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
 )
 .short(&["pdb"])
 .subresources(&[Sub::Status])
-.stored(generation, decode_as::<policy::v1::PodDisruptionBudget>)];
+.stored(generation, decode_as::<policy::v1::PodDisruptionBudget>)
+.validate(validation::kinds::policy::pod_disruption_budget)];

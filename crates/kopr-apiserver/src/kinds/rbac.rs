@@ -5,6 +5,7 @@ use k8s_openapi::api::rbac;
 use super::create_on_update;
 use crate::resources::kind::{KindDef, Scope};
 use crate::typed::decode_as;
+use crate::validation;
 
 /// The kinds of `rbac.authorization.k8s.io`, in discovery order.
 pub(super) static KINDS: &[KindDef] = &[
@@ -15,7 +16,8 @@ pub(super) static KINDS: &[KindDef] = &[
         "ClusterRoleBinding",
         Scope::Cluster,
     )
-    .stored(create_on_update, decode_as::<rbac::v1::ClusterRoleBinding>),
+    .stored(create_on_update, decode_as::<rbac::v1::ClusterRoleBinding>)
+    .validate(validation::kinds::cluster_role_binding),
     KindDef::new(
         "rbac.authorization.k8s.io",
         "v1",
@@ -23,7 +25,8 @@ pub(super) static KINDS: &[KindDef] = &[
         "ClusterRole",
         Scope::Cluster,
     )
-    .stored(create_on_update, decode_as::<rbac::v1::ClusterRole>),
+    .stored(create_on_update, decode_as::<rbac::v1::ClusterRole>)
+    .validate(validation::kinds::cluster_role),
     KindDef::new(
         "rbac.authorization.k8s.io",
         "v1",
@@ -31,7 +34,8 @@ pub(super) static KINDS: &[KindDef] = &[
         "RoleBinding",
         Scope::Namespaced,
     )
-    .stored(create_on_update, decode_as::<rbac::v1::RoleBinding>),
+    .stored(create_on_update, decode_as::<rbac::v1::RoleBinding>)
+    .validate(validation::kinds::role_binding),
     KindDef::new(
         "rbac.authorization.k8s.io",
         "v1",
@@ -39,5 +43,6 @@ pub(super) static KINDS: &[KindDef] = &[
         "Role",
         Scope::Namespaced,
     )
-    .stored(create_on_update, decode_as::<rbac::v1::Role>),
+    .stored(create_on_update, decode_as::<rbac::v1::Role>)
+    .validate(validation::kinds::role),
 ];

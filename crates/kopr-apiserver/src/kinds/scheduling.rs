@@ -5,6 +5,7 @@ use k8s_openapi::api::scheduling;
 use super::plain;
 use crate::resources::kind::{KindDef, Scope};
 use crate::typed::decode_as;
+use crate::validation;
 
 /// The kinds of `scheduling.k8s.io`, in discovery order.
 pub(super) static KINDS: &[KindDef] = &[KindDef::new(
@@ -15,4 +16,5 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
     Scope::Cluster,
 )
 .short(&["pc"])
-.stored(plain, decode_as::<scheduling::v1::PriorityClass>)];
+.stored(plain, decode_as::<scheduling::v1::PriorityClass>)
+.validate(validation::kinds::scheduling::priority_class)];

@@ -5,6 +5,7 @@ use k8s_openapi::api::storage;
 use super::plain;
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
+use crate::validation;
 
 /// The kinds of `storage.k8s.io`, in discovery order.
 pub(super) static KINDS: &[KindDef] = &[
@@ -15,7 +16,8 @@ pub(super) static KINDS: &[KindDef] = &[
         "CSIDriver",
         Scope::Cluster,
     )
-    .stored(plain, decode_as::<storage::v1::CSIDriver>),
+    .stored(plain, decode_as::<storage::v1::CSIDriver>)
+    .validate(validation::kinds::csi::csi_driver),
     KindDef::new(
         "storage.k8s.io",
         "v1",
@@ -23,7 +25,8 @@ pub(super) static KINDS: &[KindDef] = &[
         "CSINode",
         Scope::Cluster,
     )
-    .stored(plain, decode_as::<storage::v1::CSINode>),
+    .stored(plain, decode_as::<storage::v1::CSINode>)
+    .validate(validation::kinds::csi::csi_node),
     KindDef::new(
         "storage.k8s.io",
         "v1",
@@ -31,7 +34,8 @@ pub(super) static KINDS: &[KindDef] = &[
         "CSIStorageCapacity",
         Scope::Namespaced,
     )
-    .stored(plain, decode_as::<storage::v1::CSIStorageCapacity>),
+    .stored(plain, decode_as::<storage::v1::CSIStorageCapacity>)
+    .validate(validation::kinds::storage::csi_storage_capacity),
     KindDef::new(
         "storage.k8s.io",
         "v1",
@@ -40,7 +44,8 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Cluster,
     )
     .short(&["sc"])
-    .stored(plain, decode_as::<storage::v1::StorageClass>),
+    .stored(plain, decode_as::<storage::v1::StorageClass>)
+    .validate(validation::kinds::storage::storage_class),
     KindDef::new(
         "storage.k8s.io",
         "v1",
@@ -49,5 +54,6 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Cluster,
     )
     .subresources(&[Sub::Status])
-    .stored(plain, decode_as::<storage::v1::VolumeAttachment>),
+    .stored(plain, decode_as::<storage::v1::VolumeAttachment>)
+    .validate(validation::kinds::storage::volume_attachment),
 ];

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::{Computed, ResourceType, Strategy};
 use crate::status::ApiError;
+use crate::validation::kinds::ValidateFn;
 
 /// Whether a kind's objects live in a namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +50,7 @@ pub type Decode = fn(&ResourceType, &mut Value) -> Result<Vec<String>, ApiError>
 ///
 /// ```
 /// use kopr_apiserver::resources::kind::{KindDef, Scope, Sub};
-/// const LEASES: KindDef = KindDef::new("coordination.k8s.io", "v1", "leases", "Lease", Scope::Namespaced)
+/// static LEASES: KindDef = KindDef::new("coordination.k8s.io", "v1", "leases", "Lease", Scope::Namespaced)
 ///     .subresources(&[Sub::Status]);
 /// assert_eq!(LEASES.resource_type().plural, "leases");
 /// ```
@@ -82,6 +83,8 @@ pub struct KindDef {
     pub computed: Option<Computed>,
     /// The only verbs served, when not all.
     pub only_verbs: Option<&'static [&'static str]>,
+    /// Its validation (kube's `Validate<Kind>` and `Validate<Kind>Update`).
+    pub validate: Option<ValidateFn>,
 }
 
 impl KindDef {
@@ -107,6 +110,7 @@ impl KindDef {
             stored_as: None,
             computed: None,
             only_verbs: None,
+            validate: None,
         }
     }
 
@@ -164,13 +168,21 @@ impl KindDef {
         }
     }
 
+    /// Validated by `validate`.
+    pub const fn validate(self, validate: ValidateFn) -> KindDef {
+        KindDef {
+            validate: Some(validate),
+            ..self
+        }
+    }
+
     /// Whether it serves `sub`.
     pub fn has(&self, sub: Sub) -> bool {
         self.subresources.contains(&sub)
     }
 
     /// The resource the catalog serves for it.
-    pub fn resource_type(&self) -> ResourceType {
+    pub fn resource_type(&'static self) -> ResourceType {
         let mut rt = ResourceType::new(
             self.group,
             self.version,
@@ -205,7 +217,7 @@ impl KindDef {
         if let Some(strategy) = self.strategy {
             rt.strategy = strategy();
         }
-        rt.decode = self.decode;
+        rt.def = Some(self);
         rt
     }
 }

@@ -251,9 +251,9 @@ pub struct ResourceType {
     pub custom: Option<crate::crd::CustomInfo>,
     /// The kind's rules through create, update and delete.
     pub strategy: Arc<dyn Strategy>,
-    /// How a built-in kind's objects decode (its Go type's twin); `None` for
-    /// custom resources and computed kinds.
-    pub decode: Option<kind::Decode>,
+    /// The definition of a built-in kind (its decoding, validation, …);
+    /// `None` for custom resources.
+    pub def: Option<&'static kind::KindDef>,
 }
 
 impl ResourceType {
@@ -297,7 +297,7 @@ impl ResourceType {
             },
             custom: None,
             strategy: Arc::new(NoStrategy),
-            decode: None,
+            def: None,
         }
     }
 

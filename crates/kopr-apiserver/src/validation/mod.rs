@@ -322,17 +322,23 @@ pub fn invalid_message(kind: &str, name: &str, errors: &[FieldError]) -> String 
 }
 
 /// Validates an object of a built-in kind on create (`old = None`) or update
-/// (`old = Some`). `resource` is the plural (`"pods"`), `group` is `""` for
-/// core. Unknown kinds yield no errors. On update the caller should have
+/// (`old = Some`) with the kind's `validator` (from its definition in
+/// `crate::kinds`) and kube's ObjectMeta rules for its scope. A kind without
+/// a validator yields no errors. On update the caller should have
 /// filled `metadata.resourceVersion` (kube requires it) and applied defaults.
-pub fn validate(group: &str, resource: &str, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+pub fn validate(
+    validator: Option<kinds::ValidateFn>,
+    namespaced: bool,
+    obj: &Value,
+    old: Option<&Value>,
+) -> Vec<FieldError> {
     let mut ck = Checker::default();
     let Some(root) = obj.as_object() else {
         ck.push(FieldError::type_invalid("", obj.clone(), "object"));
         return ck.errs;
     };
     let old_root = old.and_then(Value::as_object);
-    let Some(spec) = kinds::lookup(group, resource) else {
+    let Some(validate) = validator else {
         return ck.errs;
     };
     match old_root {
@@ -341,20 +347,20 @@ pub fn validate(group: &str, resource: &str, obj: &Value, old: Option<&Value>) -
             metadata::validate_object_meta(
                 &mut ck,
                 root,
-                spec.namespaced,
+                namespaced,
                 names::is_valid_path_segment_name,
                 false,
             );
             metadata::validate_object_meta_update(&mut ck, root, o);
-            (spec.validate)(&mut ck, root, Some(o));
+            validate(&mut ck, root, Some(o));
         }
         None => {
-            (spec.validate)(&mut ck, root, None);
+            validate(&mut ck, root, None);
             if ck.errs.is_empty() {
                 metadata::validate_object_meta(
                     &mut ck,
                     root,
-                    spec.namespaced,
+                    namespaced,
                     names::is_valid_path_segment_name,
                     false,
                 );
@@ -362,6 +368,22 @@ pub fn validate(group: &str, resource: &str, obj: &Value, old: Option<&Value>) -
         }
     }
     ck.errs
+}
+
+/// Validates as [`validate`] does, for the built-in kind `group`/`resource`
+/// (the unit tests' entry).
+#[cfg(test)]
+pub(crate) fn validate_kind(
+    group: &str,
+    resource: &str,
+    obj: &Value,
+    old: Option<&Value>,
+) -> Vec<FieldError> {
+    let def = crate::kinds::all()
+        .into_iter()
+        .find(|k| k.group == group && k.plural == resource);
+    let namespaced = def.is_some_and(|d| d.scope == crate::resources::kind::Scope::Namespaced);
+    validate(def.and_then(|d| d.validate), namespaced, obj, old)
 }
 
 /// Appends a child name to a field path.
@@ -558,6 +580,7 @@ impl Checker {
 
 #[cfg(test)]
 mod tests {
+    use super::validate_kind as validate;
     use super::*;
     use serde_json::json;
 

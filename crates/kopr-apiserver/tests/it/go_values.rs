@@ -53,9 +53,13 @@ where
 async fn a_read_pod_written_back_with_a_new_deadline_is_accepted() {
     let f = common::start().await;
     let pods: Api<Pod> = Api::namespaced(f.client.clone(), "default");
+    // Gated, so that no scheduler or kubelet writes to it while the test reads and writes.
     let pod: Pod = serde_json::from_value(json!({
         "metadata": {"name": "p"},
-        "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+        "spec": {
+            "schedulingGates": [{"name": "example.com/hold"}],
+            "containers": [{"name": "c", "image": "busybox"}],
+        },
     }))
     .unwrap();
     pods.create(&PostParams::default(), &pod).await.unwrap();

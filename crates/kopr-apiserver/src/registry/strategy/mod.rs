@@ -144,7 +144,7 @@ pub(crate) fn builtin_validate(
     obj: &Value,
     old: Option<&Value>,
 ) -> Vec<FieldError> {
-    crate::validation::validate(&rt.group, &rt.plural, obj, old)
+    crate::validation::validate(rt.def.and_then(|d| d.validate), rt.namespaced, obj, old)
 }
 
 /// Prepares a new object: resets what a create may not set (status, for

@@ -273,10 +273,10 @@ pub(super) fn webhooks(ck: &mut Checker, root: &Obj, old: Option<&Obj>, mutating
     }
 }
 
-pub(super) fn validating_webhooks(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn validating_webhooks(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     webhooks(ck, root, old, false);
 }
 
-pub(super) fn mutating_webhooks(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn mutating_webhooks(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     webhooks(ck, root, old, true);
 }

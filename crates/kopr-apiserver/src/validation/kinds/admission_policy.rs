@@ -162,7 +162,7 @@ fn variables(ck: &mut Checker, spec: &Obj) {
 }
 
 /// A ValidatingAdmissionPolicy.
-pub(super) fn validating_admission_policy(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn validating_admission_policy(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     validate_object_meta(ck, root, false, names::name_is_dns_subdomain, false);
     if let Some(o) = old {
         validate_object_meta_update(ck, root, o);
@@ -208,7 +208,7 @@ pub(super) fn validating_admission_policy(ck: &mut Checker, root: &Obj, old: Opt
 }
 
 /// A ValidatingAdmissionPolicyBinding.
-pub(super) fn validating_admission_policy_binding(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn validating_admission_policy_binding(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     validate_object_meta(ck, root, false, names::name_is_dns_subdomain, false);
     if let Some(o) = old {
         validate_object_meta_update(ck, root, o);

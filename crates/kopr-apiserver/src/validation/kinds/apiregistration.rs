@@ -71,7 +71,7 @@ fn apiservice_meta(ck: &mut Checker, root: &Obj, required: &str) {
 }
 
 /// apiregistration.k8s.io/v1 APIService.
-pub(super) fn api_service(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn api_service(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     if let Some(o) = old {
         validate_object_meta_update(ck, root, o);
     }

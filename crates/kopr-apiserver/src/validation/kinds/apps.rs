@@ -103,7 +103,7 @@ pub(super) fn selector_immutable(ck: &mut Checker, root: &Obj, old: Option<&Obj>
     }
 }
 
-pub(super) fn deployment(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn deployment(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     meta_for(ck, root, old, true, names::name_is_dns_subdomain, false);
     if old.is_some() {
         finalizer_check(ck, root);
@@ -171,7 +171,7 @@ pub(super) fn deployment(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     selector_immutable(ck, root, old);
 }
 
-pub(super) fn replica_set(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn replica_set(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     meta_for(ck, root, old, true, names::name_is_dns_subdomain, false);
     if old.is_some() {
         finalizer_check(ck, root);
@@ -181,7 +181,7 @@ pub(super) fn replica_set(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     selector_immutable(ck, root, old);
 }
 
-pub(super) fn daemon_set(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn daemon_set(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     // kube runs the create validation (metadata included) on updates too.
     meta_for(ck, root, old, true, names::name_is_dns_subdomain, true);
     let spec = sub(ck, root, "spec", "");
@@ -281,7 +281,7 @@ fn daemon_set_update_strategy(ck: &mut Checker, spec: &Obj) {
     }
 }
 
-pub(super) fn stateful_set(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn stateful_set(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     meta_for(ck, root, old, true, names::name_is_dns_subdomain, false);
     if old.is_some() {
         finalizer_check(ck, root);

@@ -326,7 +326,7 @@ fn scaling_rules(ck: &mut Checker, rules: &Obj, path: &str) {
 
 /// HorizontalPodAutoscaler (`ValidateHorizontalPodAutoscaler[Update]`, and
 /// the status checks of `/status` writes).
-pub(super) fn horizontal_pod_autoscaler(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn horizontal_pod_autoscaler(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     meta_for(ck, root, old, true, names::name_is_dns_subdomain, false);
     if old.is_some() {
         finalizer_check(ck, root);

@@ -5,7 +5,7 @@ use super::*;
 
 // ------------------------------------------------------------------- batch
 
-pub(super) fn job(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn job(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     meta_for(ck, root, old, true, names::name_is_dns_subdomain, false);
     if old.is_some() {
         finalizer_check(ck, root);

@@ -250,7 +250,7 @@ fn validate_conditions(ck: &mut Checker, root: &Obj, tol: &Tolerated) {
 
 /// CertificateSigningRequest (`ValidateCertificateSigningRequest{Create,
 /// Update,StatusUpdate,ApprovalUpdate}`).
-pub(super) fn certificate_signing_request(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn certificate_signing_request(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     let tol = tolerated(root, old);
     validate_object_meta(ck, root, false, any_name, true);
     let spec = sub(ck, root, "spec", "");

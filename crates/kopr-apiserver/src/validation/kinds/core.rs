@@ -6,7 +6,7 @@ use super::*;
 
 // ---------------------------------------------------------------- core/v1
 
-pub(super) fn namespace(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn namespace(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     match old {
         None => {
             validate_object_meta(ck, root, false, names::name_is_dns_label, true);
@@ -53,7 +53,7 @@ pub(super) fn base64_len(s: &str) -> usize {
 
 pub(super) const MAX_SECRET_SIZE: usize = 1024 * 1024;
 
-pub(super) fn config_map(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn config_map(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     if let Some(o) = old {
         validate_object_meta_update(ck, root, o);
         finalizer_check(ck, root);
@@ -117,7 +117,7 @@ pub(super) fn norm(v: Option<&Value>) -> Option<&Value> {
     }
 }
 
-pub(super) fn secret(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn secret(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     if let Some(o) = old {
         validate_object_meta_update(ck, root, o);
         finalizer_check(ck, root);
@@ -215,7 +215,7 @@ pub(super) fn secret(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     }
 }
 
-pub(super) fn service_account(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn service_account(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     if let Some(o) = old {
         validate_object_meta_update(ck, root, o);
         finalizer_check(ck, root);
@@ -230,7 +230,7 @@ pub(super) fn service_account(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
 pub(super) const SERVICE_TYPES: &[&str] =
     &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
 
-pub(super) fn service(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn service(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     if let Some(o) = old {
         service_update(ck, root, o);
     }
@@ -556,7 +556,7 @@ fn traffic_and_families(ck: &mut Checker, spec: &Obj, ty: &str) {
     }
 }
 
-pub(super) fn pod_kind(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn pod_kind(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     if let Some(o) = old {
         validate_object_meta_update(ck, root, o);
         finalizer_check(ck, root);
@@ -595,7 +595,7 @@ pub(super) fn pod_kind(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     }
 }
 
-pub(super) fn node(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn node(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     match old {
         None => validate_object_meta(ck, root, false, names::name_is_dns_subdomain, true),
         Some(o) => {

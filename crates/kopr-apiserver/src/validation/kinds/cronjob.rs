@@ -210,7 +210,7 @@ fn job_template_spec(ck: &mut Checker, spec: &Obj, path: &str) {
 }
 
 /// CronJob (`ValidateCronJobCreate` / `ValidateCronJobUpdate`).
-pub(super) fn cron_job(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn cron_job(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     meta_for(ck, root, old, true, names::name_is_dns_subdomain, false);
     if old.is_some() {
         finalizer_check(ck, root);

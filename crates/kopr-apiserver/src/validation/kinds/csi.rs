@@ -77,7 +77,7 @@ fn csi_driver_spec(ck: &mut Checker, spec: &Obj) {
 }
 
 /// storage.k8s.io/v1 CSIDriver.
-pub(super) fn csi_driver(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn csi_driver(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     core_meta(
         ck,
         root,
@@ -209,7 +209,7 @@ fn same_driver(a: &Obj, b: &Obj) -> bool {
 }
 
 /// storage.k8s.io/v1 CSINode.
-pub(super) fn csi_node(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn csi_node(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     core_meta(
         ck,
         root,

@@ -89,7 +89,7 @@ fn hints(ck: &mut Checker, h: &Obj, path: &str) {
     }
 }
 
-fn endpoints(ck: &mut Checker, root: &Obj, addr_type: &str) {
+pub(crate) fn endpoints(ck: &mut Checker, root: &Obj, addr_type: &str) {
     let eps = ck.obj_items(root, "endpoints", "");
     if eps.len() > MAX_ENDPOINTS {
         ck.push(too_many("endpoints", eps.len(), MAX_ENDPOINTS));
@@ -163,7 +163,7 @@ fn ports(ck: &mut Checker, root: &Obj) {
 }
 
 /// discovery.k8s.io/v1 EndpointSlice.
-pub(super) fn endpoint_slice(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn endpoint_slice(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     core_meta(
         ck,
         root,

@@ -144,7 +144,7 @@ fn endpoint_port(ck: &mut Checker, p: &Obj, require_name: bool, path: &str) {
 }
 
 /// Endpoints (`ValidateEndpoints[Create|Update]`).
-pub(super) fn endpoints(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn endpoints(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     if let Some(o) = old {
         validate_object_meta_update(ck, root, o);
         finalizer_check(ck, root);

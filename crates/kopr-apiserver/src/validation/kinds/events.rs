@@ -81,11 +81,11 @@ pub(super) fn event_common(ck: &mut Checker, root: &Obj, strict_v1: bool) {
     ck.extend("namespace", ns, names::is_dns1123_subdomain(ns));
 }
 
-pub(super) fn core_event(ck: &mut Checker, root: &Obj, _old: Option<&Obj>) {
+pub(crate) fn core_event(ck: &mut Checker, root: &Obj, _old: Option<&Obj>) {
     event_common(ck, root, false);
 }
 
-pub(super) fn events_event(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn events_event(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     event_common(ck, root, true);
     match old {
         None => validate_object_meta(ck, root, true, names::name_is_dns_subdomain, true),

@@ -272,7 +272,7 @@ fn policy_rules(ck: &mut Checker, rule: &Obj, path: &str) {
 }
 
 /// flowcontrol.apiserver.k8s.io/v1 FlowSchema.
-pub(super) fn flow_schema(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn flow_schema(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     core_meta(
         ck,
         root,
@@ -451,7 +451,7 @@ fn limited(ck: &mut Checker, l: &Obj, path: &str) {
 }
 
 /// flowcontrol.apiserver.k8s.io/v1 PriorityLevelConfiguration.
-pub(super) fn priority_level_configuration(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn priority_level_configuration(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     core_meta(
         ck,
         root,

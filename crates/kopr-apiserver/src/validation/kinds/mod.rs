@@ -27,35 +27,35 @@ mod rbac;
 mod selector;
 // Cluster kinds of networking, discovery, flowcontrol, node, scheduling,
 // storage and apiregistration (referenced by module path in `lookup`).
-mod apiregistration;
-mod csi;
-mod discovery;
-mod flowcontrol;
+pub(crate) mod apiregistration;
+pub(crate) mod csi;
+pub(crate) mod discovery;
+pub(crate) mod flowcontrol;
 mod meta_shapes;
 mod netaddr;
-mod networking;
-mod scheduling;
-mod storage;
+pub(crate) mod networking;
+pub(crate) mod scheduling;
+pub(crate) mod storage;
 #[cfg(test)]
 mod tests_cluster_net;
 #[cfg(test)]
 mod tests_cluster_storage;
 // Workload, storage, quota, policy, autoscaling and certificate kinds
 // (referenced by module path in `lookup`).
-mod autoscaling;
-mod certificates;
-mod cronjob;
+pub(crate) mod autoscaling;
+pub(crate) mod certificates;
+pub(crate) mod cronjob;
 mod csr_der;
-mod endpoints;
-mod policy;
+pub(crate) mod endpoints;
+pub(crate) mod policy;
 mod pv_sources;
-mod quota;
-mod replication;
+pub(crate) mod quota;
+pub(crate) mod replication;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_workloads;
-mod volumes;
+pub(crate) mod volumes;
 
 #[allow(unused_imports)]
 pub use self::admission::*;
@@ -76,88 +76,6 @@ pub use self::selector::*;
 
 /// A kind's validator: `(checker, new object, old object on update)`.
 pub type ValidateFn = fn(&mut Checker, &Obj, Option<&Obj>);
-
-/// Scope and validator of a built-in kind.
-pub struct KindSpec {
-    /// Whether objects of the kind live in a namespace.
-    pub namespaced: bool,
-    /// The validator.
-    pub validate: ValidateFn,
-}
-
-/// Looks up the validator for `(group, resource)`.
-pub fn lookup(group: &str, resource: &str) -> Option<KindSpec> {
-    let (namespaced, validate): (bool, ValidateFn) = match (group, resource) {
-        ("", "namespaces") => (false, namespace),
-        ("", "configmaps") => (true, config_map),
-        ("", "secrets") => (true, secret),
-        ("", "services") => (true, service),
-        ("", "serviceaccounts") => (true, service_account),
-        ("", "pods") => (true, pod_kind),
-        ("", "events") => (true, core_event),
-        ("", "nodes") => (false, node),
-        ("apps", "deployments") => (true, deployment),
-        ("apps", "replicasets") => (true, replica_set),
-        ("apps", "statefulsets") => (true, stateful_set),
-        ("apps", "daemonsets") => (true, daemon_set),
-        ("batch", "jobs") => (true, job),
-        ("coordination.k8s.io", "leases") => (true, lease),
-        ("events.k8s.io", "events") => (true, events_event),
-        ("rbac.authorization.k8s.io", "roles") => (true, role),
-        ("rbac.authorization.k8s.io", "clusterroles") => (false, cluster_role),
-        ("rbac.authorization.k8s.io", "rolebindings") => (true, role_binding),
-        ("rbac.authorization.k8s.io", "clusterrolebindings") => (false, cluster_role_binding),
-        ("admissionregistration.k8s.io", "validatingwebhookconfigurations") => {
-            (false, validating_webhooks)
-        }
-        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations") => {
-            (false, mutating_webhooks)
-        }
-        ("admissionregistration.k8s.io", "validatingadmissionpolicies") => {
-            (false, validating_admission_policy)
-        }
-        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings") => {
-            (false, validating_admission_policy_binding)
-        }
-        ("networking.k8s.io", "ingresses") => (true, networking::ingress),
-        ("networking.k8s.io", "ingressclasses") => (false, networking::ingress_class),
-        ("networking.k8s.io", "networkpolicies") => (true, networking::network_policy),
-        ("discovery.k8s.io", "endpointslices") => (true, discovery::endpoint_slice),
-        ("flowcontrol.apiserver.k8s.io", "flowschemas") => (false, flowcontrol::flow_schema),
-        ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations") => {
-            (false, flowcontrol::priority_level_configuration)
-        }
-        ("node.k8s.io", "runtimeclasses") => (false, scheduling::runtime_class),
-        ("scheduling.k8s.io", "priorityclasses") => (false, scheduling::priority_class),
-        ("storage.k8s.io", "storageclasses") => (false, storage::storage_class),
-        ("storage.k8s.io", "volumeattachments") => (false, storage::volume_attachment),
-        ("storage.k8s.io", "csistoragecapacities") => (true, storage::csi_storage_capacity),
-        ("storage.k8s.io", "csidrivers") => (false, csi::csi_driver),
-        ("storage.k8s.io", "csinodes") => (false, csi::csi_node),
-        ("apiregistration.k8s.io", "apiservices") => (false, apiregistration::api_service),
-        ("", "limitranges") => (true, quota::limit_range),
-        ("", "resourcequotas") => (true, quota::resource_quota),
-        ("", "podtemplates") => (true, replication::pod_template),
-        ("", "replicationcontrollers") => (true, replication::replication_controller),
-        ("", "persistentvolumes") => (false, volumes::persistent_volume),
-        ("", "persistentvolumeclaims") => (true, volumes::persistent_volume_claim),
-        ("", "endpoints") => (true, endpoints::endpoints),
-        ("apps", "controllerrevisions") => (true, replication::controller_revision),
-        ("batch", "cronjobs") => (true, cronjob::cron_job),
-        ("policy", "poddisruptionbudgets") => (true, policy::pod_disruption_budget),
-        ("autoscaling", "horizontalpodautoscalers") => {
-            (true, autoscaling::horizontal_pod_autoscaler)
-        }
-        ("certificates.k8s.io", "certificatesigningrequests") => {
-            (false, certificates::certificate_signing_request)
-        }
-        _ => return None,
-    };
-    Some(KindSpec {
-        namespaced,
-        validate,
-    })
-}
 
 fn empty() -> &'static Obj {
     static EMPTY: std::sync::OnceLock<Obj> = std::sync::OnceLock::new();

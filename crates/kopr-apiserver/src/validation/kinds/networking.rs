@@ -287,7 +287,7 @@ fn ingress_opts_for(old: &Obj) -> IngressOpts {
 }
 
 /// networking.k8s.io/v1 Ingress.
-pub(super) fn ingress(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn ingress(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     core_meta(
         ck,
         root,
@@ -418,7 +418,7 @@ fn ingress_class_body(ck: &mut Checker, root: &Obj) {
 }
 
 /// networking.k8s.io/v1 IngressClass.
-pub(super) fn ingress_class(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn ingress_class(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     if let Some(o) = old {
         core_meta(
             ck,
@@ -593,7 +593,7 @@ fn np_spec(ck: &mut Checker, spec: &Obj) {
 }
 
 /// networking.k8s.io/v1 NetworkPolicy.
-pub(super) fn network_policy(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn network_policy(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     core_meta(
         ck,
         root,

@@ -114,7 +114,7 @@ const EVICTION_POLICIES: &[&str] = &["AlwaysAllow", "IfHealthyBudget"];
 
 /// PodDisruptionBudget (kube validates only the spec; the name is checked as
 /// a path segment by the generic create/update checks).
-pub(super) fn pod_disruption_budget(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn pod_disruption_budget(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     let spec = sub(ck, root, "spec", "");
     let sp = "spec";
     let min = int_or_str(ck, spec, "minAvailable", sp);

@@ -440,7 +440,7 @@ fn limit_item(ck: &mut Checker, item: &Obj, ip: &str, seen_types: &mut BTreeSet<
 }
 
 /// LimitRange (`ValidateLimitRange`; updates run the same checks).
-pub(super) fn limit_range(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn limit_range(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     if let Some(o) = old {
         validate_object_meta_update(ck, root, o);
         finalizer_check(ck, root);
@@ -647,7 +647,7 @@ fn quota_resources(ck: &mut Checker, o: &Obj, k: &str, path: &str) -> Vec<String
 
 /// ResourceQuota (`ValidateResourceQuota[Update]`, and the status checks of
 /// `/status` writes).
-pub(super) fn resource_quota(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn resource_quota(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     meta_for(ck, root, old, true, names::name_is_dns_subdomain, false);
     if old.is_some() {
         finalizer_check(ck, root);

@@ -5,7 +5,7 @@ use super::*;
 
 // ------------------------------------------------------------ coordination
 
-pub(super) fn lease(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn lease(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     match old {
         None => validate_object_meta(ck, root, true, names::name_is_dns_subdomain, false),
         Some(o) => validate_object_meta_update(ck, root, o),
@@ -115,12 +115,12 @@ pub(super) fn rbac_meta(ck: &mut Checker, root: &Obj, old: Option<&Obj>, namespa
     }
 }
 
-pub(super) fn role(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn role(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     rbac_meta(ck, root, old, true);
     policy_rules(ck, root, true);
 }
 
-pub(super) fn cluster_role(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn cluster_role(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     rbac_meta(ck, root, old, false);
     policy_rules(ck, root, false);
     if let Some(ar) = ck.obj(root, "aggregationRule", "") {
@@ -240,10 +240,10 @@ pub(super) fn binding(ck: &mut Checker, root: &Obj, old: Option<&Obj>, namespace
     }
 }
 
-pub(super) fn role_binding(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn role_binding(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     binding(ck, root, old, true);
 }
 
-pub(super) fn cluster_role_binding(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn cluster_role_binding(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     binding(ck, root, old, false);
 }

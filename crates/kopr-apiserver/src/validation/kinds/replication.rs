@@ -6,7 +6,7 @@
 use super::*;
 
 /// ReplicationController (`ValidateReplicationController[Update]`).
-pub(super) fn replication_controller(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn replication_controller(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     meta_for(ck, root, old, true, names::name_is_dns_subdomain, false);
     if old.is_some() {
         finalizer_check(ck, root);
@@ -46,7 +46,7 @@ pub(super) fn replication_controller(ck: &mut Checker, root: &Obj, old: Option<&
 }
 
 /// PodTemplate (`ValidatePodTemplate[Update]`).
-pub(super) fn pod_template(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn pod_template(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     meta_for(ck, root, old, true, names::name_is_dns_subdomain, false);
     if old.is_some() {
         finalizer_check(ck, root);
@@ -71,7 +71,7 @@ fn revision_data_repr(data: Option<&Value>) -> Value {
 }
 
 /// ControllerRevision (`ValidateControllerRevision[Update]`).
-pub(super) fn controller_revision(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn controller_revision(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     meta_for(ck, root, old, true, names::name_is_dns_subdomain, true);
     let data = root.get("data").filter(|v| !v.is_null());
     if data.is_none() {

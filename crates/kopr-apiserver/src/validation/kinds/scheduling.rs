@@ -44,7 +44,7 @@ fn preemption_policy(ck: &mut Checker, root: &Obj) {
 }
 
 /// scheduling.k8s.io/v1 PriorityClass.
-pub(super) fn priority_class(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn priority_class(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     core_meta(
         ck,
         root,
@@ -149,7 +149,7 @@ fn overhead(ck: &mut Checker, o: &Obj) {
 }
 
 /// node.k8s.io/v1 RuntimeClass.
-pub(super) fn runtime_class(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn runtime_class(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     generic_meta(
         ck,
         root,

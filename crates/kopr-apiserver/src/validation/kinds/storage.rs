@@ -139,7 +139,7 @@ fn storage_class_body(ck: &mut Checker, root: &Obj) {
 }
 
 /// storage.k8s.io/v1 StorageClass.
-pub(super) fn storage_class(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn storage_class(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     core_meta(
         ck,
         root,
@@ -260,7 +260,7 @@ fn volume_attachment_common(ck: &mut Checker, root: &Obj) {
 }
 
 /// storage.k8s.io/v1 VolumeAttachment.
-pub(super) fn volume_attachment(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn volume_attachment(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     core_meta(
         ck,
         root,
@@ -306,7 +306,7 @@ pub(super) fn volume_attachment(ck: &mut Checker, root: &Obj, old: Option<&Obj>)
 // ------------------------------------------------------ csistoragecapacity
 
 /// storage.k8s.io/v1 CSIStorageCapacity.
-pub(super) fn csi_storage_capacity(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn csi_storage_capacity(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     core_meta(
         ck,
         root,

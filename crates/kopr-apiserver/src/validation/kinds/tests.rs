@@ -1,6 +1,6 @@
 //! Tests of per-kind validation.
 
-use super::super::validate;
+use super::super::validate_kind as validate;
 use crate::defaults::apply_defaults;
 use serde_json::{Value, json};
 

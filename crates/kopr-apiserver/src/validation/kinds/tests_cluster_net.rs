@@ -1,7 +1,7 @@
 //! Tests of networking.k8s.io, discovery.k8s.io and
 //! flowcontrol.apiserver.k8s.io validation: exact kube 1.32 messages.
 
-use super::super::validate;
+use super::super::validate_kind as validate;
 use crate::defaults::apply_defaults;
 use serde_json::{Value, json};
 

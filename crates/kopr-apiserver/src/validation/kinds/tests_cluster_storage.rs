@@ -1,7 +1,7 @@
 //! Tests of storage.k8s.io, scheduling.k8s.io, node.k8s.io and
 //! apiregistration.k8s.io validation: exact kube 1.32 messages.
 
-use super::super::validate;
+use super::super::validate_kind as validate;
 use super::tests_cluster_net::{LABEL, SUBDOMAIN, create, update};
 use serde_json::{Value, json};
 

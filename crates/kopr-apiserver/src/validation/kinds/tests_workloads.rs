@@ -4,7 +4,7 @@
 //! PodDisruptionBudgets, HorizontalPodAutoscalers and
 //! CertificateSigningRequests (messages as kube-apiserver 1.32 words them).
 
-use super::super::validate;
+use super::super::validate_kind as validate;
 use crate::defaults::apply_defaults;
 use base64::Engine;
 use serde_json::{Value, json};

@@ -306,7 +306,7 @@ fn ptr_string_repr(v: Option<&Value>) -> Value {
 }
 
 /// PersistentVolume (`ValidatePersistentVolume[Update]`).
-pub(super) fn persistent_volume(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn persistent_volume(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     validate_object_meta(ck, root, false, names::name_is_dns_subdomain, true);
     pv_spec(ck, root);
     let Some(o) = old else { return };
@@ -615,7 +615,7 @@ fn strip_empty(v: &mut Value) {
 }
 
 /// PersistentVolumeClaim (`ValidatePersistentVolumeClaim[Update]`).
-pub(super) fn persistent_volume_claim(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
+pub(crate) fn persistent_volume_claim(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     if let Some(o) = old {
         validate_object_meta_update(ck, root, o);
         finalizer_check(ck, root);
