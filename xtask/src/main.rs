@@ -8,12 +8,27 @@ mod layering;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The nearest directory, from the current one up, holding `xtask/layers.txt`.
+fn checkout_root() -> Option<PathBuf> {
+    let mut dir = std::env::current_dir().ok()?;
+    loop {
+        if dir.join("xtask/layers.txt").is_file() {
+            return Some(dir);
+        }
+        if !dir.pop() {
+            return None;
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let task = std::env::args().nth(1).unwrap_or_default();
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(PathBuf::from)
-        .unwrap_or_default();
+    // The checkout is found from where the task runs, never baked in at build time (a build
+    // shared between checkouts would check the wrong one).
+    let Some(root) = checkout_root() else {
+        eprintln!("xtask: run it inside a kopr checkout (no xtask/layers.txt above here)");
+        return ExitCode::from(2);
+    };
     match task.as_str() {
         "layering" => match layering::run(&root) {
             Ok(report) => {

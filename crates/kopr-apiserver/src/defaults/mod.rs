@@ -52,76 +52,174 @@ fn default_secret(root: &mut Obj) {
     set_str(root, "type", "Opaque");
 }
 
-/// Applies kube's defaults for `(group, resource)` to `obj` in place.
-/// Unknown kinds and non-object values are left unchanged. For Jobs, the
-/// generated selector and labels use `metadata.uid`, which the caller must
-/// set first.
-pub fn apply_defaults(group: &str, resource: &str, obj: &mut Value) {
-    let Some(root) = obj.as_object_mut() else {
-        return;
-    };
-    match (group, resource) {
-        ("", "pods") => default_pod(root),
-        ("", "services") => default_service(root),
-        ("", "secrets") => default_secret(root),
-        ("", "namespaces") => default_namespace(root),
-        ("", "nodes") => default_node(root),
-        ("", "podtemplates") => {
-            if let Some(t) = obj_mut(root, "template") {
-                default_pod_template(t);
-            }
+/// A kind's defaulting (kube's `SetDefaults_<Kind>`s), on the object's map.
+pub type DefaultFn = fn(&mut Map<String, Value>);
+
+/// Applies a kind's defaulting (`default`, from its definition in
+/// `crate::kinds`) to `obj` in place; a non-object value is left unchanged.
+/// For Jobs, the generated selector and labels use `metadata.uid`, which the
+/// caller must set first.
+pub fn apply(default: DefaultFn, obj: &mut Value) {
+    if let Some(root) = obj.as_object_mut() {
+        default(root);
+    }
+}
+
+/// Applies the defaults of the built-in kind `group`/`resource` (the unit
+/// tests' entry).
+#[cfg(test)]
+pub(crate) fn apply_defaults(group: &str, resource: &str, obj: &mut Value) {
+    let def = crate::kinds::all()
+        .into_iter()
+        .find(|k| k.group == group && k.plural == resource);
+    if let Some(default) = def.and_then(|d| d.default) {
+        apply(default, obj);
+    }
+}
+
+/// Each built-in kind's defaulting, as its definition in `crate::kinds`
+/// names it.
+pub mod by_kind {
+    use super::*;
+
+    /// Pods.
+    pub fn pod(root: &mut Obj) {
+        default_pod(root)
+    }
+    /// Services.
+    pub fn service(root: &mut Obj) {
+        default_service(root)
+    }
+    /// Secrets.
+    pub fn secret(root: &mut Obj) {
+        default_secret(root)
+    }
+    /// Namespaces.
+    pub fn namespace(root: &mut Obj) {
+        default_namespace(root)
+    }
+    /// Nodes.
+    pub fn node(root: &mut Obj) {
+        default_node(root)
+    }
+    /// PodTemplates.
+    pub fn pod_template(root: &mut Obj) {
+        if let Some(t) = obj_mut(root, "template") {
+            default_pod_template(t);
         }
-        ("", "replicationcontrollers") => {
-            workloads::rc_selector_and_labels(root);
-            default_rc(root);
-        }
-        ("", "persistentvolumes") => volumes::persistent_volume(root),
-        ("", "persistentvolumeclaims") => volumes::persistent_volume_claim(root),
-        ("", "limitranges") => quota::limit_range(root),
-        ("", "endpoints") => endpoints::endpoints(root),
-        ("autoscaling", "horizontalpodautoscalers") => autoscaling::horizontal_pod_autoscaler(root),
-        ("apps", "deployments") => default_deployment(root),
-        ("apps", "replicasets") => default_replica_set(root),
-        ("apps", "statefulsets") => default_stateful_set(root),
-        ("apps", "daemonsets") => default_daemon_set(root),
-        ("batch", "jobs") => default_job(root),
-        ("batch", "cronjobs") => default_cron_job(root),
-        ("rbac.authorization.k8s.io", "rolebindings" | "clusterrolebindings") => {
-            default_binding(root)
-        }
-        ("admissionregistration.k8s.io", "validatingwebhookconfigurations") => {
-            default_webhooks(root, false)
-        }
-        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations") => {
-            default_webhooks(root, true)
-        }
-        ("admissionregistration.k8s.io", "validatingadmissionpolicies") => {
-            if let Some(spec) = existing_obj(root, "spec") {
-                set_str(spec, "failurePolicy", "Fail");
-                if let Some(m) = existing_obj(spec, "matchConstraints") {
-                    default_match_resources(m);
-                }
-            }
-        }
-        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings") => {
-            if let Some(m) =
-                existing_obj(root, "spec").and_then(|s| existing_obj(s, "matchResources"))
-            {
+    }
+    /// ReplicationControllers.
+    pub fn replication_controller(root: &mut Obj) {
+        workloads::rc_selector_and_labels(root);
+        default_rc(root);
+    }
+    /// PersistentVolumes.
+    pub fn persistent_volume(root: &mut Obj) {
+        volumes::persistent_volume(root)
+    }
+    /// PersistentVolumeClaims.
+    pub fn persistent_volume_claim(root: &mut Obj) {
+        volumes::persistent_volume_claim(root)
+    }
+    /// LimitRanges.
+    pub fn limit_range(root: &mut Obj) {
+        quota::limit_range(root)
+    }
+    /// Endpoints.
+    pub fn endpoints(root: &mut Obj) {
+        endpoints::endpoints(root)
+    }
+    /// HorizontalPodAutoscalers (both versions).
+    pub fn horizontal_pod_autoscaler(root: &mut Obj) {
+        autoscaling::horizontal_pod_autoscaler(root)
+    }
+    /// Deployments.
+    pub fn deployment(root: &mut Obj) {
+        default_deployment(root)
+    }
+    /// ReplicaSets.
+    pub fn replica_set(root: &mut Obj) {
+        default_replica_set(root)
+    }
+    /// StatefulSets.
+    pub fn stateful_set(root: &mut Obj) {
+        default_stateful_set(root)
+    }
+    /// DaemonSets.
+    pub fn daemon_set(root: &mut Obj) {
+        default_daemon_set(root)
+    }
+    /// Jobs.
+    pub fn job(root: &mut Obj) {
+        default_job(root)
+    }
+    /// CronJobs.
+    pub fn cron_job(root: &mut Obj) {
+        default_cron_job(root)
+    }
+    /// RoleBindings and ClusterRoleBindings.
+    pub fn role_binding(root: &mut Obj) {
+        default_binding(root)
+    }
+    /// ValidatingWebhookConfigurations.
+    pub fn validating_webhooks(root: &mut Obj) {
+        default_webhooks(root, false)
+    }
+    /// MutatingWebhookConfigurations.
+    pub fn mutating_webhooks(root: &mut Obj) {
+        default_webhooks(root, true)
+    }
+    /// ValidatingAdmissionPolicies.
+    pub fn validating_admission_policy(root: &mut Obj) {
+        if let Some(spec) = existing_obj(root, "spec") {
+            set_str(spec, "failurePolicy", "Fail");
+            if let Some(m) = existing_obj(spec, "matchConstraints") {
                 default_match_resources(m);
             }
         }
-        ("networking.k8s.io", "networkpolicies") => networking::network_policy(root),
-        ("networking.k8s.io", "ingressclasses") => networking::ingress_class(root),
-        ("discovery.k8s.io", "endpointslices") => networking::endpoint_slice(root),
-        ("flowcontrol.apiserver.k8s.io", "flowschemas") => flowcontrol::flow_schema(root),
-        ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations") => {
-            flowcontrol::priority_level_configuration(root)
+    }
+    /// ValidatingAdmissionPolicyBindings.
+    pub fn validating_admission_policy_binding(root: &mut Obj) {
+        if let Some(m) = existing_obj(root, "spec").and_then(|s| existing_obj(s, "matchResources"))
+        {
+            default_match_resources(m);
         }
-        ("scheduling.k8s.io", "priorityclasses") => scheduling::priority_class(root),
-        ("storage.k8s.io", "storageclasses") => storage::storage_class(root),
-        ("storage.k8s.io", "csidrivers") => storage::csi_driver(root),
-        ("apiregistration.k8s.io", "apiservices") => apiregistration::api_service(root),
-        _ => {}
+    }
+    /// NetworkPolicies.
+    pub fn network_policy(root: &mut Obj) {
+        networking::network_policy(root)
+    }
+    /// IngressClasses.
+    pub fn ingress_class(root: &mut Obj) {
+        networking::ingress_class(root)
+    }
+    /// EndpointSlices.
+    pub fn endpoint_slice(root: &mut Obj) {
+        networking::endpoint_slice(root)
+    }
+    /// FlowSchemas.
+    pub fn flow_schema(root: &mut Obj) {
+        flowcontrol::flow_schema(root)
+    }
+    /// PriorityLevelConfigurations.
+    pub fn priority_level_configuration(root: &mut Obj) {
+        flowcontrol::priority_level_configuration(root)
+    }
+    /// PriorityClasses.
+    pub fn priority_class(root: &mut Obj) {
+        scheduling::priority_class(root)
+    }
+    /// StorageClasses.
+    pub fn storage_class(root: &mut Obj) {
+        storage::storage_class(root)
+    }
+    /// CSIDrivers.
+    pub fn csi_driver(root: &mut Obj) {
+        storage::csi_driver(root)
+    }
+    /// APIServices.
+    pub fn api_service(root: &mut Obj) {
+        apiregistration::api_service(root)
     }
 }
 

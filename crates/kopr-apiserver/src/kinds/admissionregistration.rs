@@ -3,6 +3,7 @@
 use k8s_openapi::api::admissionregistration;
 
 use super::{API_EXTENSIONS, generation};
+use crate::defaults;
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
 use crate::validation;
@@ -21,7 +22,8 @@ pub(super) static KINDS: &[KindDef] = &[
         generation,
         decode_as::<admissionregistration::v1::MutatingWebhookConfiguration>,
     )
-    .validate(validation::kinds::mutating_webhooks),
+    .validate(validation::kinds::mutating_webhooks)
+    .default(defaults::by_kind::mutating_webhooks),
     KindDef::new(
         "admissionregistration.k8s.io",
         "v1",
@@ -35,7 +37,8 @@ pub(super) static KINDS: &[KindDef] = &[
         generation,
         decode_as::<admissionregistration::v1::ValidatingAdmissionPolicy>,
     )
-    .validate(validation::kinds::validating_admission_policy),
+    .validate(validation::kinds::validating_admission_policy)
+    .default(defaults::by_kind::validating_admission_policy),
     KindDef::new(
         "admissionregistration.k8s.io",
         "v1",
@@ -48,7 +51,8 @@ pub(super) static KINDS: &[KindDef] = &[
         generation,
         decode_as::<admissionregistration::v1::ValidatingAdmissionPolicyBinding>,
     )
-    .validate(validation::kinds::validating_admission_policy_binding),
+    .validate(validation::kinds::validating_admission_policy_binding)
+    .default(defaults::by_kind::validating_admission_policy_binding),
     KindDef::new(
         "admissionregistration.k8s.io",
         "v1",
@@ -61,5 +65,6 @@ pub(super) static KINDS: &[KindDef] = &[
         generation,
         decode_as::<admissionregistration::v1::ValidatingWebhookConfiguration>,
     )
-    .validate(validation::kinds::validating_webhooks),
+    .validate(validation::kinds::validating_webhooks)
+    .default(defaults::by_kind::validating_webhooks),
 ];

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::API_EXTENSIONS;
+use crate::defaults;
 use crate::registry::strategy::ApiServiceStrategy;
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
@@ -22,4 +23,5 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
     || Arc::new(ApiServiceStrategy),
     decode_as::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>,
 )
-.validate(validation::kinds::apiregistration::api_service)];
+.validate(validation::kinds::apiregistration::api_service)
+.default(defaults::by_kind::api_service)];

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use k8s_openapi::api::apps;
 
 use super::{ALL, generation, plain};
+use crate::defaults;
 use crate::registry::strategy::DaemonSetStrategy;
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
@@ -29,19 +30,22 @@ pub(super) static KINDS: &[KindDef] = &[
             || Arc::new(DaemonSetStrategy),
             decode_as::<apps::v1::DaemonSet>,
         )
-        .validate(validation::kinds::daemon_set),
+        .validate(validation::kinds::daemon_set)
+        .default(defaults::by_kind::daemon_set),
     KindDef::new("apps", "v1", "deployments", "Deployment", Scope::Namespaced)
         .short(&["deploy"])
         .categories(ALL)
         .subresources(&[Sub::Status, Sub::Scale])
         .stored(generation, decode_as::<apps::v1::Deployment>)
-        .validate(validation::kinds::deployment),
+        .validate(validation::kinds::deployment)
+        .default(defaults::by_kind::deployment),
     KindDef::new("apps", "v1", "replicasets", "ReplicaSet", Scope::Namespaced)
         .short(&["rs"])
         .categories(ALL)
         .subresources(&[Sub::Status, Sub::Scale])
         .stored(generation, decode_as::<apps::v1::ReplicaSet>)
-        .validate(validation::kinds::replica_set),
+        .validate(validation::kinds::replica_set)
+        .default(defaults::by_kind::replica_set),
     KindDef::new(
         "apps",
         "v1",
@@ -53,5 +57,6 @@ pub(super) static KINDS: &[KindDef] = &[
     .categories(ALL)
     .subresources(&[Sub::Status, Sub::Scale])
     .stored(generation, decode_as::<apps::v1::StatefulSet>)
-    .validate(validation::kinds::stateful_set),
+    .validate(validation::kinds::stateful_set)
+    .default(defaults::by_kind::stateful_set),
 ];

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use k8s_openapi::api::autoscaling;
 
 use super::{ALL, generation};
+use crate::defaults;
 use crate::registry::strategy::HpaV1Strategy;
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
@@ -26,7 +27,8 @@ pub(super) static KINDS: &[KindDef] = &[
         generation,
         decode_as::<autoscaling::v2::HorizontalPodAutoscaler>,
     )
-    .validate(validation::kinds::autoscaling::horizontal_pod_autoscaler),
+    .validate(validation::kinds::autoscaling::horizontal_pod_autoscaler)
+    .default(defaults::by_kind::horizontal_pod_autoscaler),
     KindDef::new(
         "autoscaling",
         "v1",
@@ -42,5 +44,6 @@ pub(super) static KINDS: &[KindDef] = &[
         decode_as::<autoscaling::v1::HorizontalPodAutoscaler>,
     )
     .stored_as("autoscaling/horizontalpodautoscalers", "autoscaling/v2")
-    .validate(validation::kinds::autoscaling::horizontal_pod_autoscaler),
+    .validate(validation::kinds::autoscaling::horizontal_pod_autoscaler)
+    .default(defaults::by_kind::horizontal_pod_autoscaler),
 ];

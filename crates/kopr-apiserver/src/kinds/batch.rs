@@ -5,6 +5,7 @@ use std::sync::Arc;
 use k8s_openapi::api::batch;
 
 use super::{ALL, generation};
+use crate::defaults;
 use crate::registry::strategy::Builtin;
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
@@ -17,10 +18,12 @@ pub(super) static KINDS: &[KindDef] = &[
         .categories(ALL)
         .subresources(&[Sub::Status])
         .stored(generation, decode_as::<batch::v1::CronJob>)
-        .validate(validation::kinds::cronjob::cron_job),
+        .validate(validation::kinds::cronjob::cron_job)
+        .default(defaults::by_kind::cron_job),
     KindDef::new("batch", "v1", "jobs", "Job", Scope::Namespaced)
         .categories(ALL)
         .subresources(&[Sub::Status])
         .stored(|| Arc::new(Builtin::JOB), decode_as::<batch::v1::Job>)
-        .validate(validation::kinds::job),
+        .validate(validation::kinds::job)
+        .default(defaults::by_kind::job),
 ];

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core;
 
 use super::{ALL, create_on_update, generation, plain};
+use crate::defaults;
 use crate::registry::strategy::{
     NamespaceStrategy, NodeStrategy, PodStrategy, ServiceStrategy, VolumeStrategy,
 };
@@ -33,7 +34,8 @@ pub(super) static KINDS: &[KindDef] = &[
     KindDef::new("", "v1", "endpoints", "Endpoints", Scope::Namespaced)
         .short(&["ep"])
         .stored(plain, decode_as::<core::v1::Endpoints>)
-        .validate(validation::kinds::endpoints::endpoints),
+        .validate(validation::kinds::endpoints::endpoints)
+        .default(defaults::by_kind::endpoints),
     KindDef::new("", "v1", "events", "Event", Scope::Namespaced)
         .short(&["ev"])
         .stored(create_on_update, decode_as::<core::v1::Event>)
@@ -41,7 +43,8 @@ pub(super) static KINDS: &[KindDef] = &[
     KindDef::new("", "v1", "limitranges", "LimitRange", Scope::Namespaced)
         .short(&["limits"])
         .stored(plain, decode_as::<core::v1::LimitRange>)
-        .validate(validation::kinds::quota::limit_range),
+        .validate(validation::kinds::quota::limit_range)
+        .default(defaults::by_kind::limit_range),
     KindDef::new("", "v1", "namespaces", "Namespace", Scope::Cluster)
         .short(&["ns"])
         .subresources(&[Sub::Status])
@@ -49,12 +52,14 @@ pub(super) static KINDS: &[KindDef] = &[
             || Arc::new(NamespaceStrategy),
             decode_as::<core::v1::Namespace>,
         )
-        .validate(validation::kinds::namespace),
+        .validate(validation::kinds::namespace)
+        .default(defaults::by_kind::namespace),
     KindDef::new("", "v1", "nodes", "Node", Scope::Cluster)
         .short(&["no"])
         .subresources(&[Sub::Status])
         .stored(|| Arc::new(NodeStrategy), decode_as::<core::v1::Node>)
-        .validate(validation::kinds::node),
+        .validate(validation::kinds::node)
+        .default(defaults::by_kind::node),
     KindDef::new(
         "",
         "v1",
@@ -68,7 +73,8 @@ pub(super) static KINDS: &[KindDef] = &[
         || Arc::new(VolumeStrategy::CLAIM),
         decode_as::<core::v1::PersistentVolumeClaim>,
     )
-    .validate(validation::kinds::volumes::persistent_volume_claim),
+    .validate(validation::kinds::volumes::persistent_volume_claim)
+    .default(defaults::by_kind::persistent_volume_claim),
     KindDef::new(
         "",
         "v1",
@@ -82,7 +88,8 @@ pub(super) static KINDS: &[KindDef] = &[
         || Arc::new(VolumeStrategy::VOLUME),
         decode_as::<core::v1::PersistentVolume>,
     )
-    .validate(validation::kinds::volumes::persistent_volume),
+    .validate(validation::kinds::volumes::persistent_volume)
+    .default(defaults::by_kind::persistent_volume),
     KindDef::new("", "v1", "pods", "Pod", Scope::Namespaced)
         .short(&["po"])
         .categories(ALL)
@@ -94,10 +101,12 @@ pub(super) static KINDS: &[KindDef] = &[
             Sub::EphemeralContainers,
         ])
         .stored(|| Arc::new(PodStrategy), decode_as::<core::v1::Pod>)
-        .validate(validation::kinds::pod_kind),
+        .validate(validation::kinds::pod_kind)
+        .default(defaults::by_kind::pod),
     KindDef::new("", "v1", "podtemplates", "PodTemplate", Scope::Namespaced)
         .stored(generation, decode_as::<core::v1::PodTemplate>)
-        .validate(validation::kinds::replication::pod_template),
+        .validate(validation::kinds::replication::pod_template)
+        .default(defaults::by_kind::pod_template),
     KindDef::new(
         "",
         "v1",
@@ -109,7 +118,8 @@ pub(super) static KINDS: &[KindDef] = &[
     .categories(ALL)
     .subresources(&[Sub::Status, Sub::Scale])
     .stored(generation, decode_as::<core::v1::ReplicationController>)
-    .validate(validation::kinds::replication::replication_controller),
+    .validate(validation::kinds::replication::replication_controller)
+    .default(defaults::by_kind::replication_controller),
     KindDef::new(
         "",
         "v1",
@@ -123,7 +133,8 @@ pub(super) static KINDS: &[KindDef] = &[
     .validate(validation::kinds::quota::resource_quota),
     KindDef::new("", "v1", "secrets", "Secret", Scope::Namespaced)
         .stored(plain, decode_as::<core::v1::Secret>)
-        .validate(validation::kinds::secret),
+        .validate(validation::kinds::secret)
+        .default(defaults::by_kind::secret),
     KindDef::new(
         "",
         "v1",
@@ -140,5 +151,6 @@ pub(super) static KINDS: &[KindDef] = &[
         .categories(ALL)
         .subresources(&[Sub::Status])
         .stored(|| Arc::new(ServiceStrategy), decode_as::<core::v1::Service>)
-        .validate(validation::kinds::service),
+        .validate(validation::kinds::service)
+        .default(defaults::by_kind::service),
 ];

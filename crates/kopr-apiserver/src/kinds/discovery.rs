@@ -3,6 +3,7 @@
 use k8s_openapi::api::discovery;
 
 use super::generation;
+use crate::defaults;
 use crate::resources::kind::{KindDef, Scope};
 use crate::typed::decode_as;
 use crate::validation;
@@ -16,4 +17,5 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
     Scope::Namespaced,
 )
 .stored(generation, decode_as::<discovery::v1::EndpointSlice>)
-.validate(validation::kinds::discovery::endpoint_slice)];
+.validate(validation::kinds::discovery::endpoint_slice)
+.default(defaults::by_kind::endpoint_slice)];

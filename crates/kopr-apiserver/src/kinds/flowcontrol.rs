@@ -3,6 +3,7 @@
 use k8s_openapi::api::flowcontrol;
 
 use super::generation;
+use crate::defaults;
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
 use crate::validation;
@@ -18,7 +19,8 @@ pub(super) static KINDS: &[KindDef] = &[
     )
     .subresources(&[Sub::Status])
     .stored(generation, decode_as::<flowcontrol::v1::FlowSchema>)
-    .validate(validation::kinds::flowcontrol::flow_schema),
+    .validate(validation::kinds::flowcontrol::flow_schema)
+    .default(defaults::by_kind::flow_schema),
     KindDef::new(
         "flowcontrol.apiserver.k8s.io",
         "v1",
@@ -31,5 +33,6 @@ pub(super) static KINDS: &[KindDef] = &[
         generation,
         decode_as::<flowcontrol::v1::PriorityLevelConfiguration>,
     )
-    .validate(validation::kinds::flowcontrol::priority_level_configuration),
+    .validate(validation::kinds::flowcontrol::priority_level_configuration)
+    .default(defaults::by_kind::priority_level_configuration),
 ];

@@ -3,6 +3,7 @@
 use k8s_openapi::api::networking;
 
 use super::generation;
+use crate::defaults;
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
 use crate::validation;
@@ -17,7 +18,8 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Cluster,
     )
     .stored(generation, decode_as::<networking::v1::IngressClass>)
-    .validate(validation::kinds::networking::ingress_class),
+    .validate(validation::kinds::networking::ingress_class)
+    .default(defaults::by_kind::ingress_class),
     KindDef::new(
         "networking.k8s.io",
         "v1",
@@ -38,5 +40,6 @@ pub(super) static KINDS: &[KindDef] = &[
     )
     .short(&["netpol"])
     .stored(generation, decode_as::<networking::v1::NetworkPolicy>)
-    .validate(validation::kinds::networking::network_policy),
+    .validate(validation::kinds::networking::network_policy)
+    .default(defaults::by_kind::network_policy),
 ];

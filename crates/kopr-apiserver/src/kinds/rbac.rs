@@ -3,6 +3,7 @@
 use k8s_openapi::api::rbac;
 
 use super::create_on_update;
+use crate::defaults;
 use crate::resources::kind::{KindDef, Scope};
 use crate::typed::decode_as;
 use crate::validation;
@@ -17,7 +18,8 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Cluster,
     )
     .stored(create_on_update, decode_as::<rbac::v1::ClusterRoleBinding>)
-    .validate(validation::kinds::cluster_role_binding),
+    .validate(validation::kinds::cluster_role_binding)
+    .default(defaults::by_kind::role_binding),
     KindDef::new(
         "rbac.authorization.k8s.io",
         "v1",
@@ -35,7 +37,8 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Namespaced,
     )
     .stored(create_on_update, decode_as::<rbac::v1::RoleBinding>)
-    .validate(validation::kinds::role_binding),
+    .validate(validation::kinds::role_binding)
+    .default(defaults::by_kind::role_binding),
     KindDef::new(
         "rbac.authorization.k8s.io",
         "v1",

@@ -3,6 +3,7 @@
 use k8s_openapi::api::storage;
 
 use super::plain;
+use crate::defaults;
 use crate::resources::kind::{KindDef, Scope, Sub};
 use crate::typed::decode_as;
 use crate::validation;
@@ -17,7 +18,8 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Cluster,
     )
     .stored(plain, decode_as::<storage::v1::CSIDriver>)
-    .validate(validation::kinds::csi::csi_driver),
+    .validate(validation::kinds::csi::csi_driver)
+    .default(defaults::by_kind::csi_driver),
     KindDef::new(
         "storage.k8s.io",
         "v1",
@@ -45,7 +47,8 @@ pub(super) static KINDS: &[KindDef] = &[
     )
     .short(&["sc"])
     .stored(plain, decode_as::<storage::v1::StorageClass>)
-    .validate(validation::kinds::storage::storage_class),
+    .validate(validation::kinds::storage::storage_class)
+    .default(defaults::by_kind::storage_class),
     KindDef::new(
         "storage.k8s.io",
         "v1",

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{Computed, ResourceType, Strategy};
+use crate::defaults::DefaultFn;
 use crate::status::ApiError;
 use crate::validation::kinds::ValidateFn;
 
@@ -85,6 +86,8 @@ pub struct KindDef {
     pub only_verbs: Option<&'static [&'static str]>,
     /// Its validation (kube's `Validate<Kind>` and `Validate<Kind>Update`).
     pub validate: Option<ValidateFn>,
+    /// Its defaulting (kube's `SetDefaults_<Kind>`).
+    pub default: Option<DefaultFn>,
 }
 
 impl KindDef {
@@ -111,6 +114,7 @@ impl KindDef {
             computed: None,
             only_verbs: None,
             validate: None,
+            default: None,
         }
     }
 
@@ -172,6 +176,14 @@ impl KindDef {
     pub const fn validate(self, validate: ValidateFn) -> KindDef {
         KindDef {
             validate: Some(validate),
+            ..self
+        }
+    }
+
+    /// Defaulted by `default`.
+    pub const fn default(self, default: DefaultFn) -> KindDef {
+        KindDef {
+            default: Some(default),
             ..self
         }
     }

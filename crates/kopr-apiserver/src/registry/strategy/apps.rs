@@ -37,7 +37,7 @@ fn set_generation(meta: &mut Map<String, Value>, generation: i64) {
 /// The pod template after defaulting, in the Go form kube compares.
 fn template_of(obj: &Value) -> Value {
     let mut obj = obj.clone();
-    crate::defaults::apply_defaults("apps", "daemonsets", &mut obj);
+    crate::defaults::apply(crate::defaults::by_kind::daemon_set, &mut obj);
     crate::gojson::pod_template_as_go_writes(obj.pointer("/spec/template").unwrap_or(&Value::Null))
 }
 

@@ -134,7 +134,9 @@ pub(crate) fn go_zero_values(rt: &ResourceType, obj: &mut Value) {
 
 /// A built-in kind's defaulting, as kube's `SetDefaults_*` functions do it.
 pub(crate) fn builtin_default(rt: &ResourceType, obj: &mut Value) {
-    crate::defaults::apply_defaults(&rt.group, &rt.plural, obj);
+    if let Some(default) = rt.def.and_then(|d| d.default) {
+        crate::defaults::apply(default, obj);
+    }
     go_zero_values(rt, obj);
 }
 
