@@ -41,9 +41,11 @@ pub fn render(
             jiff::Timestamp::now(),
         ));
     }
+    let printer = rt
+        .def
+        .map_or(table::Printer::Default, |d| d.table_printer());
     Ok(table::table_with_headers(
-        &rt.group,
-        &rt.plural,
+        printer,
         &objects,
         include,
         headers,

@@ -5,6 +5,7 @@ use k8s_openapi::api::admissionregistration;
 use super::{API_EXTENSIONS, generation};
 use crate::defaults;
 use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
 
@@ -23,7 +24,8 @@ pub(super) static KINDS: &[KindDef] = &[
         decode_as::<admissionregistration::v1::MutatingWebhookConfiguration>,
     )
     .validate(validation::kinds::mutating_webhooks)
-    .default(defaults::by_kind::mutating_webhooks),
+    .default(defaults::by_kind::mutating_webhooks)
+    .printer(Printer::WebhookConfiguration),
     KindDef::new(
         "admissionregistration.k8s.io",
         "v1",
@@ -38,7 +40,8 @@ pub(super) static KINDS: &[KindDef] = &[
         decode_as::<admissionregistration::v1::ValidatingAdmissionPolicy>,
     )
     .validate(validation::kinds::validating_admission_policy)
-    .default(defaults::by_kind::validating_admission_policy),
+    .default(defaults::by_kind::validating_admission_policy)
+    .printer(Printer::AdmissionPolicy),
     KindDef::new(
         "admissionregistration.k8s.io",
         "v1",
@@ -52,7 +55,8 @@ pub(super) static KINDS: &[KindDef] = &[
         decode_as::<admissionregistration::v1::ValidatingAdmissionPolicyBinding>,
     )
     .validate(validation::kinds::validating_admission_policy_binding)
-    .default(defaults::by_kind::validating_admission_policy_binding),
+    .default(defaults::by_kind::validating_admission_policy_binding)
+    .printer(Printer::AdmissionPolicyBinding),
     KindDef::new(
         "admissionregistration.k8s.io",
         "v1",
@@ -66,5 +70,6 @@ pub(super) static KINDS: &[KindDef] = &[
         decode_as::<admissionregistration::v1::ValidatingWebhookConfiguration>,
     )
     .validate(validation::kinds::validating_webhooks)
-    .default(defaults::by_kind::validating_webhooks),
+    .default(defaults::by_kind::validating_webhooks)
+    .printer(Printer::WebhookConfiguration),
 ];

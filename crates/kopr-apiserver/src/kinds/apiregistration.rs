@@ -6,6 +6,7 @@ use super::API_EXTENSIONS;
 use crate::defaults;
 use crate::registry::strategy::ApiServiceStrategy;
 use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
 
@@ -24,4 +25,5 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
     decode_as::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>,
 )
 .validate(validation::kinds::apiregistration::api_service)
-.default(defaults::by_kind::api_service)];
+.default(defaults::by_kind::api_service)
+.printer(Printer::ApiService)];

@@ -8,6 +8,7 @@ use super::{ALL, generation, plain};
 use crate::defaults;
 use crate::registry::strategy::DaemonSetStrategy;
 use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
 
@@ -21,7 +22,8 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Namespaced,
     )
     .stored(plain, decode_as::<apps::v1::ControllerRevision>)
-    .validate(validation::kinds::replication::controller_revision),
+    .validate(validation::kinds::replication::controller_revision)
+    .printer(Printer::ControllerRevision),
     KindDef::new("apps", "v1", "daemonsets", "DaemonSet", Scope::Namespaced)
         .short(&["ds"])
         .categories(ALL)
@@ -31,21 +33,24 @@ pub(super) static KINDS: &[KindDef] = &[
             decode_as::<apps::v1::DaemonSet>,
         )
         .validate(validation::kinds::daemon_set)
-        .default(defaults::by_kind::daemon_set),
+        .default(defaults::by_kind::daemon_set)
+        .printer(Printer::DaemonSet),
     KindDef::new("apps", "v1", "deployments", "Deployment", Scope::Namespaced)
         .short(&["deploy"])
         .categories(ALL)
         .subresources(&[Sub::Status, Sub::Scale])
         .stored(generation, decode_as::<apps::v1::Deployment>)
         .validate(validation::kinds::deployment)
-        .default(defaults::by_kind::deployment),
+        .default(defaults::by_kind::deployment)
+        .printer(Printer::Deployment),
     KindDef::new("apps", "v1", "replicasets", "ReplicaSet", Scope::Namespaced)
         .short(&["rs"])
         .categories(ALL)
         .subresources(&[Sub::Status, Sub::Scale])
         .stored(generation, decode_as::<apps::v1::ReplicaSet>)
         .validate(validation::kinds::replica_set)
-        .default(defaults::by_kind::replica_set),
+        .default(defaults::by_kind::replica_set)
+        .printer(Printer::ReplicaSet),
     KindDef::new(
         "apps",
         "v1",
@@ -58,5 +63,6 @@ pub(super) static KINDS: &[KindDef] = &[
     .subresources(&[Sub::Status, Sub::Scale])
     .stored(generation, decode_as::<apps::v1::StatefulSet>)
     .validate(validation::kinds::stateful_set)
-    .default(defaults::by_kind::stateful_set),
+    .default(defaults::by_kind::stateful_set)
+    .printer(Printer::StatefulSet),
 ];

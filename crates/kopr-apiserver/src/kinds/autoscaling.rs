@@ -8,6 +8,7 @@ use super::{ALL, generation};
 use crate::defaults;
 use crate::registry::strategy::HpaV1Strategy;
 use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
 
@@ -28,7 +29,8 @@ pub(super) static KINDS: &[KindDef] = &[
         decode_as::<autoscaling::v2::HorizontalPodAutoscaler>,
     )
     .validate(validation::kinds::autoscaling::horizontal_pod_autoscaler)
-    .default(defaults::by_kind::horizontal_pod_autoscaler),
+    .default(defaults::by_kind::horizontal_pod_autoscaler)
+    .printer(Printer::HorizontalPodAutoscaler),
     KindDef::new(
         "autoscaling",
         "v1",
@@ -45,5 +47,6 @@ pub(super) static KINDS: &[KindDef] = &[
     )
     .stored_as("autoscaling/horizontalpodautoscalers", "autoscaling/v2")
     .validate(validation::kinds::autoscaling::horizontal_pod_autoscaler)
-    .default(defaults::by_kind::horizontal_pod_autoscaler),
+    .default(defaults::by_kind::horizontal_pod_autoscaler)
+    .printer(Printer::HorizontalPodAutoscaler),
 ];

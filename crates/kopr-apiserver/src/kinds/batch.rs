@@ -8,6 +8,7 @@ use super::{ALL, generation};
 use crate::defaults;
 use crate::registry::strategy::Builtin;
 use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
 
@@ -19,11 +20,13 @@ pub(super) static KINDS: &[KindDef] = &[
         .subresources(&[Sub::Status])
         .stored(generation, decode_as::<batch::v1::CronJob>)
         .validate(validation::kinds::cronjob::cron_job)
-        .default(defaults::by_kind::cron_job),
+        .default(defaults::by_kind::cron_job)
+        .printer(Printer::CronJob),
     KindDef::new("batch", "v1", "jobs", "Job", Scope::Namespaced)
         .categories(ALL)
         .subresources(&[Sub::Status])
         .stored(|| Arc::new(Builtin::JOB), decode_as::<batch::v1::Job>)
         .validate(validation::kinds::job)
-        .default(defaults::by_kind::job),
+        .default(defaults::by_kind::job)
+        .printer(Printer::Job),
 ];

@@ -6,6 +6,7 @@ use k8s_openapi::api::certificates;
 
 use crate::registry::strategy::SigningRequestStrategy;
 use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
 
@@ -23,4 +24,5 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
     || Arc::new(SigningRequestStrategy),
     decode_as::<certificates::v1::CertificateSigningRequest>,
 )
-.validate(validation::kinds::certificates::certificate_signing_request)];
+.validate(validation::kinds::certificates::certificate_signing_request)
+.printer(Printer::CertificateSigningRequest)];

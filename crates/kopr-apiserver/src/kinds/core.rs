@@ -11,6 +11,7 @@ use crate::registry::strategy::{
 };
 use crate::resources::Computed;
 use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
 
@@ -26,20 +27,24 @@ pub(super) static KINDS: &[KindDef] = &[
     )
     .short(&["cs"])
     .only_verbs(&["get", "list"])
-    .computed(Computed::ComponentStatus),
+    .computed(Computed::ComponentStatus)
+    .printer(Printer::ComponentStatus),
     KindDef::new("", "v1", "configmaps", "ConfigMap", Scope::Namespaced)
         .short(&["cm"])
         .stored(plain, decode_as::<core::v1::ConfigMap>)
-        .validate(validation::kinds::config_map),
+        .validate(validation::kinds::config_map)
+        .printer(Printer::ConfigMap),
     KindDef::new("", "v1", "endpoints", "Endpoints", Scope::Namespaced)
         .short(&["ep"])
         .stored(plain, decode_as::<core::v1::Endpoints>)
         .validate(validation::kinds::endpoints::endpoints)
-        .default(defaults::by_kind::endpoints),
+        .default(defaults::by_kind::endpoints)
+        .printer(Printer::Endpoints),
     KindDef::new("", "v1", "events", "Event", Scope::Namespaced)
         .short(&["ev"])
         .stored(create_on_update, decode_as::<core::v1::Event>)
-        .validate(validation::kinds::core_event),
+        .validate(validation::kinds::core_event)
+        .printer(Printer::Event),
     KindDef::new("", "v1", "limitranges", "LimitRange", Scope::Namespaced)
         .short(&["limits"])
         .stored(plain, decode_as::<core::v1::LimitRange>)
@@ -53,13 +58,15 @@ pub(super) static KINDS: &[KindDef] = &[
             decode_as::<core::v1::Namespace>,
         )
         .validate(validation::kinds::namespace)
-        .default(defaults::by_kind::namespace),
+        .default(defaults::by_kind::namespace)
+        .printer(Printer::Namespace),
     KindDef::new("", "v1", "nodes", "Node", Scope::Cluster)
         .short(&["no"])
         .subresources(&[Sub::Status])
         .stored(|| Arc::new(NodeStrategy), decode_as::<core::v1::Node>)
         .validate(validation::kinds::node)
-        .default(defaults::by_kind::node),
+        .default(defaults::by_kind::node)
+        .printer(Printer::Node),
     KindDef::new(
         "",
         "v1",
@@ -74,7 +81,8 @@ pub(super) static KINDS: &[KindDef] = &[
         decode_as::<core::v1::PersistentVolumeClaim>,
     )
     .validate(validation::kinds::volumes::persistent_volume_claim)
-    .default(defaults::by_kind::persistent_volume_claim),
+    .default(defaults::by_kind::persistent_volume_claim)
+    .printer(Printer::PersistentVolumeClaim),
     KindDef::new(
         "",
         "v1",
@@ -89,7 +97,8 @@ pub(super) static KINDS: &[KindDef] = &[
         decode_as::<core::v1::PersistentVolume>,
     )
     .validate(validation::kinds::volumes::persistent_volume)
-    .default(defaults::by_kind::persistent_volume),
+    .default(defaults::by_kind::persistent_volume)
+    .printer(Printer::PersistentVolume),
     KindDef::new("", "v1", "pods", "Pod", Scope::Namespaced)
         .short(&["po"])
         .categories(ALL)
@@ -102,11 +111,13 @@ pub(super) static KINDS: &[KindDef] = &[
         ])
         .stored(|| Arc::new(PodStrategy), decode_as::<core::v1::Pod>)
         .validate(validation::kinds::pod_kind)
-        .default(defaults::by_kind::pod),
+        .default(defaults::by_kind::pod)
+        .printer(Printer::Pod),
     KindDef::new("", "v1", "podtemplates", "PodTemplate", Scope::Namespaced)
         .stored(generation, decode_as::<core::v1::PodTemplate>)
         .validate(validation::kinds::replication::pod_template)
-        .default(defaults::by_kind::pod_template),
+        .default(defaults::by_kind::pod_template)
+        .printer(Printer::PodTemplate),
     KindDef::new(
         "",
         "v1",
@@ -119,7 +130,8 @@ pub(super) static KINDS: &[KindDef] = &[
     .subresources(&[Sub::Status, Sub::Scale])
     .stored(generation, decode_as::<core::v1::ReplicationController>)
     .validate(validation::kinds::replication::replication_controller)
-    .default(defaults::by_kind::replication_controller),
+    .default(defaults::by_kind::replication_controller)
+    .printer(Printer::ReplicationController),
     KindDef::new(
         "",
         "v1",
@@ -130,11 +142,13 @@ pub(super) static KINDS: &[KindDef] = &[
     .short(&["quota"])
     .subresources(&[Sub::Status])
     .stored(plain, decode_as::<core::v1::ResourceQuota>)
-    .validate(validation::kinds::quota::resource_quota),
+    .validate(validation::kinds::quota::resource_quota)
+    .printer(Printer::ResourceQuota),
     KindDef::new("", "v1", "secrets", "Secret", Scope::Namespaced)
         .stored(plain, decode_as::<core::v1::Secret>)
         .validate(validation::kinds::secret)
-        .default(defaults::by_kind::secret),
+        .default(defaults::by_kind::secret)
+        .printer(Printer::Secret),
     KindDef::new(
         "",
         "v1",
@@ -145,12 +159,14 @@ pub(super) static KINDS: &[KindDef] = &[
     .short(&["sa"])
     .subresources(&[Sub::Token])
     .stored(plain, decode_as::<core::v1::ServiceAccount>)
-    .validate(validation::kinds::service_account),
+    .validate(validation::kinds::service_account)
+    .printer(Printer::ServiceAccount),
     KindDef::new("", "v1", "services", "Service", Scope::Namespaced)
         .short(&["svc"])
         .categories(ALL)
         .subresources(&[Sub::Status])
         .stored(|| Arc::new(ServiceStrategy), decode_as::<core::v1::Service>)
         .validate(validation::kinds::service)
-        .default(defaults::by_kind::service),
+        .default(defaults::by_kind::service)
+        .printer(Printer::Service),
 ];

@@ -5,6 +5,7 @@ use k8s_openapi::api::discovery;
 use super::generation;
 use crate::defaults;
 use crate::resources::kind::{KindDef, Scope};
+use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
 
@@ -18,4 +19,5 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
 )
 .stored(generation, decode_as::<discovery::v1::EndpointSlice>)
 .validate(validation::kinds::discovery::endpoint_slice)
-.default(defaults::by_kind::endpoint_slice)];
+.default(defaults::by_kind::endpoint_slice)
+.printer(Printer::EndpointSlice)];

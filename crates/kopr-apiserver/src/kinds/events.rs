@@ -6,6 +6,7 @@ use k8s_openapi::api::events;
 
 use crate::registry::strategy::EventStrategy;
 use crate::resources::kind::{KindDef, Scope};
+use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
 
@@ -16,5 +17,6 @@ pub(super) static KINDS: &[KindDef] =
             .short(&["ev"])
             .stored(|| Arc::new(EventStrategy), decode_as::<events::v1::Event>)
             .stored_as("core/events", "v1")
-            .validate(validation::kinds::events_event),
+            .validate(validation::kinds::events_event)
+            .printer(Printer::Event),
     ];

@@ -5,6 +5,7 @@ use k8s_openapi::api::flowcontrol;
 use super::generation;
 use crate::defaults;
 use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
 
@@ -20,7 +21,8 @@ pub(super) static KINDS: &[KindDef] = &[
     .subresources(&[Sub::Status])
     .stored(generation, decode_as::<flowcontrol::v1::FlowSchema>)
     .validate(validation::kinds::flowcontrol::flow_schema)
-    .default(defaults::by_kind::flow_schema),
+    .default(defaults::by_kind::flow_schema)
+    .printer(Printer::FlowSchema),
     KindDef::new(
         "flowcontrol.apiserver.k8s.io",
         "v1",
@@ -34,5 +36,6 @@ pub(super) static KINDS: &[KindDef] = &[
         decode_as::<flowcontrol::v1::PriorityLevelConfiguration>,
     )
     .validate(validation::kinds::flowcontrol::priority_level_configuration)
-    .default(defaults::by_kind::priority_level_configuration),
+    .default(defaults::by_kind::priority_level_configuration)
+    .printer(Printer::PriorityLevelConfiguration),
 ];

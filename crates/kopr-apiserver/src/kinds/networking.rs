@@ -5,6 +5,7 @@ use k8s_openapi::api::networking;
 use super::generation;
 use crate::defaults;
 use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
 
@@ -19,7 +20,8 @@ pub(super) static KINDS: &[KindDef] = &[
     )
     .stored(generation, decode_as::<networking::v1::IngressClass>)
     .validate(validation::kinds::networking::ingress_class)
-    .default(defaults::by_kind::ingress_class),
+    .default(defaults::by_kind::ingress_class)
+    .printer(Printer::IngressClass),
     KindDef::new(
         "networking.k8s.io",
         "v1",
@@ -30,7 +32,8 @@ pub(super) static KINDS: &[KindDef] = &[
     .short(&["ing"])
     .subresources(&[Sub::Status])
     .stored(generation, decode_as::<networking::v1::Ingress>)
-    .validate(validation::kinds::networking::ingress),
+    .validate(validation::kinds::networking::ingress)
+    .printer(Printer::Ingress),
     KindDef::new(
         "networking.k8s.io",
         "v1",
@@ -41,5 +44,6 @@ pub(super) static KINDS: &[KindDef] = &[
     .short(&["netpol"])
     .stored(generation, decode_as::<networking::v1::NetworkPolicy>)
     .validate(validation::kinds::networking::network_policy)
-    .default(defaults::by_kind::network_policy),
+    .default(defaults::by_kind::network_policy)
+    .printer(Printer::NetworkPolicy),
 ];

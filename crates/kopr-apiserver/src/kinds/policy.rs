@@ -4,6 +4,7 @@ use k8s_openapi::api::policy;
 
 use super::generation;
 use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
 
@@ -18,4 +19,5 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
 .short(&["pdb"])
 .subresources(&[Sub::Status])
 .stored(generation, decode_as::<policy::v1::PodDisruptionBudget>)
-.validate(validation::kinds::policy::pod_disruption_budget)];
+.validate(validation::kinds::policy::pod_disruption_budget)
+.printer(Printer::PodDisruptionBudget)];

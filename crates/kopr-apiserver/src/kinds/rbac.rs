@@ -5,6 +5,7 @@ use k8s_openapi::api::rbac;
 use super::create_on_update;
 use crate::defaults;
 use crate::resources::kind::{KindDef, Scope};
+use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
 
@@ -19,7 +20,8 @@ pub(super) static KINDS: &[KindDef] = &[
     )
     .stored(create_on_update, decode_as::<rbac::v1::ClusterRoleBinding>)
     .validate(validation::kinds::cluster_role_binding)
-    .default(defaults::by_kind::role_binding),
+    .default(defaults::by_kind::role_binding)
+    .printer(Printer::ClusterRoleBinding),
     KindDef::new(
         "rbac.authorization.k8s.io",
         "v1",
@@ -38,7 +40,8 @@ pub(super) static KINDS: &[KindDef] = &[
     )
     .stored(create_on_update, decode_as::<rbac::v1::RoleBinding>)
     .validate(validation::kinds::role_binding)
-    .default(defaults::by_kind::role_binding),
+    .default(defaults::by_kind::role_binding)
+    .printer(Printer::RoleBinding),
     KindDef::new(
         "rbac.authorization.k8s.io",
         "v1",

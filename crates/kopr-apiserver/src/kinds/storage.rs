@@ -5,6 +5,7 @@ use k8s_openapi::api::storage;
 use super::plain;
 use crate::defaults;
 use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
 
@@ -19,7 +20,8 @@ pub(super) static KINDS: &[KindDef] = &[
     )
     .stored(plain, decode_as::<storage::v1::CSIDriver>)
     .validate(validation::kinds::csi::csi_driver)
-    .default(defaults::by_kind::csi_driver),
+    .default(defaults::by_kind::csi_driver)
+    .printer(Printer::CsiDriver),
     KindDef::new(
         "storage.k8s.io",
         "v1",
@@ -28,7 +30,8 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Cluster,
     )
     .stored(plain, decode_as::<storage::v1::CSINode>)
-    .validate(validation::kinds::csi::csi_node),
+    .validate(validation::kinds::csi::csi_node)
+    .printer(Printer::CsiNode),
     KindDef::new(
         "storage.k8s.io",
         "v1",
@@ -37,7 +40,8 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Namespaced,
     )
     .stored(plain, decode_as::<storage::v1::CSIStorageCapacity>)
-    .validate(validation::kinds::storage::csi_storage_capacity),
+    .validate(validation::kinds::storage::csi_storage_capacity)
+    .printer(Printer::CsiStorageCapacity),
     KindDef::new(
         "storage.k8s.io",
         "v1",
@@ -48,7 +52,8 @@ pub(super) static KINDS: &[KindDef] = &[
     .short(&["sc"])
     .stored(plain, decode_as::<storage::v1::StorageClass>)
     .validate(validation::kinds::storage::storage_class)
-    .default(defaults::by_kind::storage_class),
+    .default(defaults::by_kind::storage_class)
+    .printer(Printer::StorageClass),
     KindDef::new(
         "storage.k8s.io",
         "v1",
@@ -58,5 +63,6 @@ pub(super) static KINDS: &[KindDef] = &[
     )
     .subresources(&[Sub::Status])
     .stored(plain, decode_as::<storage::v1::VolumeAttachment>)
-    .validate(validation::kinds::storage::volume_attachment),
+    .validate(validation::kinds::storage::volume_attachment)
+    .printer(Printer::VolumeAttachment),
 ];

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::{Computed, ResourceType, Strategy};
 use crate::defaults::DefaultFn;
 use crate::status::ApiError;
+use crate::table::Printer;
 use crate::validation::kinds::ValidateFn;
 
 /// Whether a kind's objects live in a namespace.
@@ -88,6 +89,9 @@ pub struct KindDef {
     pub validate: Option<ValidateFn>,
     /// Its defaulting (kube's `SetDefaults_<Kind>`).
     pub default: Option<DefaultFn>,
+    /// Its table printer (columns, cells); none for kube's default table
+    /// (Name, Created At).
+    pub printer: Option<Printer>,
 }
 
 impl KindDef {
@@ -115,6 +119,7 @@ impl KindDef {
             only_verbs: None,
             validate: None,
             default: None,
+            printer: None,
         }
     }
 
@@ -186,6 +191,19 @@ impl KindDef {
             default: Some(default),
             ..self
         }
+    }
+
+    /// Printed as `printer` prints it.
+    pub const fn printer(self, printer: Printer) -> KindDef {
+        KindDef {
+            printer: Some(printer),
+            ..self
+        }
+    }
+
+    /// The table printer of its objects.
+    pub fn table_printer(&self) -> Printer {
+        self.printer.unwrap_or(Printer::Default)
     }
 
     /// Whether it serves `sub`.

@@ -131,68 +131,6 @@ pub enum Kind {
     Default,
 }
 
-/// The printer for a (group, resource) pair.
-pub fn kind_of(group: &str, resource: &str) -> Kind {
-    match (group, resource) {
-        ("", "pods") => Kind::Pod,
-        ("", "namespaces") => Kind::Namespace,
-        ("", "configmaps") => Kind::ConfigMap,
-        ("", "secrets") => Kind::Secret,
-        ("", "services") => Kind::Service,
-        ("", "serviceaccounts") => Kind::ServiceAccount,
-        ("", "nodes") => Kind::Node,
-        ("", "events") | ("events.k8s.io", "events") => Kind::Event,
-        ("apps", "deployments") => Kind::Deployment,
-        ("apps", "replicasets") => Kind::ReplicaSet,
-        ("apps", "statefulsets") => Kind::StatefulSet,
-        ("batch", "jobs") => Kind::Job,
-        ("coordination.k8s.io", "leases") => Kind::Lease,
-        ("rbac.authorization.k8s.io", "rolebindings") => Kind::RoleBinding,
-        ("rbac.authorization.k8s.io", "clusterrolebindings") => Kind::ClusterRoleBinding,
-        (
-            "admissionregistration.k8s.io",
-            "mutatingwebhookconfigurations" | "validatingwebhookconfigurations",
-        ) => Kind::WebhookConfiguration,
-        ("admissionregistration.k8s.io", "validatingadmissionpolicies") => Kind::AdmissionPolicy,
-        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings") => {
-            Kind::AdmissionPolicyBinding
-        }
-        ("", "podtemplates") => Kind::PodTemplate,
-        ("", "replicationcontrollers") => Kind::ReplicationController,
-        ("", "endpoints") => Kind::Endpoints,
-        ("", "persistentvolumes") => Kind::PersistentVolume,
-        ("", "persistentvolumeclaims") => Kind::PersistentVolumeClaim,
-        ("", "componentstatuses") => Kind::ComponentStatus,
-        ("", "resourcequotas") => Kind::ResourceQuota,
-        // No printer: kube's default convertor (bindings are create-only).
-        ("", "limitranges" | "bindings") => Kind::Default,
-        ("apps", "daemonsets") => Kind::DaemonSet,
-        ("apps", "controllerrevisions") => Kind::ControllerRevision,
-        ("batch", "cronjobs") => Kind::CronJob,
-        // autoscaling/v1 and v2 share the printer (the internal object).
-        ("autoscaling", "horizontalpodautoscalers") => Kind::HorizontalPodAutoscaler,
-        ("certificates.k8s.io", "certificatesigningrequests") => Kind::CertificateSigningRequest,
-        ("discovery.k8s.io", "endpointslices") => Kind::EndpointSlice,
-        ("flowcontrol.apiserver.k8s.io", "flowschemas") => Kind::FlowSchema,
-        ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations") => {
-            Kind::PriorityLevelConfiguration
-        }
-        ("networking.k8s.io", "ingresses") => Kind::Ingress,
-        ("networking.k8s.io", "ingressclasses") => Kind::IngressClass,
-        ("networking.k8s.io", "networkpolicies") => Kind::NetworkPolicy,
-        ("node.k8s.io", "runtimeclasses") => Kind::RuntimeClass,
-        ("policy", "poddisruptionbudgets") => Kind::PodDisruptionBudget,
-        ("scheduling.k8s.io", "priorityclasses") => Kind::PriorityClass,
-        ("storage.k8s.io", "storageclasses") => Kind::StorageClass,
-        ("storage.k8s.io", "csidrivers") => Kind::CsiDriver,
-        ("storage.k8s.io", "csinodes") => Kind::CsiNode,
-        ("storage.k8s.io", "csistoragecapacities") => Kind::CsiStorageCapacity,
-        ("storage.k8s.io", "volumeattachments") => Kind::VolumeAttachment,
-        ("apiregistration.k8s.io", "apiservices") => Kind::ApiService,
-        _ => Kind::Default,
-    }
-}
-
 fn col(name: &str, ty: &str, format: &str, description: &str, priority: i32) -> Value {
     json!({
         "name": name,

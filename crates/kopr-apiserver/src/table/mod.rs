@@ -19,6 +19,7 @@ use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
 pub use age::human_duration;
+pub use columns::Kind as Printer;
 
 /// What each table row carries in `object` (the `includeObject` parameter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -48,31 +49,31 @@ impl IncludeObject {
     }
 }
 
-/// Column definitions for a resource (group "" for core), as kube-apiserver's
-/// printers give them, or the default columns (Name, Created At) when not a
-/// known kind.
-pub fn column_definitions(group: &str, resource: &str) -> Vec<Value> {
-    columns::columns(columns::kind_of(group, resource))
+/// Column definitions of a kind's printer, as kube-apiserver's printers give
+/// them, or the default columns (Name, Created At) for [`Printer::Default`].
+pub fn column_definitions(printer: Printer) -> Vec<Value> {
+    columns::columns(printer)
 }
 
 /// The cells of one row for one object, matching [`column_definitions`]
 /// (including the priority-1 "wide" columns, as the server always sends them).
-pub fn row_cells(group: &str, resource: &str, obj: &Value, now: Timestamp) -> Vec<Value> {
-    cells::cells(columns::kind_of(group, resource), obj, now)
+pub fn row_cells(printer: Printer, obj: &Value, now: Timestamp) -> Vec<Value> {
+    cells::cells(printer, obj, now)
 }
 
 /// One table row: `{"cells": [...], "conditions"?: [...], "object": ...}`.
 pub fn table_row(
-    group: &str,
-    resource: &str,
+    printer: Printer,
     obj: &Value,
     include_object: IncludeObject,
     now: Timestamp,
 ) -> Value {
-    let kind = columns::kind_of(group, resource);
     let mut row = Map::new();
-    row.insert("cells".into(), Value::Array(cells::cells(kind, obj, now)));
-    if let Some(c) = cells::conditions(kind, obj) {
+    row.insert(
+        "cells".into(),
+        Value::Array(cells::cells(printer, obj, now)),
+    );
+    if let Some(c) = cells::conditions(printer, obj) {
         row.insert("conditions".into(), c);
     }
     row.insert("object".into(), row_object(obj, include_object));
@@ -112,47 +113,36 @@ pub fn partial_object_metadata(obj: &Value) -> Value {
 /// (null becomes `{}`). Like kube's default convertor, a table of an unknown
 /// kind with no objects has `"rows": null`.
 pub fn table(
-    group: &str,
-    resource: &str,
+    printer: Printer,
     objects: &[Value],
     include_object: IncludeObject,
     list_meta: Value,
     now: Timestamp,
 ) -> Value {
-    table_with_headers(
-        group,
-        resource,
-        objects,
-        include_object,
-        true,
-        list_meta,
-        now,
-    )
+    table_with_headers(printer, objects, include_object, true, list_meta, now)
 }
 
 /// Like [`table`], but `headers == false` gives `"columnDefinitions": null`,
 /// as kube-apiserver sends in every watch event after the first one.
 pub fn table_with_headers(
-    group: &str,
-    resource: &str,
+    printer: Printer,
     objects: &[Value],
     include_object: IncludeObject,
     headers: bool,
     list_meta: Value,
     now: Timestamp,
 ) -> Value {
-    let kind = columns::kind_of(group, resource);
-    let rows: Vec<Value> = cells::list_order(kind, objects)
+    let rows: Vec<Value> = cells::list_order(printer, objects)
         .into_iter()
-        .map(|o| table_row(group, resource, o, include_object, now))
+        .map(|o| table_row(printer, o, include_object, now))
         .collect();
-    let rows = if rows.is_empty() && kind == columns::Kind::Default {
+    let rows = if rows.is_empty() && printer == Printer::Default {
         Value::Null
     } else {
         Value::Array(rows)
     };
     let columns = if headers {
-        Value::Array(columns::columns(kind))
+        Value::Array(columns::columns(printer))
     } else {
         Value::Null
     };

@@ -3,6 +3,68 @@
 use super::*;
 use serde_json::json;
 
+/// The printer of the built-in kind `group`/`resource`.
+fn kind_of(group: &str, resource: &str) -> Printer {
+    crate::kinds::all()
+        .into_iter()
+        .find(|k| k.group == group && k.plural == resource)
+        .map_or(Printer::Default, |k| k.table_printer())
+}
+
+fn column_definitions(group: &str, resource: &str) -> Vec<Value> {
+    super::column_definitions(kind_of(group, resource))
+}
+
+fn row_cells(group: &str, resource: &str, obj: &Value, now: Timestamp) -> Vec<Value> {
+    super::row_cells(kind_of(group, resource), obj, now)
+}
+
+fn table_row(
+    group: &str,
+    resource: &str,
+    obj: &Value,
+    include_object: IncludeObject,
+    now: Timestamp,
+) -> Value {
+    super::table_row(kind_of(group, resource), obj, include_object, now)
+}
+
+fn table(
+    group: &str,
+    resource: &str,
+    objects: &[Value],
+    include_object: IncludeObject,
+    list_meta: Value,
+    now: Timestamp,
+) -> Value {
+    super::table(
+        kind_of(group, resource),
+        objects,
+        include_object,
+        list_meta,
+        now,
+    )
+}
+
+fn table_with_headers(
+    group: &str,
+    resource: &str,
+    objects: &[Value],
+    include_object: IncludeObject,
+    headers: bool,
+    list_meta: Value,
+    now: Timestamp,
+) -> Value {
+    super::table_with_headers(
+        kind_of(group, resource),
+        objects,
+        include_object,
+        headers,
+        list_meta,
+        now,
+    )
+}
+
 fn now() -> Timestamp {
     "2024-05-01T12:00:00Z".parse().unwrap_or_default()
 }

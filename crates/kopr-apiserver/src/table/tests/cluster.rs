@@ -58,7 +58,7 @@ fn every_new_resource_has_its_printer() {
                 assert!(c.get(key).is_some(), "{group}/{resource} {key}");
             }
         }
-        let kind = columns::kind_of(group, resource);
+        let kind = kind_of(group, resource);
         let default = !matches!(*resource, "limitranges" | "bindings");
         assert_eq!(
             kind != columns::Kind::Default,
