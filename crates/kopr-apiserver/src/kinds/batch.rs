@@ -8,6 +8,7 @@ use super::{ALL, generation};
 use crate::defaults;
 use crate::registry::strategy::Builtin;
 use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::selectors;
 use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
@@ -28,5 +29,6 @@ pub(super) static KINDS: &[KindDef] = &[
         .stored(|| Arc::new(Builtin::JOB), decode_as::<batch::v1::Job>)
         .validate(validation::kinds::job)
         .default(defaults::by_kind::job)
-        .printer(Printer::Job),
+        .printer(Printer::Job)
+        .fields(&selectors::JOB_FIELDS),
 ];

@@ -6,6 +6,7 @@ use k8s_openapi::api::certificates;
 
 use crate::registry::strategy::SigningRequestStrategy;
 use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::selectors;
 use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
@@ -25,4 +26,5 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
     decode_as::<certificates::v1::CertificateSigningRequest>,
 )
 .validate(validation::kinds::certificates::certificate_signing_request)
-.printer(Printer::CertificateSigningRequest)];
+.printer(Printer::CertificateSigningRequest)
+.fields(&selectors::CERTIFICATE_SIGNING_REQUEST_FIELDS)];

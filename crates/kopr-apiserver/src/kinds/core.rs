@@ -11,6 +11,7 @@ use crate::registry::strategy::{
 };
 use crate::resources::Computed;
 use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::selectors;
 use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
@@ -44,7 +45,8 @@ pub(super) static KINDS: &[KindDef] = &[
         .short(&["ev"])
         .stored(create_on_update, decode_as::<core::v1::Event>)
         .validate(validation::kinds::core_event)
-        .printer(Printer::Event),
+        .printer(Printer::Event)
+        .fields(&selectors::EVENT_FIELDS),
     KindDef::new("", "v1", "limitranges", "LimitRange", Scope::Namespaced)
         .short(&["limits"])
         .stored(plain, decode_as::<core::v1::LimitRange>)
@@ -59,14 +61,16 @@ pub(super) static KINDS: &[KindDef] = &[
         )
         .validate(validation::kinds::namespace)
         .default(defaults::by_kind::namespace)
-        .printer(Printer::Namespace),
+        .printer(Printer::Namespace)
+        .fields(&selectors::NAMESPACE_FIELDS),
     KindDef::new("", "v1", "nodes", "Node", Scope::Cluster)
         .short(&["no"])
         .subresources(&[Sub::Status])
         .stored(|| Arc::new(NodeStrategy), decode_as::<core::v1::Node>)
         .validate(validation::kinds::node)
         .default(defaults::by_kind::node)
-        .printer(Printer::Node),
+        .printer(Printer::Node)
+        .fields(&selectors::NODE_FIELDS),
     KindDef::new(
         "",
         "v1",
@@ -112,7 +116,8 @@ pub(super) static KINDS: &[KindDef] = &[
         .stored(|| Arc::new(PodStrategy), decode_as::<core::v1::Pod>)
         .validate(validation::kinds::pod_kind)
         .default(defaults::by_kind::pod)
-        .printer(Printer::Pod),
+        .printer(Printer::Pod)
+        .fields(&selectors::POD_FIELDS),
     KindDef::new("", "v1", "podtemplates", "PodTemplate", Scope::Namespaced)
         .stored(generation, decode_as::<core::v1::PodTemplate>)
         .validate(validation::kinds::replication::pod_template)
@@ -131,7 +136,8 @@ pub(super) static KINDS: &[KindDef] = &[
     .stored(generation, decode_as::<core::v1::ReplicationController>)
     .validate(validation::kinds::replication::replication_controller)
     .default(defaults::by_kind::replication_controller)
-    .printer(Printer::ReplicationController),
+    .printer(Printer::ReplicationController)
+    .fields(&selectors::REPLICATION_CONTROLLER_FIELDS),
     KindDef::new(
         "",
         "v1",
@@ -148,7 +154,8 @@ pub(super) static KINDS: &[KindDef] = &[
         .stored(plain, decode_as::<core::v1::Secret>)
         .validate(validation::kinds::secret)
         .default(defaults::by_kind::secret)
-        .printer(Printer::Secret),
+        .printer(Printer::Secret)
+        .fields(&selectors::SECRET_FIELDS),
     KindDef::new(
         "",
         "v1",
@@ -168,5 +175,6 @@ pub(super) static KINDS: &[KindDef] = &[
         .stored(|| Arc::new(ServiceStrategy), decode_as::<core::v1::Service>)
         .validate(validation::kinds::service)
         .default(defaults::by_kind::service)
-        .printer(Printer::Service),
+        .printer(Printer::Service)
+        .fields(&selectors::SERVICE_FIELDS),
 ];

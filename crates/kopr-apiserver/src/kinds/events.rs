@@ -6,6 +6,7 @@ use k8s_openapi::api::events;
 
 use crate::registry::strategy::EventStrategy;
 use crate::resources::kind::{KindDef, Scope};
+use crate::selectors;
 use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
@@ -18,5 +19,6 @@ pub(super) static KINDS: &[KindDef] =
             .stored(|| Arc::new(EventStrategy), decode_as::<events::v1::Event>)
             .stored_as("core/events", "v1")
             .validate(validation::kinds::events_event)
-            .printer(Printer::Event),
+            .printer(Printer::Event)
+            .fields(&selectors::EVENTS_V1_FIELDS),
     ];

@@ -128,7 +128,7 @@ impl ListOptions {
             }
             (Some(s), None) => Some(
                 FieldSelector::parse(s)
-                    .and_then(|f| f.convert_for(&rt.group, &rt.plural))
+                    .and_then(|f| f.convert_for(rt.field_labels()))
                     .map_err(|e| ApiError::bad_request(e.to_string()))?,
             ),
             (None, _) => None,
@@ -171,7 +171,7 @@ impl ListOptions {
         if let Some(f) = &self.fields {
             let get = |label: &str| match &rt.custom {
                 Some(_) => custom_field_value(obj, label),
-                None => field_value(&rt.group, &rt.plural, obj, label).flatten(),
+                None => field_value(rt.field_labels(), obj, label).flatten(),
             };
             if !f.matches(&get) {
                 return false;

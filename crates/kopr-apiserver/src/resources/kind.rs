@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::{Computed, ResourceType, Strategy};
 use crate::defaults::DefaultFn;
+use crate::selectors::FieldLabels;
 use crate::status::ApiError;
 use crate::table::Printer;
 use crate::validation::kinds::ValidateFn;
@@ -92,6 +93,9 @@ pub struct KindDef {
     /// Its table printer (columns, cells); none for kube's default table
     /// (Name, Created At).
     pub printer: Option<Printer>,
+    /// Its field selectors; none for `metadata.name` and `metadata.namespace`
+    /// alone.
+    pub fields: Option<&'static FieldLabels>,
 }
 
 impl KindDef {
@@ -120,6 +124,7 @@ impl KindDef {
             validate: None,
             default: None,
             printer: None,
+            fields: None,
         }
     }
 
@@ -204,6 +209,14 @@ impl KindDef {
     /// The table printer of its objects.
     pub fn table_printer(&self) -> Printer {
         self.printer.unwrap_or(Printer::Default)
+    }
+
+    /// Selectable by `fields`.
+    pub const fn fields(self, fields: &'static FieldLabels) -> KindDef {
+        KindDef {
+            fields: Some(fields),
+            ..self
+        }
     }
 
     /// Whether it serves `sub`.

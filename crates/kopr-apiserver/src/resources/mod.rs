@@ -431,6 +431,14 @@ impl ResourceType {
         }
     }
 
+    /// The field selectors of a built-in kind (`metadata.name` and
+    /// `metadata.namespace` alone for kinds without their own).
+    pub fn field_labels(&self) -> &'static crate::selectors::FieldLabels {
+        self.def
+            .and_then(|d| d.fields)
+            .unwrap_or(&crate::selectors::DEFAULT_FIELDS)
+    }
+
     /// The key prefix of all objects of this resource (all namespaces).
     pub fn key_prefix(&self) -> String {
         format!("/{}/", self.storage)

@@ -84,10 +84,10 @@ impl FieldSelector {
     /// Rewrites field labels to the ones used when matching (the field label
     /// conversion of the kind): `spec.host` → `spec.nodeName` for pods. Returns
     /// the kube error for the first unsupported label.
-    pub fn convert_for(&self, group: &str, resource: &str) -> Result<Self, SelectorError> {
+    pub fn convert_for(&self, labels: &FieldLabels) -> Result<Self, SelectorError> {
         let mut terms = Vec::with_capacity(self.terms.len());
         for t in &self.terms {
-            let field = convert_field_label(group, resource, &t.field)?;
+            let field = convert_field_label(labels, &t.field)?;
             terms.push(FieldTerm {
                 field,
                 value: t.value.clone(),
@@ -195,7 +195,8 @@ pub(super) fn unescape_value(s: &str) -> Result<String, SelectorError> {
 // --- per-kind field labels ---------------------------------------------------
 
 /// How a kind's field label conversion rejects an unknown label.
-pub(super) enum Reject {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reject {
     /// `field label not supported: X` (core kinds, events.k8s.io, certificates).
     NotSupported,
     /// `field label "X" not supported for batchv1.Job`.
@@ -204,110 +205,187 @@ pub(super) enum Reject {
     Default,
 }
 
-/// Accepted field labels of a kind (as sent by clients) and how unknown ones
-/// are rejected.
-pub(super) fn accepted_labels(group: &str, resource: &str) -> (&'static [&'static str], Reject) {
-    match (group, resource) {
-        ("", "pods") => (
-            &[
-                "metadata.name",
-                "metadata.namespace",
-                "spec.nodeName",
-                "spec.restartPolicy",
-                "spec.schedulerName",
-                "spec.serviceAccountName",
-                "spec.hostNetwork",
-                "status.phase",
-                "status.podIP",
-                "status.podIPs",
-                "status.nominatedNodeName",
-                "spec.host",
-            ],
-            Reject::NotSupported,
-        ),
-        ("", "nodes") => (
-            &["metadata.name", "spec.unschedulable"],
-            Reject::NotSupported,
-        ),
-        ("", "replicationcontrollers") => (
-            &["metadata.name", "metadata.namespace", "status.replicas"],
-            Reject::NotSupported,
-        ),
-        ("", "events") => (
-            &[
-                "involvedObject.kind",
-                "involvedObject.namespace",
-                "involvedObject.name",
-                "involvedObject.uid",
-                "involvedObject.apiVersion",
-                "involvedObject.resourceVersion",
-                "involvedObject.fieldPath",
-                "reason",
-                "reportingComponent",
-                "source",
-                "type",
-                "metadata.namespace",
-                "metadata.name",
-            ],
-            Reject::NotSupported,
-        ),
-        ("events.k8s.io", "events") => (
-            &[
-                "reason",
-                "regarding.kind",
-                "regarding.namespace",
-                "regarding.name",
-                "regarding.uid",
-                "regarding.apiVersion",
-                "regarding.resourceVersion",
-                "regarding.fieldPath",
-                "reportingController",
-                "type",
-                "metadata.namespace",
-                "metadata.name",
-            ],
-            Reject::NotSupported,
-        ),
-        ("", "namespaces") => (&["status.phase", "metadata.name"], Reject::NotSupported),
-        ("", "secrets") => (
-            &["type", "metadata.namespace", "metadata.name"],
-            Reject::NotSupported,
-        ),
-        ("", "services") => (
-            &[
-                "metadata.namespace",
-                "metadata.name",
-                "spec.clusterIP",
-                "spec.type",
-            ],
-            Reject::NotSupported,
-        ),
-        ("batch", "jobs") => (
-            &["metadata.name", "metadata.namespace", "status.successful"],
-            Reject::Job,
-        ),
-        ("certificates.k8s.io", "certificatesigningrequests") => {
-            (&["metadata.name", "spec.signerName"], Reject::NotSupported)
-        }
-        _ => (&["metadata.name", "metadata.namespace"], Reject::Default),
-    }
+/// A kind's field selectors: the labels kube's field label conversion
+/// accepts (as clients send them), how it refuses others, the labels it
+/// renames for matching, and the values of its selectable fields.
+#[derive(Debug)]
+pub struct FieldLabels {
+    /// The labels accepted.
+    pub accepted: &'static [&'static str],
+    /// How an unknown label is refused.
+    pub reject: Reject,
+    /// Labels matched under another name (`spec.host` as `spec.nodeName`).
+    pub renames: &'static [(&'static str, &'static str)],
+    /// The value of an accepted (renamed) label other than `metadata.name`
+    /// and `metadata.namespace`; `None` when kube's field set lacks it (it
+    /// matches as "").
+    pub value: fn(&Value, &str) -> Option<String>,
 }
+
+/// The field selectors of a kind without a conversion of its own.
+pub static DEFAULT_FIELDS: FieldLabels = FieldLabels {
+    accepted: &["metadata.name", "metadata.namespace"],
+    reject: Reject::Default,
+    renames: &[],
+    value: |_, _| None,
+};
+
+/// Pods.
+pub static POD_FIELDS: FieldLabels = FieldLabels {
+    accepted: &[
+        "metadata.name",
+        "metadata.namespace",
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.schedulerName",
+        "spec.serviceAccountName",
+        "spec.hostNetwork",
+        "status.phase",
+        "status.podIP",
+        "status.podIPs",
+        "status.nominatedNodeName",
+        "spec.host",
+    ],
+    reject: Reject::NotSupported,
+    renames: &[("spec.host", "spec.nodeName")],
+    value: |obj, field| {
+        Some(match field {
+            "spec.nodeName" => str_at(obj, &["spec", "nodeName"]),
+            "spec.restartPolicy" => str_at(obj, &["spec", "restartPolicy"]),
+            "spec.schedulerName" => str_at(obj, &["spec", "schedulerName"]),
+            "spec.serviceAccountName" => str_at(obj, &["spec", "serviceAccountName"]),
+            "spec.hostNetwork" => {
+                let b = path(obj, &["spec", "hostNetwork"]).and_then(Value::as_bool);
+                b.unwrap_or(false).to_string()
+            }
+            "status.phase" => str_at(obj, &["status", "phase"]),
+            "status.podIP" => pod_ip(obj),
+            "status.nominatedNodeName" => str_at(obj, &["status", "nominatedNodeName"]),
+            _ => return None,
+        })
+    },
+};
+
+/// Nodes.
+pub static NODE_FIELDS: FieldLabels = FieldLabels {
+    accepted: &["metadata.name", "spec.unschedulable"],
+    reject: Reject::NotSupported,
+    renames: &[],
+    value: |obj, _| {
+        let b = path(obj, &["spec", "unschedulable"]).and_then(Value::as_bool);
+        Some(b.unwrap_or(false).to_string())
+    },
+};
+
+/// ReplicationControllers.
+pub static REPLICATION_CONTROLLER_FIELDS: FieldLabels = FieldLabels {
+    accepted: &["metadata.name", "metadata.namespace", "status.replicas"],
+    reject: Reject::NotSupported,
+    renames: &[],
+    value: |obj, _| Some(int_at(obj, &["status", "replicas"]).to_string()),
+};
+
+/// Core Events.
+pub static EVENT_FIELDS: FieldLabels = FieldLabels {
+    accepted: &[
+        "involvedObject.kind",
+        "involvedObject.namespace",
+        "involvedObject.name",
+        "involvedObject.uid",
+        "involvedObject.apiVersion",
+        "involvedObject.resourceVersion",
+        "involvedObject.fieldPath",
+        "reason",
+        "reportingComponent",
+        "source",
+        "type",
+        "metadata.namespace",
+        "metadata.name",
+    ],
+    reject: Reject::NotSupported,
+    renames: &[],
+    value: |obj, field| Some(event_field(obj, field)),
+};
+
+/// events.k8s.io Events.
+pub static EVENTS_V1_FIELDS: FieldLabels = FieldLabels {
+    accepted: &[
+        "reason",
+        "regarding.kind",
+        "regarding.namespace",
+        "regarding.name",
+        "regarding.uid",
+        "regarding.apiVersion",
+        "regarding.resourceVersion",
+        "regarding.fieldPath",
+        "reportingController",
+        "type",
+        "metadata.namespace",
+        "metadata.name",
+    ],
+    reject: Reject::NotSupported,
+    renames: &[],
+    value: |obj, field| Some(event_field(obj, field)),
+};
+
+/// Namespaces.
+pub static NAMESPACE_FIELDS: FieldLabels = FieldLabels {
+    accepted: &["status.phase", "metadata.name"],
+    reject: Reject::NotSupported,
+    renames: &[],
+    value: |obj, _| Some(str_at(obj, &["status", "phase"])),
+};
+
+/// Secrets.
+pub static SECRET_FIELDS: FieldLabels = FieldLabels {
+    accepted: &["type", "metadata.namespace", "metadata.name"],
+    reject: Reject::NotSupported,
+    renames: &[],
+    value: |obj, _| Some(str_at(obj, &["type"])),
+};
+
+/// Services.
+pub static SERVICE_FIELDS: FieldLabels = FieldLabels {
+    accepted: &[
+        "metadata.namespace",
+        "metadata.name",
+        "spec.clusterIP",
+        "spec.type",
+    ],
+    reject: Reject::NotSupported,
+    renames: &[],
+    value: |obj, field| {
+        Some(match field {
+            "spec.clusterIP" => str_at(obj, &["spec", "clusterIP"]),
+            _ => str_at(obj, &["spec", "type"]),
+        })
+    },
+};
+
+/// Jobs.
+pub static JOB_FIELDS: FieldLabels = FieldLabels {
+    accepted: &["metadata.name", "metadata.namespace", "status.successful"],
+    reject: Reject::Job,
+    renames: &[],
+    value: |obj, _| Some(int_at(obj, &["status", "succeeded"]).to_string()),
+};
+
+/// CertificateSigningRequests.
+pub static CERTIFICATE_SIGNING_REQUEST_FIELDS: FieldLabels = FieldLabels {
+    accepted: &["metadata.name", "spec.signerName"],
+    reject: Reject::NotSupported,
+    renames: &[],
+    value: |obj, _| Some(str_at(obj, &["spec", "signerName"])),
+};
 
 /// The field label conversion of a kind: the label used for matching, or the
 /// exact kube error (a 400 BadRequest) for an unsupported label.
-pub fn convert_field_label(
-    group: &str,
-    resource: &str,
-    label: &str,
-) -> Result<String, SelectorError> {
-    let (accepted, reject) = accepted_labels(group, resource);
-    if accepted.contains(&label) {
-        return Ok(match (group, resource, label) {
-            ("", "pods", "spec.host") => "spec.nodeName".to_string(),
-            _ => label.to_string(),
-        });
+pub fn convert_field_label(labels: &FieldLabels, label: &str) -> Result<String, SelectorError> {
+    if labels.accepted.contains(&label) {
+        let renamed = labels.renames.iter().find(|(from, _)| *from == label);
+        return Ok(renamed.map_or(label, |(_, to)| to).to_string());
     }
-    Err(SelectorError::UnsupportedField(match reject {
+    Err(SelectorError::UnsupportedField(match labels.reject {
         Reject::NotSupported => format!("field label not supported: {label}"),
         Reject::Job => format!(
             "field label {} not supported for batchv1.Job",
@@ -367,50 +445,13 @@ pub(crate) fn pod_ip(pod: &Value) -> String {
 /// (see [`convert_field_label`] for the error). `Some(None)`: supported but not
 /// in kube's field set (matches as ""). `Some(Some(v))`: the value; missing
 /// object fields read as "".
-pub fn field_value(
-    group: &str,
-    resource: &str,
-    obj: &Value,
-    field: &str,
-) -> Option<Option<String>> {
-    let field = convert_field_label(group, resource, field).ok()?;
-    let ns_field = || str_at(obj, &["metadata", "namespace"]);
-    let v = match field.as_str() {
-        "metadata.name" => str_at(obj, &["metadata", "name"]),
-        "metadata.namespace" => ns_field(),
-        _ => match (group, resource) {
-            ("", "pods") => match field.as_str() {
-                "spec.nodeName" => str_at(obj, &["spec", "nodeName"]),
-                "spec.restartPolicy" => str_at(obj, &["spec", "restartPolicy"]),
-                "spec.schedulerName" => str_at(obj, &["spec", "schedulerName"]),
-                "spec.serviceAccountName" => str_at(obj, &["spec", "serviceAccountName"]),
-                "spec.hostNetwork" => {
-                    let b = path(obj, &["spec", "hostNetwork"]).and_then(Value::as_bool);
-                    b.unwrap_or(false).to_string()
-                }
-                "status.phase" => str_at(obj, &["status", "phase"]),
-                "status.podIP" => pod_ip(obj),
-                "status.nominatedNodeName" => str_at(obj, &["status", "nominatedNodeName"]),
-                _ => return Some(None),
-            },
-            ("", "nodes") => {
-                let b = path(obj, &["spec", "unschedulable"]).and_then(Value::as_bool);
-                b.unwrap_or(false).to_string()
-            }
-            ("", "replicationcontrollers") => int_at(obj, &["status", "replicas"]).to_string(),
-            ("", "namespaces") => str_at(obj, &["status", "phase"]),
-            ("", "secrets") => str_at(obj, &["type"]),
-            ("", "services") => match field.as_str() {
-                "spec.clusterIP" => str_at(obj, &["spec", "clusterIP"]),
-                _ => str_at(obj, &["spec", "type"]),
-            },
-            ("batch", "jobs") => int_at(obj, &["status", "succeeded"]).to_string(),
-            ("certificates.k8s.io", _) => str_at(obj, &["spec", "signerName"]),
-            ("", "events") | ("events.k8s.io", "events") => event_field(obj, &field),
-            _ => return Some(None),
-        },
-    };
-    Some(Some(v))
+pub fn field_value(labels: &FieldLabels, obj: &Value, field: &str) -> Option<Option<String>> {
+    let field = convert_field_label(labels, field).ok()?;
+    Some(match field.as_str() {
+        "metadata.name" => Some(str_at(obj, &["metadata", "name"])),
+        "metadata.namespace" => Some(str_at(obj, &["metadata", "namespace"])),
+        _ => (labels.value)(obj, &field),
+    })
 }
 
 /// Event selectable fields; reads both the core v1 and events.k8s.io spelling.

@@ -3,6 +3,19 @@
 use super::*;
 use serde_json::json;
 
+/// The field selectors of the built-in kind `group`/`resource`.
+fn labels_of(group: &str, resource: &str) -> &'static FieldLabels {
+    crate::kinds::all()
+        .into_iter()
+        .find(|k| k.group == group && k.plural == resource)
+        .and_then(|k| k.fields)
+        .unwrap_or(&DEFAULT_FIELDS)
+}
+
+fn field_value(group: &str, resource: &str, obj: &Value, field: &str) -> Option<Option<String>> {
+    super::field_value(labels_of(group, resource), obj, field)
+}
+
 fn labels(v: Value) -> Map<String, Value> {
     match v {
         Value::Object(m) => m,
@@ -304,7 +317,9 @@ fn field_selectors() {
 
 #[test]
 fn field_labels_per_kind() {
-    let conv = |g: &str, r: &str, f: &str| convert_field_label(g, r, f).map_err(|e| e.to_string());
+    let conv = |g: &str, r: &str, f: &str| {
+        convert_field_label(labels_of(g, r), f).map_err(|e| e.to_string())
+    };
     assert_eq!(conv("", "pods", "spec.host"), Ok("spec.nodeName".into()));
     assert_eq!(
         conv("", "pods", "foo"),
@@ -328,7 +343,7 @@ fn field_labels_per_kind() {
     );
     let sel = FieldSelector::parse("spec.host=n1")
         .unwrap_or_default()
-        .convert_for("", "pods");
+        .convert_for(labels_of("", "pods"));
     assert_eq!(
         sel.map(|s| s.to_string()),
         Ok("spec.nodeName=n1".to_string())
