@@ -127,6 +127,14 @@ fn subresources(rt: &ResourceType) -> Vec<(&'static str, &'static [&'static str]
             ));
         }
     }
+    if rt.group.is_empty() && rt.plural == "nodes" {
+        // The kubelet proxy (`http::node_proxy`): its connect methods as verbs.
+        out.push((
+            "proxy",
+            &["create", "delete", "get", "patch", "update"][..],
+            json!({"group": "", "version": "v1", "kind": "NodeProxyOptions"}),
+        ));
+    }
     if rt.log_subresource {
         out.push((
             "log",

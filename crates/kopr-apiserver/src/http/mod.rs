@@ -10,6 +10,7 @@ pub mod discovery;
 mod eviction;
 mod logs;
 pub mod negotiate;
+mod node_proxy;
 pub mod path;
 pub mod query;
 mod resource;
@@ -69,22 +70,25 @@ pub fn router(state: AppState) -> Router {
 /// The authorization attributes of a request.
 fn attributes(req: &Request, path: &str, parsed: &ApiPath) -> crate::authz::Attributes {
     use crate::authz::{Attributes, ResourceAttributes, resource_verb};
+    let of_resource = |rp: &path::ResourcePath, verb: &str| Attributes {
+        verb: verb.to_string(),
+        resource: Some(ResourceAttributes {
+            group: rp.group.clone(),
+            version: rp.version.clone(),
+            resource: rp.plural.clone(),
+            subresource: rp.subresource.clone(),
+            namespace: rp.namespace.clone(),
+            name: rp.name.clone(),
+        }),
+        path: path.to_string(),
+    };
     match parsed {
         ApiPath::Resource(rp) => {
             let watch = rp.legacy_watch || query::asks_for_watch(req.uri().query());
-            Attributes {
-                verb: resource_verb(req.method(), rp.name.is_some(), watch).to_string(),
-                resource: Some(ResourceAttributes {
-                    group: rp.group.clone(),
-                    version: rp.version.clone(),
-                    resource: rp.plural.clone(),
-                    subresource: rp.subresource.clone(),
-                    namespace: rp.namespace.clone(),
-                    name: rp.name.clone(),
-                }),
-                path: path.to_string(),
-            }
+            of_resource(rp, resource_verb(req.method(), rp.name.is_some(), watch))
         }
+        // A connect request names its object: never a list or a watch.
+        ApiPath::NodeProxy(p) => of_resource(&p.node, resource_verb(req.method(), true, false)),
         _ => Attributes {
             verb: req.method().as_str().to_ascii_lowercase(),
             resource: None,
@@ -267,6 +271,7 @@ async fn authorize_and_serve(
             ))
         }
         ApiPath::Resource(rp) => resource::handle(state, &parts, rp, body, &user, user_agent).await,
+        ApiPath::NodeProxy(p) => node_proxy::handle(state, &parts, &p, &body).await,
         ApiPath::Unknown => Err(ApiError::path_not_found()),
     };
     result.unwrap_or_else(|e| response::error(&e))

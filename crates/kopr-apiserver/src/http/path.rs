@@ -20,6 +20,18 @@ pub struct ResourcePath {
     pub legacy_watch: bool,
 }
 
+/// `/api/v1/nodes/NAME/proxy[/PATH]`: the `proxy` subresource of a node,
+/// which kube-apiserver forwards to the node's kubelet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeProxyPath {
+    /// The node (`nodes`, its name, subresource `proxy`) as authorization
+    /// sees it; the name may carry a scheme and port (`https:NAME:10250`).
+    pub node: ResourcePath,
+    /// What follows `/proxy` as the client wrote it (`/stats/summary`, `/`),
+    /// or `None` when the path ends at `proxy`.
+    pub subpath: Option<String>,
+}
+
 /// What a request path addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApiPath {
@@ -33,6 +45,8 @@ pub enum ApiPath {
     GroupVersion(String, String),
     /// A resource, collection or subresource.
     Resource(ResourcePath),
+    /// A node's `proxy` subresource, with the path to forward.
+    NodeProxy(NodeProxyPath),
     /// `/healthz`, `/livez`, `/readyz` and their sub-checks.
     Health,
     /// `/version`
@@ -66,6 +80,7 @@ pub fn parse(path: &str) -> ApiPath {
         ["openapi", "v3", "apis", g, v] => ApiPath::OpenApiV3(g.to_string(), v.to_string()),
         ["api"] => ApiPath::CoreVersions,
         ["api", v] => ApiPath::GroupVersion(String::new(), v.to_string()),
+        ["api", "v1", "nodes", name, "proxy", ..] => node_proxy(path, name),
         ["api", v, rest @ ..] => resource("", v, rest),
         ["apis"] => ApiPath::Groups,
         ["apis", g] => ApiPath::Group(g.to_string()),
@@ -73,6 +88,36 @@ pub fn parse(path: &str) -> ApiPath {
         ["apis", g, v, rest @ ..] => resource(g, v, rest),
         _ => ApiPath::Unknown,
     }
+}
+
+/// `/api/v1/nodes/NAME/proxy…`, keeping what follows `proxy` verbatim
+/// (kube-apiserver's connect handler passes it on, trailing slash included).
+fn node_proxy(path: &str, name: &str) -> ApiPath {
+    // The raw text after the fifth non-empty segment (`proxy`).
+    let mut seen = 0;
+    let mut offset = 0;
+    for segment in path.split('/') {
+        offset += segment.len() + 1;
+        if !segment.is_empty() {
+            seen += 1;
+            if seen == 5 {
+                break;
+            }
+        }
+    }
+    let rest = path.get(offset.saturating_sub(1)..).unwrap_or("");
+    ApiPath::NodeProxy(NodeProxyPath {
+        node: ResourcePath {
+            group: String::new(),
+            version: "v1".into(),
+            namespace: None,
+            plural: "nodes".into(),
+            name: Some(name.to_string()),
+            subresource: Some("proxy".into()),
+            legacy_watch: false,
+        },
+        subpath: (!rest.is_empty()).then(|| rest.to_string()),
+    })
 }
 
 fn resource(group: &str, version: &str, mut rest: &[&str]) -> ApiPath {
@@ -166,5 +211,32 @@ mod tests {
             ApiPath::OpenApiV3("apps".into(), "v1".into())
         );
         assert!(rp("/api/v1/watch/namespaces/a/pods").legacy_watch);
+    }
+
+    #[test]
+    fn node_proxy_paths_keep_what_follows_proxy() {
+        let proxy = |path: &str| match parse(path) {
+            ApiPath::NodeProxy(p) => p,
+            other => panic!("{path}: {other:?}"),
+        };
+        let p = proxy("/api/v1/nodes/kopr-node-0/proxy/stats/summary");
+        assert_eq!(p.node.name.as_deref(), Some("kopr-node-0"));
+        assert_eq!(p.node.subresource.as_deref(), Some("proxy"));
+        assert_eq!(p.subpath.as_deref(), Some("/stats/summary"));
+        assert_eq!(proxy("/api/v1/nodes/n/proxy").subpath, None);
+        assert_eq!(
+            proxy("/api/v1/nodes/n/proxy/").subpath.as_deref(),
+            Some("/")
+        );
+        assert_eq!(
+            proxy("/api/v1/nodes/n:10250/proxy//pods/")
+                .subpath
+                .as_deref(),
+            Some("//pods/")
+        );
+        assert_eq!(
+            parse("/api/v1/nodes/n/status"),
+            ApiPath::Resource(rp("/api/v1/nodes/n/status"))
+        );
     }
 }

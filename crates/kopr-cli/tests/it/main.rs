@@ -17,6 +17,7 @@ mod kubectl_drain;
 mod kubectl_endpoints;
 mod kubectl_exec;
 mod kubectl_kinds;
+mod kubectl_node_proxy;
 mod kubectl_quotas;
 mod kubectl_rbac;
 mod kubectl_workload_history;

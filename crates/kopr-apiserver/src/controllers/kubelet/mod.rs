@@ -24,6 +24,10 @@
 //!
 //! Work is driven by pod changes and by timers for real delays only (pulls,
 //! run times, back-offs); an idle running pod costs nothing.
+//!
+//! Its HTTP server ([`server`]) answers what kube-apiserver's node proxy
+//! forwards: health, the node's pods, and resource usage that is synthesized
+//! from what the simulation knows ([`stats`]).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -48,7 +52,11 @@ pub mod filters;
 mod node;
 mod pod;
 pub mod ports;
+pub mod resource_metrics;
+pub mod server;
 pub mod shell;
+pub mod stats;
+pub mod summary;
 pub mod tar;
 #[cfg(test)]
 mod tests;
