@@ -119,8 +119,9 @@ pub async fn handle(
         Some("token") if rt.token_subresource && rp.name.is_some() => {
             return token_request(state, parts, &rp, &body).await;
         }
-        Some(sub @ ("exec" | "attach" | "portforward"))
-            if rt.group.is_empty() && rt.plural == "pods" && rp.name.is_some() =>
+        Some(sub)
+            if rp.name.is_some()
+                && crate::resources::kind::Sub::streaming(sub).is_some_and(|s| rt.serves(s)) =>
         {
             return super::stream::handle(state, parts, &target, sub).await;
         }

@@ -112,6 +112,9 @@ pub(super) static KINDS: &[KindDef] = &[
             Sub::Binding,
             Sub::Eviction,
             Sub::EphemeralContainers,
+            Sub::Exec,
+            Sub::Attach,
+            Sub::PortForward,
         ])
         .stored(|| Arc::new(PodStrategy), decode_as::<core::v1::Pod>)
         .validate(validation::kinds::pod_kind)

@@ -43,6 +43,24 @@ pub enum Sub {
     Approval,
     /// `ephemeralcontainers`: a pod's debug containers.
     EphemeralContainers,
+    /// `exec`: a command run in a pod's container (streamed).
+    Exec,
+    /// `attach`: a pod's container's streams.
+    Attach,
+    /// `portforward`: connections to a pod's ports.
+    PortForward,
+}
+
+impl Sub {
+    /// The streaming subresource named `name` in a path.
+    pub fn streaming(name: &str) -> Option<Sub> {
+        match name {
+            "exec" => Some(Sub::Exec),
+            "attach" => Some(Sub::Attach),
+            "portforward" => Some(Sub::PortForward),
+            _ => None,
+        }
+    }
 }
 
 /// Decodes an object as its Go type's twin and encodes it back, returning the
@@ -246,6 +264,8 @@ impl KindDef {
                 Sub::Eviction => rt.with_eviction(),
                 Sub::Approval => rt.with_approval(),
                 Sub::EphemeralContainers => rt.with_ephemeral_containers(),
+                // Served from the definition (see `ResourceType::serves`).
+                Sub::Exec | Sub::Attach | Sub::PortForward => rt,
             };
         }
         if let Some((storage, api_version)) = self.stored_as {

@@ -431,6 +431,11 @@ impl ResourceType {
         }
     }
 
+    /// Whether a built-in kind serves the subresource `sub`.
+    pub fn serves(&self, sub: kind::Sub) -> bool {
+        self.def.is_some_and(|d| d.has(sub))
+    }
+
     /// The field selectors of a built-in kind (`metadata.name` and
     /// `metadata.namespace` alone for kinds without their own).
     pub fn field_labels(&self) -> &'static crate::selectors::FieldLabels {
