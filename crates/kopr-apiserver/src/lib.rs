@@ -4,6 +4,17 @@
 //! Real clients (kubectl, kube-rs, the Python client) talk to it over HTTPS
 //! with a bearer token, exactly as to kube-apiserver 1.32.
 //!
+//! # Design
+//! 1. Layers: http → authn → authz → admission → registry → storage, each
+//!    stage importing only downward (`xtask/layers.txt`, checked in CI).
+//! 2. A kind is a value, not a branch: a [`KindDef`](resources::kind::KindDef)
+//!    gives its names, scope, subresources, strategy, decoding, validation,
+//!    defaulting, table printer and field selectors.
+//! 3. The stages find a kind through the [`resources::Catalog`] and never name
+//!    one; custom resources get the same treatment from their CRD.
+//! 4. A new built-in kind is one `KindDef` in its API group's module under
+//!    [`kinds`]; the rules it points at live beside the others of their kind.
+//!
 //! A request passes the stages of kube-apiserver's chain, each a module that
 //! imports only the ones below it (the table is `xtask/layers.txt`, checked by
 //! `cargo run -p xtask -- layering`, which also lists the upward edges still to

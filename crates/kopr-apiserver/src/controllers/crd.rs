@@ -12,6 +12,7 @@ use crate::crd::{CRD_GROUP, CustomVersion};
 use crate::object;
 use crate::registry::strategy::CustomResourceStrategy;
 use crate::registry::{Api, DeleteOptions, ListOptions, Propagation, Target, WriteOptions};
+use crate::resources::kind::Sub;
 use crate::resources::{Catalog, ResourceType};
 use crate::storage::{EventType, WatchEvent};
 
@@ -98,8 +99,12 @@ pub fn serve(catalog: &Catalog, crd: &Value) {
                 .strategy(CustomResourceStrategy);
         rt.short_names = strings(crd, "/spec/names/shortNames");
         rt.categories = strings(crd, "/spec/names/categories");
-        rt.status_subresource = v.pointer("/subresources/status").is_some();
-        rt.scale_subresource = v.pointer("/subresources/scale").is_some();
+        if v.pointer("/subresources/status").is_some() {
+            rt.subresources.insert(Sub::Status);
+        }
+        if v.pointer("/subresources/scale").is_some() {
+            rt.subresources.insert(Sub::Scale);
+        }
         rt.storage_api_version = format!("{group}/{storage_version}");
         rt.custom = Some(Arc::new(info));
         catalog.register(rt);

@@ -26,6 +26,7 @@ use super::writes::{self, Part};
 use crate::object;
 use crate::registry::eviction::{self, DISRUPTION_ALLOWED};
 use crate::registry::{Api, Target};
+use crate::resources::kind::Sub;
 use crate::status::{ApiError, ResourceRef};
 
 /// How long a pod recorded in `disruptedPods` may take to be marked for
@@ -465,7 +466,7 @@ impl DisruptionController {
             };
             return Err(format!("no matches for kind {kind:?} in version {gv:?}"));
         };
-        if !rt.scale_subresource {
+        if !rt.serves(Sub::Scale) {
             let gr = ResourceRef {
                 group: &rt.group,
                 resource: &rt.plural,

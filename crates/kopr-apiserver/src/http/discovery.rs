@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::negotiate::{Representation, representation};
 use super::response;
+use crate::resources::kind::Sub;
 use crate::resources::{Catalog, ResourceType};
 use crate::status::ApiError;
 
@@ -106,20 +107,20 @@ fn subresources(rt: &ResourceType) -> Vec<(&'static str, &'static [&'static str]
     if rt.strategy.has_spec_finalizers() {
         out.push(("finalize", &["update"][..], own.clone()));
     }
-    if rt.token_subresource {
+    if rt.serves(Sub::Token) {
         out.push((
             "token",
             &["create"][..],
             json!({"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}),
         ));
     }
-    if rt.group.is_empty() && rt.plural == "pods" {
-        // The streaming subresources (`http::stream`).
-        for (name, kind) in [
-            ("attach", "PodAttachOptions"),
-            ("exec", "PodExecOptions"),
-            ("portforward", "PodPortForwardOptions"),
-        ] {
+    // The streaming subresources (`http::stream`).
+    for (sub, name, kind) in [
+        (Sub::Attach, "attach", "PodAttachOptions"),
+        (Sub::Exec, "exec", "PodExecOptions"),
+        (Sub::PortForward, "portforward", "PodPortForwardOptions"),
+    ] {
+        if rt.serves(sub) {
             out.push((
                 name,
                 &["create", "get"][..],
@@ -127,7 +128,7 @@ fn subresources(rt: &ResourceType) -> Vec<(&'static str, &'static [&'static str]
             ));
         }
     }
-    if rt.group.is_empty() && rt.plural == "nodes" {
+    if rt.serves(Sub::Proxy) {
         // The kubelet proxy (`http::node_proxy`): its connect methods as verbs.
         out.push((
             "proxy",
@@ -135,45 +136,45 @@ fn subresources(rt: &ResourceType) -> Vec<(&'static str, &'static [&'static str]
             json!({"group": "", "version": "v1", "kind": "NodeProxyOptions"}),
         ));
     }
-    if rt.log_subresource {
+    if rt.serves(Sub::Log) {
         out.push((
             "log",
             &["get"][..],
             json!({"group": "", "version": "v1", "kind": "Pod"}),
         ));
     }
-    if rt.scale_subresource {
+    if rt.serves(Sub::Scale) {
         out.push((
             "scale",
             &["get", "patch", "update"][..],
             json!({"group": "autoscaling", "version": "v1", "kind": "Scale"}),
         ));
     }
-    if rt.approval_subresource {
+    if rt.serves(Sub::Approval) {
         out.push(("approval", &["get", "patch", "update"][..], own.clone()));
     }
-    if rt.binding_subresource {
+    if rt.serves(Sub::Binding) {
         out.push((
             "binding",
             &["create"][..],
             json!({"group": "", "version": "v1", "kind": "Binding"}),
         ));
     }
-    if rt.eviction_subresource {
+    if rt.serves(Sub::Eviction) {
         out.push((
             "eviction",
             &["create"][..],
             json!({"group": "policy", "version": "v1", "kind": "Eviction"}),
         ));
     }
-    if rt.ephemeral_subresource {
+    if rt.serves(Sub::EphemeralContainers) {
         out.push((
             "ephemeralcontainers",
             &["get", "patch", "update"][..],
             own.clone(),
         ));
     }
-    if rt.status_subresource {
+    if rt.serves(Sub::Status) {
         out.push(("status", &["get", "patch", "update"][..], own));
     }
     out.sort_by_key(|(name, ..)| *name);

@@ -17,6 +17,7 @@ use crate::registry::{
     DeleteOptions, ListBody, ListOptions, ListParams, ListResult, Target, WatchOptions,
     WriteOptions, Written,
 };
+use crate::resources::kind::Sub;
 use crate::resources::{Computed, ResourceType};
 use crate::status::ApiError;
 
@@ -100,29 +101,27 @@ pub async fn handle(
     };
     match rp.subresource.as_deref() {
         None => {}
-        Some("status") if rt.status_subresource => {}
-        Some("approval") if rt.approval_subresource => {}
-        Some("ephemeralcontainers") if rt.ephemeral_subresource && rp.name.is_some() => {}
-        Some("binding") if rt.binding_subresource && rp.name.is_some() => {
+        Some("status") if rt.serves(Sub::Status) => {}
+        Some("approval") if rt.serves(Sub::Approval) => {}
+        Some("ephemeralcontainers") if rt.serves(Sub::EphemeralContainers) && rp.name.is_some() => {
+        }
+        Some("binding") if rt.serves(Sub::Binding) && rp.name.is_some() => {
             return super::binding::handle(state, parts, &rp, &body).await;
         }
-        Some("eviction") if rt.eviction_subresource && rp.name.is_some() => {
+        Some("eviction") if rt.serves(Sub::Eviction) && rp.name.is_some() => {
             return super::eviction::handle(state, parts, &rp, &query, &body, user).await;
         }
         Some("finalize") if rt.strategy.has_spec_finalizers() => {}
-        Some("scale") if rt.scale_subresource => {
+        Some("scale") if rt.serves(Sub::Scale) => {
             return super::scale::handle(state, parts, &target, &query, &body, user_agent).await;
         }
-        Some("log") if rt.log_subresource && parts.method == Method::GET => {
+        Some("log") if rt.serves(Sub::Log) && parts.method == Method::GET => {
             return super::logs::handle(state, &target, &query).await;
         }
-        Some("token") if rt.token_subresource && rp.name.is_some() => {
+        Some("token") if rt.serves(Sub::Token) && rp.name.is_some() => {
             return token_request(state, parts, &rp, &body).await;
         }
-        Some(sub)
-            if rp.name.is_some()
-                && crate::resources::kind::Sub::streaming(sub).is_some_and(|s| rt.serves(s)) =>
-        {
+        Some(sub) if rp.name.is_some() && Sub::streaming(sub).is_some_and(|s| rt.serves(s)) => {
             return super::stream::handle(state, parts, &target, sub).await;
         }
         // kubectl debug, for one, reads the details of this 404 (`"details":{}`).

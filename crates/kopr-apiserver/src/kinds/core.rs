@@ -65,7 +65,7 @@ pub(super) static KINDS: &[KindDef] = &[
         .fields(&selectors::NAMESPACE_FIELDS),
     KindDef::new("", "v1", "nodes", "Node", Scope::Cluster)
         .short(&["no"])
-        .subresources(&[Sub::Status])
+        .subresources(&[Sub::Status, Sub::Proxy])
         .stored(|| Arc::new(NodeStrategy), decode_as::<core::v1::Node>)
         .validate(validation::kinds::node)
         .default(defaults::by_kind::node)

@@ -11,6 +11,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::resources::ResourceType;
+use crate::resources::kind::Sub;
 
 /// `#/components/schemas/` references used by the operations.
 pub const PATCH_SCHEMA: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Patch";
@@ -183,8 +184,8 @@ impl<'a> Resource<'a> {
             ),
         ));
         for (sub, served, returns) in [
-            ("status", rt.status_subresource, Returns::Object),
-            ("scale", rt.scale_subresource, Returns::Scale),
+            ("status", rt.serves(Sub::Status), Returns::Object),
+            ("scale", rt.serves(Sub::Scale), Returns::Scale),
         ] {
             if !served {
                 continue;

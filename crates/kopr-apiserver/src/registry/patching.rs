@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::patch::{CUSTOM_PATCH_TYPES, PatchDocument, apply, last_applied, schema, strategic};
 use crate::resources::ResourceType;
+use crate::resources::kind::Sub;
 use crate::status::{ApiError, StatusCause};
 
 /// What a patch needs of the write's options.
@@ -52,7 +53,7 @@ pub fn ignored_fields(
 ) -> &'static [&'static [&'static str]] {
     match subresource {
         Some("status") => &[&["spec"]],
-        _ if rt.status_subresource => &[&["status"]],
+        _ if rt.serves(Sub::Status) => &[&["status"]],
         _ => &[],
     }
 }

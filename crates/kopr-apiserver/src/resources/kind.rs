@@ -49,9 +49,15 @@ pub enum Sub {
     Attach,
     /// `portforward`: connections to a pod's ports.
     PortForward,
+    /// `proxy`: requests passed to a node's kubelet.
+    Proxy,
 }
 
 impl Sub {
+    const fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+
     /// The streaming subresource named `name` in a path.
     pub fn streaming(name: &str) -> Option<Sub> {
         match name {
@@ -60,6 +66,30 @@ impl Sub {
             "portforward" => Some(Sub::PortForward),
             _ => None,
         }
+    }
+}
+
+/// A set of subresources.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Subs(u16);
+
+impl Subs {
+    /// No subresource.
+    pub const EMPTY: Subs = Subs(0);
+
+    /// Adds `sub`.
+    pub fn insert(&mut self, sub: Sub) {
+        self.0 |= sub.bit();
+    }
+
+    /// Removes `sub`.
+    pub fn remove(&mut self, sub: Sub) {
+        self.0 &= !sub.bit();
+    }
+
+    /// Whether `sub` is in the set.
+    pub fn contains(self, sub: Sub) -> bool {
+        self.0 & sub.bit() != 0
     }
 }
 
@@ -255,18 +285,7 @@ impl KindDef {
         .short(self.short_names)
         .categories(self.categories);
         for sub in self.subresources {
-            rt = match sub {
-                Sub::Status => rt.with_status(),
-                Sub::Scale => rt.with_scale(),
-                Sub::Log => rt.with_log(),
-                Sub::Token => rt.with_token(),
-                Sub::Binding => rt.with_binding(),
-                Sub::Eviction => rt.with_eviction(),
-                Sub::Approval => rt.with_approval(),
-                Sub::EphemeralContainers => rt.with_ephemeral_containers(),
-                // Served from the definition (see `ResourceType::serves`).
-                Sub::Exec | Sub::Attach | Sub::PortForward => rt,
-            };
+            rt.subresources.insert(*sub);
         }
         if let Some((storage, api_version)) = self.stored_as {
             rt = rt.stored_as(storage, api_version);

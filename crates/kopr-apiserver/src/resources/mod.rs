@@ -219,25 +219,8 @@ pub struct ResourceType {
     pub short_names: Vec<String>,
     /// Categories, e.g. `all`.
     pub categories: Vec<String>,
-    /// Whether the `status` subresource is served.
-    pub status_subresource: bool,
-    /// Whether the `scale` subresource is served.
-    pub scale_subresource: bool,
-    /// Whether the pod `log` subresource is served.
-    pub log_subresource: bool,
-    /// Whether the service account `token` subresource (TokenRequest) is
-    /// served.
-    pub token_subresource: bool,
-    /// Whether the pod `binding` subresource (a Binding) is served.
-    pub binding_subresource: bool,
-    /// Whether the pod `eviction` subresource (a policy/v1 Eviction) is
-    /// served.
-    pub eviction_subresource: bool,
-    /// Whether the `approval` subresource (CertificateSigningRequests) is
-    /// served.
-    pub approval_subresource: bool,
-    /// Whether the pod `ephemeralcontainers` subresource is served.
-    pub ephemeral_subresource: bool,
+    /// The subresources served (`status`, `scale`, a pod's `log`, …).
+    pub subresources: kind::Subs,
     /// The verbs, when the resource serves fewer than the usual eight.
     pub only_verbs: Option<&'static [&'static str]>,
     /// For resources computed per request: which; `None` for stored ones.
@@ -275,14 +258,7 @@ impl ResourceType {
             namespaced,
             short_names: Vec::new(),
             categories: Vec::new(),
-            status_subresource: false,
-            scale_subresource: false,
-            log_subresource: false,
-            token_subresource: false,
-            binding_subresource: false,
-            eviction_subresource: false,
-            approval_subresource: false,
-            ephemeral_subresource: false,
+            subresources: kind::Subs::EMPTY,
             only_verbs: None,
             computed: None,
             storage: format!(
@@ -333,51 +309,9 @@ impl ResourceType {
         self
     }
 
-    /// Serves the status subresource.
-    pub fn with_status(mut self) -> Self {
-        self.status_subresource = true;
-        self
-    }
-
-    /// Serves the scale subresource.
-    pub fn with_scale(mut self) -> Self {
-        self.scale_subresource = true;
-        self
-    }
-
-    /// Serves the log subresource.
-    pub fn with_log(mut self) -> Self {
-        self.log_subresource = true;
-        self
-    }
-
-    /// Serves the `token` subresource (TokenRequest).
-    pub fn with_token(mut self) -> Self {
-        self.token_subresource = true;
-        self
-    }
-
-    /// Serves the pod `binding` subresource.
-    pub fn with_binding(mut self) -> Self {
-        self.binding_subresource = true;
-        self
-    }
-
-    /// Serves the pod `eviction` subresource.
-    pub fn with_eviction(mut self) -> Self {
-        self.eviction_subresource = true;
-        self
-    }
-
-    /// Serves the pod `ephemeralcontainers` subresource.
-    pub fn with_ephemeral_containers(mut self) -> Self {
-        self.ephemeral_subresource = true;
-        self
-    }
-
-    /// Serves the `approval` subresource.
-    pub fn with_approval(mut self) -> Self {
-        self.approval_subresource = true;
+    /// Serves the subresource `sub`.
+    pub fn with(mut self, sub: kind::Sub) -> Self {
+        self.subresources.insert(sub);
         self
     }
 
@@ -431,9 +365,9 @@ impl ResourceType {
         }
     }
 
-    /// Whether a built-in kind serves the subresource `sub`.
+    /// Whether the resource serves the subresource `sub`.
     pub fn serves(&self, sub: kind::Sub) -> bool {
-        self.def.is_some_and(|d| d.has(sub))
+        self.subresources.contains(sub)
     }
 
     /// The field selectors of a built-in kind (`metadata.name` and

@@ -14,6 +14,7 @@ use crate::controllers::writes;
 use crate::object;
 use crate::registry::Target;
 use crate::resources::ResourceType;
+use crate::resources::kind::Sub;
 use crate::status::ApiError;
 
 type HpaStatus = k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
@@ -257,7 +258,7 @@ impl Autoscaler {
                 r.kind, group
             )));
         };
-        if !rt.scale_subresource {
+        if !rt.serves(Sub::Scale) {
             return Err(ScaleError::final_(
                 ApiError::path_not_found().message.clone(),
             ));

@@ -53,6 +53,7 @@ pub use self::volumes::VolumeStrategy;
 use crate::object;
 use crate::resources::ResourceType;
 pub use crate::resources::Strategy;
+use crate::resources::kind::Sub;
 use crate::status::ApiError;
 use crate::validation::FieldError;
 
@@ -154,7 +155,7 @@ pub(crate) fn builtin_validate(
 /// then generation 1.
 pub fn prepare_for_create(rt: &ResourceType, obj: &mut Value) {
     if let Some(map) = obj.as_object_mut() {
-        if rt.status_subresource
+        if rt.serves(Sub::Status)
             && let Some(sent) = map.remove("status")
             && let Some(kept) = rt.strategy.status_sent_on_create(sent)
         {
@@ -218,7 +219,7 @@ pub fn prepare_for_update(
         *new = merged;
         return;
     }
-    if rt.status_subresource
+    if rt.serves(Sub::Status)
         && let Some(map) = new.as_object_mut()
     {
         match old.get("status") {
@@ -232,7 +233,7 @@ pub fn prepare_for_update(
     }
     if rt.strategy.tracks_generation() {
         let gen_old = object::generation(old).max(1);
-        let bumped = spec_changed(new, old, rt.status_subresource)
+        let bumped = spec_changed(new, old, rt.serves(Sub::Status))
             || (object::is_deleting(new) && !object::is_deleting(old));
         if let Some(m) = object::meta_mut(new) {
             m.insert(
