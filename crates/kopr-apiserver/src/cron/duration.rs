@@ -3,6 +3,26 @@
 
 use crate::gofmt::quote as go_quote;
 
+/// Why a duration does not parse, with the text Go's `time.ParseDuration`
+/// gives.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    /// Not a duration at all, or out of range.
+    #[error("time: invalid duration {}", go_quote(.0))]
+    Invalid(String),
+    /// A number without a unit.
+    #[error("time: missing unit in duration {}", go_quote(.0))]
+    MissingUnit(String),
+    /// A unit Go does not know.
+    #[error("time: unknown unit {} in duration {}", go_quote(.unit), go_quote(.duration))]
+    UnknownUnit {
+        /// The unit.
+        unit: String,
+        /// The whole duration.
+        duration: String,
+    },
+}
+
 /// Nanoseconds per unit suffix.
 fn unit_scale(unit: &str) -> Option<u64> {
     Some(match unit {
@@ -59,8 +79,8 @@ fn leading_fraction(s: &str) -> (u64, f64, &str) {
 }
 
 /// `time.ParseDuration(orig)` in nanoseconds.
-pub fn parse_duration(orig: &str) -> Result<i64, String> {
-    let invalid = || Err(format!("time: invalid duration {}", go_quote(orig)));
+pub fn parse_duration(orig: &str) -> Result<i64, DurationError> {
+    let invalid = || Err(DurationError::Invalid(orig.to_string()));
     let mut s = orig;
     let neg = s.starts_with('-');
     s = s.strip_prefix(['-', '+']).unwrap_or(s);
@@ -97,16 +117,15 @@ pub fn parse_duration(orig: &str) -> Result<i64, String> {
             .take_while(|c| *c != b'.' && !c.is_ascii_digit())
             .count();
         if unit_len == 0 {
-            return Err(format!("time: missing unit in duration {}", go_quote(orig)));
+            return Err(DurationError::MissingUnit(orig.to_string()));
         }
         let unit = &s[..unit_len];
         s = &s[unit_len..];
         let Some(unit_ns) = unit_scale(unit) else {
-            return Err(format!(
-                "time: unknown unit {} in duration {}",
-                go_quote(unit),
-                go_quote(orig)
-            ));
+            return Err(DurationError::UnknownUnit {
+                unit: unit.to_string(),
+                duration: orig.to_string(),
+            });
         };
         if v > (1 << 63) / unit_ns {
             return invalid();
@@ -145,24 +164,24 @@ mod tests {
         assert_eq!(parse_duration("0"), Ok(0));
         assert_eq!(parse_duration("300ms"), Ok(300_000_000));
         assert_eq!(
-            parse_duration("1x"),
-            Err("time: unknown unit \"x\" in duration \"1x\"".into())
+            parse_duration("1x").map_err(|e| e.to_string()),
+            Err("time: unknown unit \"x\" in duration \"1x\"".to_string())
         );
         assert_eq!(
-            parse_duration("10"),
-            Err("time: missing unit in duration \"10\"".into())
+            parse_duration("10").map_err(|e| e.to_string()),
+            Err("time: missing unit in duration \"10\"".to_string())
         );
         assert_eq!(
-            parse_duration("."),
-            Err("time: invalid duration \".\"".into())
+            parse_duration(".").map_err(|e| e.to_string()),
+            Err("time: invalid duration \".\"".to_string())
         );
         assert_eq!(
-            parse_duration("9999999999h"),
-            Err("time: invalid duration \"9999999999h\"".into())
+            parse_duration("9999999999h").map_err(|e| e.to_string()),
+            Err("time: invalid duration \"9999999999h\"".to_string())
         );
         assert_eq!(
-            parse_duration(""),
-            Err("time: invalid duration \"\"".into())
+            parse_duration("").map_err(|e| e.to_string()),
+            Err("time: invalid duration \"\"".to_string())
         );
     }
 }

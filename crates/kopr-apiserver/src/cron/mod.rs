@@ -8,7 +8,10 @@ mod parse;
 
 use jiff::tz::TimeZone;
 
-pub use parse::{load_location, parse_standard};
+pub use duration::DurationError;
+pub use parse::{
+    AtoiError, LocationError, RangeError, ScheduleError, load_location, parse_standard,
+};
 
 /// The bit robfig/cron sets on a day field given as `*` or `?`: a day
 /// then matches when both day fields do, otherwise when either does.

@@ -5,9 +5,130 @@
 
 use jiff::tz::TimeZone;
 
-use super::duration::parse_duration;
+use super::duration::{DurationError, parse_duration};
 use super::{Bits, STAR_BIT, Schedule, Spec};
 use crate::gofmt::quote as go_quote;
+
+/// Why `strconv.Atoi` refuses a number, with Go's text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AtoiError {
+    /// Not an integer.
+    #[error("strconv.Atoi: parsing {}: invalid syntax", go_quote(.0))]
+    Syntax(String),
+    /// Beyond 64 bits.
+    #[error("strconv.Atoi: parsing {}: value out of range", go_quote(.0))]
+    Range(String),
+}
+
+/// Why one part of a schedule's field (`5`, `1-5`, `*/10`) does not parse,
+/// with robfig/cron's text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RangeError {
+    /// A number that does not parse.
+    #[error("failed to parse int from {expr}: {source}")]
+    Int {
+        /// The number as written.
+        expr: String,
+        /// Go's error.
+        source: AtoiError,
+    },
+    /// A negative number.
+    #[error("negative number ({n}) not allowed: {expr}")]
+    Negative {
+        /// The number.
+        n: i64,
+        /// As written.
+        expr: String,
+    },
+    /// `a-b-c`.
+    #[error("too many hyphens: {0}")]
+    Hyphens(String),
+    /// `a/b/c`.
+    #[error("too many slashes: {0}")]
+    Slashes(String),
+    /// A start below the field's minimum.
+    #[error("beginning of range ({start}) below minimum ({min}): {expr}")]
+    BelowMinimum {
+        /// The start.
+        start: u64,
+        /// The field's minimum.
+        min: u64,
+        /// As written.
+        expr: String,
+    },
+    /// An end above the field's maximum.
+    #[error("end of range ({end}) above maximum ({max}): {expr}")]
+    AboveMaximum {
+        /// The end.
+        end: u64,
+        /// The field's maximum.
+        max: u64,
+        /// As written.
+        expr: String,
+    },
+    /// A start after the end.
+    #[error("beginning of range ({start}) beyond end of range ({end}): {expr}")]
+    Reversed {
+        /// The start.
+        start: u64,
+        /// The end.
+        end: u64,
+        /// As written.
+        expr: String,
+    },
+    /// A step of zero.
+    #[error("step of range should be a positive number: {0}")]
+    Step(String),
+}
+
+/// Why Go's `time.LoadLocation` refuses a zone name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LocationError {
+    /// A path-like name (`..`, a leading slash).
+    #[error("time: invalid location name")]
+    InvalidName,
+    /// A name the zone database lacks.
+    #[error("unknown time zone {0}")]
+    Unknown(String),
+}
+
+/// Why `cron.ParseStandard` refuses a schedule, with its text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScheduleError {
+    /// An empty schedule.
+    #[error("empty spec string")]
+    Empty,
+    /// A `TZ=`/`CRON_TZ=` prefix naming no zone.
+    #[error("provided bad location {name}: {source}")]
+    Location {
+        /// The zone name.
+        name: String,
+        /// Why it is refused.
+        source: LocationError,
+    },
+    /// An `@` word robfig/cron does not know.
+    #[error("unrecognized descriptor: {0}")]
+    Descriptor(String),
+    /// `@every` with a bad duration.
+    #[error("failed to parse duration {descriptor}: {source}")]
+    Every {
+        /// The descriptor as written.
+        descriptor: String,
+        /// Why the duration is refused.
+        source: DurationError,
+    },
+    /// Not five fields.
+    #[error("expected exactly 5 fields, found {found}: [{fields}]")]
+    FieldCount {
+        /// How many there are.
+        found: usize,
+        /// The fields, space-separated.
+        fields: String,
+    },
+    /// A field that does not parse.
+    #[error(transparent)]
+    Range(#[from] RangeError),
+}
 
 struct Bounds {
     min: u64,
@@ -72,28 +193,31 @@ const DOW: Bounds = Bounds {
 };
 
 /// `strconv.Atoi`, with Go's error text.
-fn atoi(s: &str) -> Result<i64, String> {
+fn atoi(s: &str) -> Result<i64, AtoiError> {
     let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
-            "strconv.Atoi: parsing {}: invalid syntax",
-            go_quote(s)
-        ));
+        return Err(AtoiError::Syntax(s.to_string()));
     }
     s.parse::<i64>()
-        .map_err(|_| format!("strconv.Atoi: parsing {}: value out of range", go_quote(s)))
+        .map_err(|_| AtoiError::Range(s.to_string()))
 }
 
 /// The parser's `mustParseInt`.
-fn must_parse_int(expr: &str) -> Result<u64, String> {
-    let n = atoi(expr).map_err(|e| format!("failed to parse int from {expr}: {e}"))?;
+fn must_parse_int(expr: &str) -> Result<u64, RangeError> {
+    let n = atoi(expr).map_err(|source| RangeError::Int {
+        expr: expr.to_string(),
+        source,
+    })?;
     if n < 0 {
-        return Err(format!("negative number ({n}) not allowed: {expr}"));
+        return Err(RangeError::Negative {
+            n,
+            expr: expr.to_string(),
+        });
     }
     Ok(n as u64)
 }
 
-fn parse_int_or_name(expr: &str, b: &Bounds) -> Result<u64, String> {
+fn parse_int_or_name(expr: &str, b: &Bounds) -> Result<u64, RangeError> {
     let lower = expr.to_lowercase();
     if let Some((_, v)) = b.names.iter().find(|(n, _)| *n == lower) {
         return Ok(*v);
@@ -123,7 +247,7 @@ fn all(b: &Bounds) -> u64 {
 }
 
 /// One comma-separated part of a field (`5`, `1-5`, `*/10`, `mon-fri`).
-fn get_range(expr: &str, b: &Bounds) -> Result<u64, String> {
+fn get_range(expr: &str, b: &Bounds) -> Result<u64, RangeError> {
     let range_and_step: Vec<&str> = expr.split('/').collect();
     let low_and_high: Vec<&str> = range_and_step[0].split('-').collect();
     let single = low_and_high.len() == 1;
@@ -136,7 +260,7 @@ fn get_range(expr: &str, b: &Bounds) -> Result<u64, String> {
         let end = match low_and_high.len() {
             1 => start,
             2 => parse_int_or_name(low_and_high[1], b)?,
-            _ => return Err(format!("too many hyphens: {expr}")),
+            _ => return Err(RangeError::Hyphens(expr.to_string())),
         };
         (start, end)
     };
@@ -152,40 +276,45 @@ fn get_range(expr: &str, b: &Bounds) -> Result<u64, String> {
             }
             s
         }
-        _ => return Err(format!("too many slashes: {expr}")),
+        _ => return Err(RangeError::Slashes(expr.to_string())),
     };
+    let expr = || expr.to_string();
     if start < b.min {
-        return Err(format!(
-            "beginning of range ({start}) below minimum ({}): {expr}",
-            b.min
-        ));
+        return Err(RangeError::BelowMinimum {
+            start,
+            min: b.min,
+            expr: expr(),
+        });
     }
     if end > b.max {
-        return Err(format!(
-            "end of range ({end}) above maximum ({}): {expr}",
-            b.max
-        ));
+        return Err(RangeError::AboveMaximum {
+            end,
+            max: b.max,
+            expr: expr(),
+        });
     }
     if start > end {
-        return Err(format!(
-            "beginning of range ({start}) beyond end of range ({end}): {expr}"
-        ));
+        return Err(RangeError::Reversed {
+            start,
+            end,
+            expr: expr(),
+        });
     }
     if step == 0 {
-        return Err(format!("step of range should be a positive number: {expr}"));
+        return Err(RangeError::Step(expr()));
     }
     Ok(get_bits(start, end, step) | extra)
 }
 
 /// A whole field: its comma-separated ranges, or'ed.
-fn get_field(field: &str, b: &Bounds) -> Result<u64, String> {
+fn get_field(field: &str, b: &Bounds) -> Result<u64, RangeError> {
     field
         .split(',')
         .filter(|e| !e.is_empty())
         .try_fold(0, |bits, expr| Ok(bits | get_range(expr, b)?))
 }
 
-fn parse_descriptor(d: &str, tz: TimeZone) -> Result<Schedule, String> {
+fn parse_descriptor(d: &str, tz: TimeZone) -> Result<Schedule, ScheduleError> {
     let first = |b: &Bounds| 1u64 << b.min;
     let at = |minute, hour, dom, month, dow| Spec {
         second: first(&SECONDS),
@@ -233,10 +362,12 @@ fn parse_descriptor(d: &str, tz: TimeZone) -> Result<Schedule, String> {
         ),
         _ => {
             let Some(dur) = d.strip_prefix("@every ") else {
-                return Err(format!("unrecognized descriptor: {d}"));
+                return Err(ScheduleError::Descriptor(d.to_string()));
             };
-            let nanos =
-                parse_duration(dur).map_err(|e| format!("failed to parse duration {d}: {e}"))?;
+            let nanos = parse_duration(dur).map_err(|source| ScheduleError::Every {
+                descriptor: d.to_string(),
+                source,
+            })?;
             // `cron.Every`: at least a second, in whole seconds.
             let secs = (nanos / 1_000_000_000).max(1) as u64;
             return Ok(Schedule {
@@ -253,23 +384,23 @@ fn parse_descriptor(d: &str, tz: TimeZone) -> Result<Schedule, String> {
 
 /// Go's `time.LoadLocation` on the zoneinfo database. `Local` is taken as
 /// UTC: kube-controller-manager runs in UTC in its container.
-pub fn load_location(name: &str) -> Result<TimeZone, String> {
+pub fn load_location(name: &str) -> Result<TimeZone, LocationError> {
     if name.is_empty() || name == "UTC" || name == "Local" {
         return Ok(TimeZone::UTC);
     }
     if name.contains("..") || name.starts_with('/') || name.starts_with('\\') {
-        return Err("time: invalid location name".into());
+        return Err(LocationError::InvalidName);
     }
     match jiff::tz::db().get(name) {
         Ok(tz) if tz.iana_name() == Some(name) => Ok(tz),
-        _ => Err(format!("unknown time zone {name}")),
+        _ => Err(LocationError::Unknown(name.to_string())),
     }
 }
 
 /// `cron.ParseStandard(spec)`: the schedule, or the parser's error message.
-pub fn parse_standard(spec: &str) -> Result<Schedule, String> {
+pub fn parse_standard(spec: &str) -> Result<Schedule, ScheduleError> {
     if spec.is_empty() {
-        return Err("empty spec string".into());
+        return Err(ScheduleError::Empty);
     }
     let mut spec = spec;
     let mut tz = TimeZone::UTC;
@@ -277,7 +408,10 @@ pub fn parse_standard(spec: &str) -> Result<Schedule, String> {
         let eq = spec.find('=').unwrap_or(0);
         let end = spec.find(' ').unwrap_or(spec.len());
         let name = spec.get(eq + 1..end).unwrap_or("");
-        tz = load_location(name).map_err(|e| format!("provided bad location {name}: {e}"))?;
+        tz = load_location(name).map_err(|source| ScheduleError::Location {
+            name: name.to_string(),
+            source,
+        })?;
         spec = spec[end..].trim();
     }
     if spec.starts_with('@') {
@@ -285,11 +419,10 @@ pub fn parse_standard(spec: &str) -> Result<Schedule, String> {
     }
     let fields: Vec<&str> = spec.split_whitespace().collect();
     if fields.len() != 5 {
-        return Err(format!(
-            "expected exactly 5 fields, found {}: [{}]",
-            fields.len(),
-            fields.join(" ")
-        ));
+        return Err(ScheduleError::FieldCount {
+            found: fields.len(),
+            fields: fields.join(" "),
+        });
     }
     let parsed = Spec {
         second: 1,
@@ -356,7 +489,11 @@ mod tests {
             ),
         ];
         for (spec, msg) in cases {
-            assert_eq!(parse_standard(spec).err(), Some(msg.to_string()), "{spec}");
+            assert_eq!(
+                parse_standard(spec).err().map(|e| e.to_string()),
+                Some(msg.to_string()),
+                "{spec}"
+            );
         }
     }
 

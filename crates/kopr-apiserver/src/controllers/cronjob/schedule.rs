@@ -12,7 +12,16 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value, json};
 
 use crate::controllers::podutil::{self, new_controller_ref};
-use crate::cron::{Schedule, load_location};
+use crate::cron::{LocationError, Schedule, load_location};
+
+/// Why a CronJob's missed schedules cannot be counted (kube's
+/// `mostRecentScheduleTime`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MissedSchedulesError {
+    /// A schedule firing more than once a second.
+    #[error("time difference between two schedules is less than 1 second")]
+    TooFrequent,
+}
 use crate::object;
 
 /// The annotation with a Job's scheduled time (RFC 3339, in the CronJob's
@@ -81,7 +90,7 @@ pub fn most_recent_schedule_time(
     now: Timestamp,
     schedule: &Schedule,
     include_deadline: bool,
-) -> Result<Recent, String> {
+) -> Result<Recent, MissedSchedulesError> {
     let mut earliest = time_at(cj, "/status/lastScheduleTime")
         .or_else(|| time_at(cj, "/metadata/creationTimestamp"))
         .unwrap_or(now);
@@ -97,7 +106,7 @@ pub fn most_recent_schedule_time(
         missed: Missed::None,
     };
     let Some(t1) = schedule.next(earliest) else {
-        return Err("time difference between two schedules is less than 1 second".into());
+        return Err(MissedSchedulesError::TooFrequent);
     };
     if now < t1 {
         return Ok(none);
@@ -113,7 +122,7 @@ pub fn most_recent_schedule_time(
     }
     let between = t2.map_or(0, |t2| t2.duration_since(t1).as_secs());
     if between < 1 {
-        return Err("time difference between two schedules is less than 1 second".into());
+        return Err(MissedSchedulesError::TooFrequent);
     }
     // A rough count of the missed times, then the exact latest one from a
     // point a little before it.
@@ -172,7 +181,7 @@ pub fn next_schedule_time(
     cj: &Value,
     now: Timestamp,
     schedule: &Schedule,
-) -> Result<Option<(Timestamp, bool)>, String> {
+) -> Result<Option<(Timestamp, bool)>, MissedSchedulesError> {
     let recent = most_recent_schedule_time(cj, now, schedule, true)?;
     Ok(recent
         .most_recent
@@ -222,7 +231,7 @@ pub fn rfc1123z(t: Timestamp) -> String {
 /// the template's labels, annotations and spec, the scheduled-time
 /// annotation and a controller reference to the CronJob. An error when the
 /// time zone is unknown.
-pub fn job_from_template(cj: &Value, scheduled: Timestamp) -> Result<Value, String> {
+pub fn job_from_template(cj: &Value, scheduled: Timestamp) -> Result<Value, LocationError> {
     let template = podutil::at(cj, "/spec/jobTemplate").unwrap_or(&Value::Null);
     let copy = |k: &str| {
         template

@@ -33,7 +33,7 @@ fn cron_job(schedule: &str, created: &str, last: Option<&str>, deadline: Option<
 
 fn recent(cj: &Value, now: &str, with_deadline: bool) -> Result<Recent, String> {
     let sched = parse_standard(podutil_schedule(cj)).unwrap_or_else(|e| panic!("{e}"));
-    most_recent_schedule_time(cj, ts(now), &sched, with_deadline)
+    most_recent_schedule_time(cj, ts(now), &sched, with_deadline).map_err(|e| e.to_string())
 }
 
 fn podutil_schedule(cj: &Value) -> &str {

@@ -45,7 +45,7 @@ fn time_zone(ck: &mut Checker, tz: &str) {
         ));
     }
     if let Err(e) = load_location(tz) {
-        ck.push(FieldError::invalid(p, tz, e));
+        ck.push(FieldError::invalid(p, tz, e.to_string()));
     }
 }
 
@@ -62,7 +62,7 @@ fn schedule(ck: &mut Checker, spec: &Obj, old_spec: Option<&Obj>) {
         .and_then(Value::as_str)
         .is_some_and(|o| o.contains("TZ"));
     if let Err(e) = parse_standard(s) {
-        ck.push(FieldError::invalid(p, s, e));
+        ck.push(FieldError::invalid(p, s, e.to_string()));
     }
     let has_tz_field = !matches!(spec.get("timeZone"), None | Some(Value::Null));
     if s.contains("TZ") {
