@@ -3,7 +3,6 @@
 #![no_main]
 
 use kopr_apiserver::http::{body, query::Query};
-use kopr_apiserver::resources::ResourceType;
 use libfuzzer_sys::fuzz_target;
 
 const TYPES: &[&str] = &[
@@ -14,14 +13,24 @@ const TYPES: &[&str] = &[
 ];
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&selector, rest)) = data.split_first() else { return };
+    let Some((&selector, rest)) = data.split_first() else {
+        return;
+    };
     let content_type = TYPES[selector as usize % TYPES.len()];
     if let Ok(mut obj) = body::decode_object(Some(content_type), rest) {
         // Typed decoding, defaulting and validation of whatever decoded.
-        let rt = ResourceType::new("", "v1", "pods", "pod", "Pod", true);
+        let Some(pods) = kopr_apiserver::kinds::all()
+            .into_iter()
+            .find(|k| k.group.is_empty() && k.plural == "pods")
+        else {
+            return;
+        };
+        let rt = pods.resource_type();
         let _ = kopr_apiserver::typed::normalize(&rt, &mut obj);
-        kopr_apiserver::defaults::apply_defaults("", "pods", &mut obj);
-        let _ = kopr_apiserver::validation::validate("", "pods", &obj, None);
+        if let Some(default) = pods.default {
+            kopr_apiserver::defaults::apply(default, &mut obj);
+        }
+        let _ = kopr_apiserver::validation::validate(pods.validate, true, &obj, None);
     }
     if let Ok(text) = std::str::from_utf8(rest) {
         if let Ok(q) = Query::parse(Some(text)) {
