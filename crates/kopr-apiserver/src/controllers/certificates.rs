@@ -208,7 +208,7 @@ impl Signer {
                 "type": "Failed",
                 "status": "True",
                 "reason": "SignerValidationFailure",
-                "message": why,
+                "message": why.to_string(),
                 "lastUpdateTime": object::now_rfc3339(),
             });
             let mut list = conditions(&csr).to_vec();
@@ -253,9 +253,29 @@ fn duration(expiration_seconds: Option<i64>) -> Duration {
         .clamp(MIN_DURATION, CLUSTER_SIGNING_DURATION)
 }
 
+/// Why a signer refuses a request, with kube's messages (the `Failed`
+/// condition's message).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum SignerRefusal {
+    #[error("invalid usage for client certificate: {0}")]
+    ClientUsage(String),
+    #[error("missing required usage for client certificate: client auth")]
+    NoClientAuth,
+    #[error("subject organization is not system:nodes")]
+    NotSystemNodes,
+    #[error("subject common name does not begin with system:node:")]
+    NotNodeName,
+    #[error("{0} subjectAltNames are not allowed")]
+    AltNames(&'static str),
+    #[error("DNS or IP subjectAltName is required")]
+    NoDnsOrIp,
+    #[error("usages did not match [{}]", .0.join(" "))]
+    Usages(&'static [&'static str; 3]),
+}
+
 /// The signer's rules for a request (kube's `isKubeAPIServerClient`,
 /// `isKubeletClient`, `isKubeletServing`), with kube's messages.
-fn validate(signer: &str, request: &Request, usages: &[String]) -> Result<(), String> {
+fn validate(signer: &str, request: &Request, usages: &[String]) -> Result<(), SignerRefusal> {
     match signer {
         KUBE_APISERVER_CLIENT => api_server_client(usages),
         KUBE_APISERVER_CLIENT_KUBELET => kubelet_client(request, usages),
@@ -264,17 +284,17 @@ fn validate(signer: &str, request: &Request, usages: &[String]) -> Result<(), St
     }
 }
 
-fn api_server_client(usages: &[String]) -> Result<(), String> {
+fn api_server_client(usages: &[String]) -> Result<(), SignerRefusal> {
     let mut client_auth = false;
     for usage in usages {
         match usage.as_str() {
             "digital signature" | "key encipherment" => {}
             "client auth" => client_auth = true,
-            other => return Err(format!("invalid usage for client certificate: {other}")),
+            other => return Err(SignerRefusal::ClientUsage(other.to_string())),
         }
     }
     if !client_auth {
-        return Err("missing required usage for client certificate: client auth".into());
+        return Err(SignerRefusal::NoClientAuth);
     }
     Ok(())
 }
@@ -292,58 +312,58 @@ fn usages_match(usages: &[String], required: &[&str; 3]) -> bool {
     set == with || set == without
 }
 
-fn system_nodes_only(request: &Request) -> Result<(), String> {
+fn system_nodes_only(request: &Request) -> Result<(), SignerRefusal> {
     if request.subject.organization != ["system:nodes"] {
-        return Err("subject organization is not system:nodes".into());
+        return Err(SignerRefusal::NotSystemNodes);
     }
     Ok(())
 }
 
-fn node_common_name(request: &Request) -> Result<(), String> {
+fn node_common_name(request: &Request) -> Result<(), SignerRefusal> {
     if !request.subject.common_name.starts_with("system:node:") {
-        return Err("subject common name does not begin with system:node:".into());
+        return Err(SignerRefusal::NotNodeName);
     }
     Ok(())
 }
 
 /// kube's `ValidateKubeletClientCSR`.
-fn kubelet_client(request: &Request, usages: &[String]) -> Result<(), String> {
-    const REQUIRED: [&str; 3] = ["client auth", "digital signature", "key encipherment"];
+fn kubelet_client(request: &Request, usages: &[String]) -> Result<(), SignerRefusal> {
+    const REQUIRED: &[&str; 3] = &["client auth", "digital signature", "key encipherment"];
     system_nodes_only(request)?;
     if !request.dns_names.is_empty() {
-        return Err("DNS subjectAltNames are not allowed".into());
+        return Err(SignerRefusal::AltNames("DNS"));
     }
     if !request.emails.is_empty() {
-        return Err("Email subjectAltNames are not allowed".into());
+        return Err(SignerRefusal::AltNames("Email"));
     }
     if !request.ips.is_empty() {
-        return Err("IP subjectAltNames are not allowed".into());
+        return Err(SignerRefusal::AltNames("IP"));
     }
     if !request.uris.is_empty() {
-        return Err("URI subjectAltNames are not allowed".into());
+        return Err(SignerRefusal::AltNames("URI"));
     }
     node_common_name(request)?;
-    if !usages_match(usages, &REQUIRED) {
-        return Err(format!("usages did not match [{}]", REQUIRED.join(" ")));
+    if !usages_match(usages, REQUIRED) {
+        return Err(SignerRefusal::Usages(REQUIRED));
     }
     Ok(())
 }
 
 /// kube's `ValidateKubeletServingCSR`.
-fn kubelet_serving(request: &Request, usages: &[String]) -> Result<(), String> {
-    const REQUIRED: [&str; 3] = ["digital signature", "key encipherment", "server auth"];
+fn kubelet_serving(request: &Request, usages: &[String]) -> Result<(), SignerRefusal> {
+    const REQUIRED: &[&str; 3] = &["digital signature", "key encipherment", "server auth"];
     system_nodes_only(request)?;
     if request.dns_names.is_empty() && request.ips.is_empty() {
-        return Err("DNS or IP subjectAltName is required".into());
+        return Err(SignerRefusal::NoDnsOrIp);
     }
     if !request.emails.is_empty() {
-        return Err("Email subjectAltNames are not allowed".into());
+        return Err(SignerRefusal::AltNames("Email"));
     }
     if !request.uris.is_empty() {
-        return Err("URI subjectAltNames are not allowed".into());
+        return Err(SignerRefusal::AltNames("URI"));
     }
-    if !usages_match(usages, &REQUIRED) {
-        return Err(format!("usages did not match [{}]", REQUIRED.join(" ")));
+    if !usages_match(usages, REQUIRED) {
+        return Err(SignerRefusal::Usages(REQUIRED));
     }
     node_common_name(request)
 }
@@ -375,9 +395,12 @@ mod tests {
 
     #[test]
     fn each_signer_has_kubes_rules_and_messages() {
+        let check = |signer: &str, request: &Request, usages: &[String]| {
+            validate(signer, request, usages).map_err(|e| e.to_string())
+        };
         let alice = request("alice", &["devs"]);
         assert_eq!(
-            validate(
+            check(
                 KUBE_APISERVER_CLIENT,
                 &alice,
                 &list(&["client auth", "digital signature"])
@@ -385,47 +408,46 @@ mod tests {
             Ok(())
         );
         assert_eq!(
-            validate(
+            check(
                 KUBE_APISERVER_CLIENT,
                 &alice,
                 &list(&["digital signature", "server auth"])
             ),
-            Err("invalid usage for client certificate: server auth".into())
+            Err("invalid usage for client certificate: server auth".to_string())
         );
         assert_eq!(
-            validate(KUBE_APISERVER_CLIENT, &alice, &list(&["digital signature"])),
-            Err("missing required usage for client certificate: client auth".into())
+            check(KUBE_APISERVER_CLIENT, &alice, &list(&["digital signature"])),
+            Err("missing required usage for client certificate: client auth".to_string())
         );
         let node = request("system:node:n1", &["system:nodes"]);
         let client = list(&["digital signature", "client auth"]);
+        assert_eq!(check(KUBE_APISERVER_CLIENT_KUBELET, &node, &client), Ok(()));
         assert_eq!(
-            validate(KUBE_APISERVER_CLIENT_KUBELET, &node, &client),
-            Ok(())
+            check(KUBE_APISERVER_CLIENT_KUBELET, &alice, &client),
+            Err("subject organization is not system:nodes".to_string())
         );
         assert_eq!(
-            validate(KUBE_APISERVER_CLIENT_KUBELET, &alice, &client),
-            Err("subject organization is not system:nodes".into())
-        );
-        assert_eq!(
-            validate(
+            check(
                 KUBE_APISERVER_CLIENT_KUBELET,
                 &node,
                 &list(&["client auth"])
             ),
-            Err("usages did not match [client auth digital signature key encipherment]".into())
+            Err(
+                "usages did not match [client auth digital signature key encipherment]".to_string()
+            )
         );
         let serving = list(&["digital signature", "key encipherment", "server auth"]);
         assert_eq!(
-            validate(KUBELET_SERVING, &node, &serving),
-            Err("DNS or IP subjectAltName is required".into())
+            check(KUBELET_SERVING, &node, &serving),
+            Err("DNS or IP subjectAltName is required".to_string())
         );
         let mut named = node.clone();
         named.dns_names.push("n1.example".into());
-        assert_eq!(validate(KUBELET_SERVING, &named, &serving), Ok(()));
+        assert_eq!(check(KUBELET_SERVING, &named, &serving), Ok(()));
         named.subject.common_name = "n1".into();
         assert_eq!(
-            validate(KUBELET_SERVING, &named, &serving),
-            Err("subject common name does not begin with system:node:".into())
+            check(KUBELET_SERVING, &named, &serving),
+            Err("subject common name does not begin with system:node:".to_string())
         );
     }
 
