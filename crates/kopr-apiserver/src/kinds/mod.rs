@@ -193,6 +193,28 @@ mod tests {
         }
     }
 
+    /// Every stored kind has kube's table printer, except those kube prints with its default
+    /// columns (Name, Created At): it has no printer for them either.
+    #[test]
+    fn every_stored_kind_has_columns_or_is_listed_with_the_default_ones() {
+        let default_columns = [
+            "limitranges",
+            "roles",
+            "clusterroles",
+            "customresourcedefinitions",
+        ];
+        for kind in all().into_iter().filter(|k| k.computed.is_none()) {
+            assert_eq!(
+                kind.printer.is_none(),
+                default_columns.contains(&kind.plural),
+                "{}/{} {}: printer",
+                kind.group,
+                kind.version,
+                kind.plural
+            );
+        }
+    }
+
     /// Each (group, version, resource) is defined once, and the catalog serves them all.
     #[test]
     fn kinds_are_unique_and_registered() {
