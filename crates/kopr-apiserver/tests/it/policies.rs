@@ -12,33 +12,6 @@ use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
-fn admission_api(client: &kube::Client, kind: &str, plural: &str) -> Api<DynamicObject> {
-    let resource = ApiResource {
-        group: "admissionregistration.k8s.io".into(),
-        version: "v1".into(),
-        api_version: "admissionregistration.k8s.io/v1".into(),
-        kind: kind.into(),
-        plural: plural.into(),
-    };
-    Api::all_with(client.clone(), &resource)
-}
-
-fn policies(client: &kube::Client) -> Api<DynamicObject> {
-    admission_api(
-        client,
-        "ValidatingAdmissionPolicy",
-        "validatingadmissionpolicies",
-    )
-}
-
-fn bindings(client: &kube::Client) -> Api<DynamicObject> {
-    admission_api(
-        client,
-        "ValidatingAdmissionPolicyBinding",
-        "validatingadmissionpolicybindings",
-    )
-}
-
 fn object(v: Value) -> DynamicObject {
     serde_json::from_value(v).expect("object")
 }

@@ -5,37 +5,11 @@
 
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
-use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
 use crate::common;
 
-fn admission_api(client: &kube::Client, kind: &str, plural: &str) -> Api<DynamicObject> {
-    let resource = ApiResource {
-        group: "admissionregistration.k8s.io".into(),
-        version: "v1".into(),
-        api_version: "admissionregistration.k8s.io/v1".into(),
-        kind: kind.into(),
-        plural: plural.into(),
-    };
-    Api::all_with(client.clone(), &resource)
-}
-
-fn policies(client: &kube::Client) -> Api<DynamicObject> {
-    admission_api(
-        client,
-        "ValidatingAdmissionPolicy",
-        "validatingadmissionpolicies",
-    )
-}
-
-fn bindings(client: &kube::Client) -> Api<DynamicObject> {
-    admission_api(
-        client,
-        "ValidatingAdmissionPolicyBinding",
-        "validatingadmissionpolicybindings",
-    )
-}
+use crate::common::{bindings, policies};
 
 /// A client of the server's admin that acts as `user` (groups: system:authenticated).
 async fn client_as(server: &kopr_apiserver::ApiServer, user: &str) -> kube::Client {

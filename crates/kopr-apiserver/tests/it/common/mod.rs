@@ -168,3 +168,38 @@ pub fn tls_connector(server: &ApiServer, alpn: &[&[u8]]) -> tokio_rustls::TlsCon
     tls.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     tokio_rustls::TlsConnector::from(std::sync::Arc::new(tls))
 }
+
+/// kube-rs access to an admissionregistration.k8s.io/v1 resource (k8s-openapi has no
+/// ValidatingAdmissionPolicy types).
+pub fn admission_api(
+    client: &kube::Client,
+    kind: &str,
+    plural: &str,
+) -> kube::Api<kube::api::DynamicObject> {
+    let resource = kube::discovery::ApiResource {
+        group: "admissionregistration.k8s.io".into(),
+        version: "v1".into(),
+        api_version: "admissionregistration.k8s.io/v1".into(),
+        kind: kind.into(),
+        plural: plural.into(),
+    };
+    kube::Api::all_with(client.clone(), &resource)
+}
+
+/// ValidatingAdmissionPolicies.
+pub fn policies(client: &kube::Client) -> kube::Api<kube::api::DynamicObject> {
+    admission_api(
+        client,
+        "ValidatingAdmissionPolicy",
+        "validatingadmissionpolicies",
+    )
+}
+
+/// ValidatingAdmissionPolicyBindings.
+pub fn bindings(client: &kube::Client) -> kube::Api<kube::api::DynamicObject> {
+    admission_api(
+        client,
+        "ValidatingAdmissionPolicyBinding",
+        "validatingadmissionpolicybindings",
+    )
+}
