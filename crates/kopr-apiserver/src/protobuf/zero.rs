@@ -63,6 +63,17 @@ fn nested(f: &Field) -> Option<&'static Msg> {
     }
 }
 
+/// Drops the zero values inside each element of a list or map field `f`.
+fn drop_in_each<'a>(items: impl Iterator<Item = &'a mut Value>, f: &Field, depth: usize) {
+    if let Some(inner) = nested(f) {
+        for item in items {
+            if let Value::Object(m) = item {
+                drop_in(m, inner, depth + 1, false);
+            }
+        }
+    }
+}
+
 /// Drops the zero values inside `v` and says whether `v` itself is the zero
 /// value of field `f`.
 fn settle(f: &Field, v: &mut Value, depth: usize) -> bool {
@@ -74,26 +85,14 @@ fn settle(f: &Field, v: &mut Value, depth: usize) -> bool {
             let Value::Array(items) = v else {
                 return false;
             };
-            if let Some(inner) = nested(f) {
-                for item in items.iter_mut() {
-                    if let Value::Object(m) = item {
-                        drop_in(m, inner, depth + 1, false);
-                    }
-                }
-            }
+            drop_in_each(items.iter_mut(), f, depth);
             items.is_empty()
         }
         Card::Map => {
             let Value::Object(entries) = v else {
                 return false;
             };
-            if let Some(inner) = nested(f) {
-                for item in entries.values_mut() {
-                    if let Value::Object(m) = item {
-                        drop_in(m, inner, depth + 1, false);
-                    }
-                }
-            }
+            drop_in_each(entries.values_mut(), f, depth);
             entries.is_empty()
         }
         Card::One => match f.ty {
