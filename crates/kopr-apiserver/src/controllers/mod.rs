@@ -48,14 +48,52 @@ pub mod writes;
 
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use crate::hooks::{Hooks, Started};
+use crate::node_runtime::NodeRuntime;
 use crate::registry::{Api, Target};
 use crate::resources::ResourceType;
 use crate::storage::WatchEvent;
 
 pub use garbage_collector::GarbageCollector;
+
+/// The controllers and the simulated kubelet, as the server's [`Hooks`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InProcess;
+
+impl Hooks for InProcess {
+    fn post_start<'a>(&'a self, started: &'a Started) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let api = &started.api;
+            // The aggregated roles (admin, edit, view) and the system namespaces'
+            // kube-root-ca.crt are there from the first request on; the controllers keep
+            // them current.
+            clusterrole_aggregation::sync_all(api).await;
+            root_ca::resync(api, &started.ca_pem).await;
+            // The `kubernetes` Service's Endpoints and EndpointSlice: this server.
+            endpoints::apiserver::start(api.clone(), started.addr, started.shutdown.clone()).await;
+            if started.controllers {
+                spawn_all(
+                    api.clone(),
+                    started.shutdown.clone(),
+                    started.nodes,
+                    &started.ca_pem,
+                    started.ca_key_pem.as_deref(),
+                );
+            }
+        })
+    }
+
+    fn node_runtime(&self, started: &Started) -> Option<Arc<dyn NodeRuntime>> {
+        Some(kubelet::runtime::SimulatedNodes::new(
+            started.api.clone(),
+            Some(started.tokens.clone()),
+        ))
+    }
+}
 
 /// Starts every controller, with `nodes` simulated nodes, publishing
 /// `ca_pem` as the cluster's CA (signing CSRs with `ca_key_pem` when known);

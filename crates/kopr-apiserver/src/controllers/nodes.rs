@@ -34,15 +34,7 @@ pub fn is_simulated(node: &Value) -> bool {
         == Some("true")
 }
 
-/// A node's InternalIP.
-pub fn internal_ip(node: &Value) -> Option<&str> {
-    node.pointer("/status/addresses")
-        .and_then(Value::as_array)?
-        .iter()
-        .find(|a| a.get("type").and_then(Value::as_str) == Some("InternalIP"))
-        .and_then(|a| a.get("address"))
-        .and_then(Value::as_str)
-}
+pub use crate::node_runtime::internal_ip;
 
 fn uuid_from(seed: &str) -> String {
     let h = podutil::hex_from(seed, 32);

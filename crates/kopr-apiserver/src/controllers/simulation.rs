@@ -20,6 +20,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::node_runtime::{Instance, LogLine};
+
 use super::podutil;
 
 /// How long an image pull takes.
@@ -152,24 +154,6 @@ pub fn pull_error(image: &str) -> String {
     format!(
         "rpc error: code = NotFound desc = failed to pull and unpack image \"{q}\": failed to resolve reference \"{q}\": {q}: not found"
     )
-}
-
-/// One instance of a container, as its status describes it.
-#[derive(Debug, Clone)]
-pub struct Instance {
-    /// When it started.
-    pub started_at: jiff::Timestamp,
-    /// When and how it ended, if it has.
-    pub finished: Option<(jiff::Timestamp, i64)>,
-}
-
-/// One log line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LogLine {
-    /// When it was written.
-    pub time: jiff::Timestamp,
-    /// The text.
-    pub text: String,
 }
 
 /// The log lines a container instance writes.

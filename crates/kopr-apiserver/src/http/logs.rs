@@ -2,7 +2,7 @@
 //!
 //! Containers are simulated, so their logs are generated: the lines each
 //! container instance writes follow from the simulated runtime's rules
-//! ([`crate::controllers::simulation`]) and the container's status (when
+//! (the node's [`crate::node_runtime::NodeRuntime`]) and the container's status (when
 //! the instance started, whether and how it ended). The log is that of the
 //! current instance, or of the last one for a container waiting to restart,
 //! or of the one before with `previous=true`; `tailLines` and `timestamps`
@@ -23,8 +23,7 @@ use tokio::sync::broadcast;
 
 use super::query::Query;
 use super::{AppState, response};
-use crate::controllers::podutil;
-use crate::controllers::simulation::{self, Instance, LogLine};
+use crate::node_runtime::{Instance, LogLine, NodeRuntime, dial_error};
 use crate::object;
 use crate::registry::Target;
 use crate::status::ApiError;
@@ -45,14 +44,21 @@ pub async fn handle(
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    if podutil::str_at(&pod, "/spec/nodeName").is_empty() {
+    let node = pod
+        .pointer("/spec/nodeName")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if node.is_empty() {
         return Err(ApiError::bad_request(format!(
             "container \"{name}\" in pod \"{}\" is waiting to start: ContainerCreating",
             target.name()
         )));
     }
+    let Some(runtime) = state.node_runtime.clone() else {
+        return Err(dial_error(node));
+    };
     let inst = instance(&pod, &name, init, query.previous)?;
-    let mut lines = simulation::instance_log(&pod, &container, init, &inst);
+    let mut lines = runtime.log(&pod, &container, init, &inst);
     if let Some(n) = query.tail_lines {
         let n = n.max(0) as usize;
         let skip = lines.len().saturating_sub(n);
@@ -69,8 +75,9 @@ pub async fn handle(
             ));
         }
     };
-    let all = simulation::instance_log(&pod, &container, init, &inst);
+    let all = runtime.log(&pod, &container, init, &inst);
     let follower = Follower {
+        runtime,
         events: follow,
         key: target.key()?,
         name,
@@ -140,11 +147,11 @@ fn pick_container(
 fn time_of(v: &Value, field: &str) -> Option<jiff::Timestamp> {
     v.get(field)
         .and_then(Value::as_str)
-        .and_then(podutil::parse_time)
+        .and_then(|s| s.parse::<jiff::Timestamp>().ok())
 }
 
 fn terminated(t: &Value) -> Instance {
-    let started_at = time_of(t, "startedAt").unwrap_or_else(podutil::now);
+    let started_at = time_of(t, "startedAt").unwrap_or_else(jiff::Timestamp::now);
     let finished_at = time_of(t, "finishedAt").unwrap_or(started_at);
     Instance {
         started_at,
@@ -179,8 +186,8 @@ fn instance(pod: &Value, name: &str, init: bool, previous: bool) -> Result<Insta
     }
     let Some(status) = status else {
         let created = object::meta_str(pod, "creationTimestamp")
-            .and_then(podutil::parse_time)
-            .unwrap_or_else(podutil::now);
+            .and_then(|s| s.parse::<jiff::Timestamp>().ok())
+            .unwrap_or_else(jiff::Timestamp::now);
         return Ok(Instance {
             started_at: created,
             finished: None,
@@ -188,7 +195,7 @@ fn instance(pod: &Value, name: &str, init: bool, previous: bool) -> Result<Insta
     };
     if let Some(r) = status.pointer("/state/running") {
         return Ok(Instance {
-            started_at: time_of(r, "startedAt").unwrap_or_else(podutil::now),
+            started_at: time_of(r, "startedAt").unwrap_or_else(jiff::Timestamp::now),
             finished: None,
         });
     }
@@ -227,6 +234,7 @@ fn render(lines: &[LogLine], timestamps: bool) -> String {
 
 /// Streams the new lines of one container instance as its pod changes.
 struct Follower {
+    runtime: Arc<dyn NodeRuntime>,
     events: broadcast::Receiver<Arc<WatchEvent>>,
     key: String,
     name: String,
@@ -272,7 +280,7 @@ impl Follower {
             if inst.finished.is_some() {
                 self.done = true;
             }
-            let lines = simulation::instance_log(pod, &self.container, self.init, &inst);
+            let lines = self.runtime.log(pod, &self.container, self.init, &inst);
             if lines.len() > self.sent {
                 let text = render(&lines[self.sent..], self.timestamps);
                 self.sent = lines.len();

@@ -48,8 +48,9 @@ pub struct AppState {
     pub metrics: Arc<crate::metrics::RequestMetrics>,
     /// The audit log, if one is kept.
     pub audit: Option<Arc<crate::audit::Auditor>>,
-    /// The file trees of simulated containers (exec, `kubectl cp`).
-    pub containers: Arc<crate::controllers::kubelet::files::Containers>,
+    /// The kubelets of the nodes, if any are reachable (logs, exec, attach, port-forward,
+    /// the node proxy).
+    pub node_runtime: Option<Arc<dyn crate::node_runtime::NodeRuntime>>,
 }
 
 /// The client's address, put on each request by the server's accept loop.

@@ -5,10 +5,10 @@
 //! a missing node is the usual 404; the path after `proxy` (or the `path`
 //! parameter) is cleaned as Go's `path.Join` does, keeping a trailing slash;
 //! a GET of the bare `proxy` is redirected to `proxy/`; the request then
-//! goes to the node's kubelet — the simulated one ([`kubelet::server`]) for
-//! a simulated node at its kubelet port — whose answer is relayed with the
-//! `Location` of redirects rewritten under the proxy path. A node that no
-//! simulated kubelet runs, or another port, cannot be reached: kube's 503
+//! goes to the node's kubelet — through the server's
+//! [`NodeRuntime`](crate::node_runtime::NodeRuntime), at the node's kubelet port — whose
+//! answer is relayed with the `Location` of redirects rewritten under the proxy path. A
+//! node that the runtime does not run, or another port, cannot be reached: kube's 503
 //! `error trying to reach service: …`.
 
 use std::sync::Arc;
@@ -21,8 +21,7 @@ use serde_json::Value;
 
 use super::AppState;
 use super::path::NodeProxyPath;
-use crate::controllers::kubelet::server as kubelet;
-use crate::controllers::{nodes, podutil};
+use crate::node_runtime::{NodeView, ProxyRequest};
 use crate::registry::{ListOptions, ListParams, Target};
 use crate::status::ApiError;
 
@@ -36,9 +35,6 @@ const METHODS: [Method; 7] = [
     Method::HEAD,
     Method::OPTIONS,
 ];
-
-/// The kubelet port when a node does not publish one.
-const DEFAULT_KUBELET_PORT: i64 = 10250;
 
 /// `utilnet.SplitSchemeNamePort`: `NAME`, `NAME:PORT` or `SCHEME:NAME:PORT`
 /// (scheme `http`, `https` or empty), into name and port.
@@ -103,14 +99,16 @@ fn kubelet_path(p: &str, request_path: &str) -> String {
 /// The address kube-apiserver dials: the first InternalIP, ExternalIP or
 /// Hostname (`--kubelet-preferred-address-types` as clusters set it).
 fn node_address(node: &Value) -> Option<&str> {
-    let addresses = podutil::at(node, "/status/addresses").and_then(Value::as_array)?;
+    let addresses = node
+        .pointer("/status/addresses")
+        .and_then(Value::as_array)?;
     ["InternalIP", "ExternalIP", "Hostname"]
         .iter()
         .find_map(|ty| {
             addresses
                 .iter()
-                .find(|a| podutil::str_at(a, "/type") == *ty)
-                .map(|a| podutil::str_at(a, "/address"))
+                .find(|a| a.get("type").and_then(Value::as_str) == Some(*ty))
+                .map(|a| a.get("address").and_then(Value::as_str).unwrap_or(""))
                 .filter(|a| !a.is_empty())
         })
 }
@@ -165,9 +163,11 @@ pub async fn handle(
             "no preferred addresses found; known addresses: []",
         ));
     };
-    let kubelet_port = podutil::int_at(&node, "/status/daemonEndpoints/kubeletEndpoint/Port")
+    let kubelet_port = node
+        .pointer("/status/daemonEndpoints/kubeletEndpoint/Port")
+        .and_then(Value::as_i64)
         .filter(|p| *p > 0)
-        .unwrap_or(DEFAULT_KUBELET_PORT)
+        .unwrap_or(i64::from(crate::node_runtime::DEFAULT_KUBELET_PORT))
         .to_string();
     let port = if port.is_empty() {
         kubelet_port.as_str()
@@ -187,13 +187,14 @@ pub async fn handle(
     if subpath.is_empty() && (parts.method == Method::GET || parts.method == Method::HEAD) {
         return Ok(root_redirect(request_path, parts.uri.query()));
     }
-    if port != kubelet_port || !nodes::is_simulated(&node) {
-        return Err(unreachable(address, port));
-    }
+    let runtime = match &state.node_runtime {
+        Some(r) if port == kubelet_port && r.serves(&node) => r.clone(),
+        _ => return Err(unreachable(address, port)),
+    };
     let path = kubelet_path(&subpath, request_path);
     let pods = pods_on(state, name).await?;
     let header = |h: header::HeaderName| parts.headers.get(h).and_then(|v| v.to_str().ok());
-    let request = kubelet::Request {
+    let request = ProxyRequest {
         method: &parts.method,
         path: &path,
         query: parts.uri.query(),
@@ -201,12 +202,12 @@ pub async fn handle(
         content_type: header(header::CONTENT_TYPE),
         body,
     };
-    let host = kubelet::Host {
+    let view = NodeView {
         node: &node,
         pods: &pods,
-        now: podutil::now(),
+        now: jiff::Timestamp::now(),
     };
-    let mut answer = kubelet::serve(&request, &host);
+    let mut answer = runtime.proxy(&request, &view);
     rewrite_location(&mut answer, request_path, &path);
     if parts.method == Method::HEAD {
         answer.body_mut().clear();

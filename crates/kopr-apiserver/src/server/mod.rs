@@ -19,6 +19,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::datadir::{self, DataDir};
+use crate::hooks::{Hooks, Started};
 use crate::http::{AppState, router};
 use crate::pki::{self, Credentials};
 use crate::registry::Api;
@@ -195,6 +196,15 @@ impl ApiServer {
     /// and starts serving. When this returns, the server answers requests
     /// and the kubeconfig is written.
     pub async fn start(config: Config) -> Result<ApiServer, ServerError> {
+        ApiServer::start_with(config, Arc::new(crate::controllers::InProcess)).await
+    }
+
+    /// As [`ApiServer::start`], with `hooks` running beside the request chain (the
+    /// controllers and the nodes' kubelets, or [`crate::hooks::NoHooks`]).
+    pub async fn start_with(
+        config: Config,
+        hooks: Arc<dyn Hooks>,
+    ) -> Result<ApiServer, ServerError> {
         let store_dir = if config.in_memory {
             None
         } else {
@@ -260,33 +270,31 @@ impl ApiServer {
             ));
         let api = Api::new(store, catalog, Arc::new(admission));
         crate::bootstrap::ensure_system_objects(&api).await?;
-        // The aggregated roles (admin, edit, view) and the system namespaces'
-        // kube-root-ca.crt are there from the first request on; the
-        // controllers keep them current.
-        crate::controllers::clusterrole_aggregation::sync_all(&api).await;
-        crate::controllers::root_ca::resync(&api, &Arc::from(credentials.ca_pem.as_str())).await;
-
-        let shutdown = CancellationToken::new();
-        // The `kubernetes` Service's Endpoints and EndpointSlice: this server.
-        crate::controllers::endpoints::apiserver::start(api.clone(), addr, shutdown.clone()).await;
-        if config.controllers {
-            crate::controllers::spawn_all(
-                api.clone(),
-                shutdown.clone(),
-                config.nodes,
-                &credentials.ca_pem,
-                credentials.ca_key_pem.as_deref(),
-            );
-        }
-        crate::storage::spawn_compactor(
-            api.store.clone(),
-            config.history_retention,
-            shutdown.clone(),
-        );
         let metrics = Arc::new(crate::metrics::RequestMetrics::default());
         let tokens = crate::authn::service_account::ServiceAccountTokens::new(
             pki::service_account_signer(&credentials)?,
             api.store.clone(),
+        );
+        let started = Started {
+            api: api.clone(),
+            shutdown: CancellationToken::new(),
+            addr,
+            ca_pem: Arc::from(credentials.ca_pem.as_str()),
+            ca_key_pem: credentials.ca_key_pem.as_deref().map(Arc::from),
+            controllers: config.controllers,
+            nodes: config.nodes,
+            tokens: tokens.clone(),
+        };
+        let shutdown = started.shutdown.clone();
+        // The controllers' first passes (the aggregated roles, the system namespaces'
+        // kube-root-ca.crt, the `kubernetes` Service's endpoints) are done before the first
+        // request.
+        hooks.post_start(&started).await;
+        let node_runtime = hooks.node_runtime(&started);
+        crate::storage::spawn_compactor(
+            api.store.clone(),
+            config.history_retention,
+            shutdown.clone(),
         );
         let mut authn = crate::authn::Authentication::new(&credentials.token)
             .with_service_accounts(tokens)
@@ -314,7 +322,7 @@ impl ApiServer {
             authz,
             metrics: metrics.clone(),
             audit,
-            containers: crate::controllers::kubelet::files::Containers::new(api.store.subscribe()),
+            node_runtime,
         };
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls_config(&credentials)?));
         let kubeconfig = config

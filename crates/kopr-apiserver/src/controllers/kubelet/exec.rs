@@ -25,14 +25,7 @@ use tokio::sync::mpsc;
 use super::files::{self, Fs, FsError, Node, components, join};
 use super::shell::{self, Part, Redirect, Simple, When, Word};
 
-/// The two output streams of a command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stream {
-    /// fd 1
-    Stdout,
-    /// fd 2
-    Stderr,
-}
+pub use crate::node_runtime::Stream;
 
 /// A command being run: its container's tree, environment and streams.
 pub struct Process {

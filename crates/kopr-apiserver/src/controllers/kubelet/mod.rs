@@ -53,6 +53,7 @@ mod node;
 mod pod;
 pub mod ports;
 pub mod resource_metrics;
+pub mod runtime;
 pub mod server;
 pub mod shell;
 pub mod stats;

@@ -29,33 +29,7 @@ use super::{resource_metrics, stats, summary};
 use crate::controllers::podutil;
 use crate::gojson;
 
-/// A request as it reaches the kubelet.
-#[derive(Debug, Clone, Copy)]
-pub struct Request<'a> {
-    /// The method.
-    pub method: &'a Method,
-    /// The path, clean (as kube-apiserver's proxy joins it).
-    pub path: &'a str,
-    /// The raw query.
-    pub query: Option<&'a str>,
-    /// The `Accept` header.
-    pub accept: Option<&'a str>,
-    /// The `Content-Type` header.
-    pub content_type: Option<&'a str>,
-    /// The body.
-    pub body: &'a [u8],
-}
-
-/// What the kubelet knows: its node and the pods bound to it.
-#[derive(Debug, Clone, Copy)]
-pub struct Host<'a> {
-    /// The node.
-    pub node: &'a Value,
-    /// The pods whose `spec.nodeName` is the node.
-    pub pods: &'a [Arc<Value>],
-    /// The current time.
-    pub now: jiff::Timestamp,
-}
+use crate::node_runtime::{NodeView, ProxyRequest};
 
 const TEXT: &str = "text/plain; charset=utf-8";
 const JSON: &str = "application/json";
@@ -91,7 +65,7 @@ fn restful_error(code: StatusCode, text: &'static str) -> Response<Vec<u8>> {
 
 /// go-restful's route selection after the path matched: the method, then
 /// the `Accept` header against the JSON the kubelet's services produce.
-fn restful_route(req: &Request<'_>, methods: &[Method]) -> Option<Response<Vec<u8>>> {
+fn restful_route(req: &ProxyRequest<'_>, methods: &[Method]) -> Option<Response<Vec<u8>>> {
     if !methods.contains(req.method) {
         return Some(restful_error(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -113,7 +87,7 @@ fn query_pairs(raw: Option<&str>) -> Vec<(String, String)> {
 }
 
 /// Answers one request.
-pub fn serve(req: &Request<'_>, host: &Host<'_>) -> Response<Vec<u8>> {
+pub fn serve(req: &ProxyRequest<'_>, host: &NodeView<'_>) -> Response<Vec<u8>> {
     match req.path {
         "/healthz" => healthz(req),
         "/healthz/ping" | "/healthz/log" | "/healthz/syncloop" => {
@@ -139,7 +113,7 @@ pub fn serve(req: &Request<'_>, host: &Host<'_>) -> Response<Vec<u8>> {
 }
 
 /// Go's ServeMux sending a subtree's root without its slash to the subtree.
-fn redirect(req: &Request<'_>, to: &str) -> Response<Vec<u8>> {
+fn redirect(req: &ProxyRequest<'_>, to: &str) -> Response<Vec<u8>> {
     let location = match req.query {
         Some(q) if !q.is_empty() => format!("{to}?{q}"),
         _ => to.to_string(),
@@ -166,7 +140,7 @@ fn redirect(req: &Request<'_>, to: &str) -> Response<Vec<u8>> {
 }
 
 /// apiserver's healthz handler with the kubelet's checks, all passing.
-fn healthz(req: &Request<'_>) -> Response<Vec<u8>> {
+fn healthz(req: &ProxyRequest<'_>) -> Response<Vec<u8>> {
     let params = query_pairs(req.query);
     let mut excluded: std::collections::BTreeSet<String> = params
         .iter()
@@ -205,7 +179,7 @@ fn healthz(req: &Request<'_>) -> Response<Vec<u8>> {
 /// `GET /pods`: the pods bound to the node, as the kubelet's pod manager
 /// holds them, encoded by the `v1` codec (Go's `json.Encoder`: compact,
 /// newline-terminated; a nil item slice is `null`).
-fn pods(host: &Host<'_>) -> Response<Vec<u8>> {
+fn pods(host: &NodeView<'_>) -> Response<Vec<u8>> {
     if host.pods.is_empty() {
         return reply(
             StatusCode::OK,
@@ -246,7 +220,7 @@ fn pods(host: &Host<'_>) -> Response<Vec<u8>> {
 
 /// `/stats/summary`: the form's `only_cpu_and_memory` (query, and a
 /// POST's urlencoded body) must be exactly one `true`.
-fn stats_summary(req: &Request<'_>, host: &Host<'_>) -> Response<Vec<u8>> {
+fn stats_summary(req: &ProxyRequest<'_>, host: &NodeView<'_>) -> Response<Vec<u8>> {
     let mut form = query_pairs(req.query);
     let urlencoded = req
         .content_type

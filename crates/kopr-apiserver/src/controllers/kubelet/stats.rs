@@ -26,7 +26,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::controllers::podutil;
-use crate::controllers::simulation::{self, Instance};
+use crate::controllers::simulation;
+use crate::node_runtime::Instance;
 use crate::object;
 use crate::quantity::Quantity;
 

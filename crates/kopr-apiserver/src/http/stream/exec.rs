@@ -1,6 +1,6 @@
 //! `pods/exec` and `pods/attach` sessions once the connection is upgraded:
-//! the command runs in the simulated container
-//! ([`crate::controllers::kubelet::exec`]) with the requested streams
+//! the command runs in the container, through the node's
+//! [`NodeRuntime`], with the requested streams
 //! wired to WebSocket channels or SPDY streams, and ends with the status
 //! on the error channel, worded as the component that writes it in a real
 //! cluster: kube-apiserver's stream translator for `v5.channel.k8s.io`
@@ -23,9 +23,8 @@ use tokio::sync::mpsc;
 
 use super::spdy;
 use super::ws::{self, Incoming, Outgoing};
-use crate::controllers::kubelet::exec::{Process, Stream};
-use crate::controllers::kubelet::{files, volumes};
 use crate::http::AppState;
+use crate::node_runtime::{Container, NodeRuntime, Stream};
 use crate::storage::EventType;
 
 /// What runs, and with which streams.
@@ -50,6 +49,8 @@ pub struct ExecOptions {
 pub struct Target {
     /// Server state.
     pub state: AppState,
+    /// The runtime of the pod's node.
+    pub runtime: Arc<dyn NodeRuntime>,
     /// The pod.
     pub pod: Arc<Value>,
     /// The container's spec.
@@ -159,35 +160,6 @@ pub fn internal_status(why: &str) -> Vec<u8> {
 }
 
 impl Target {
-    /// The container instance's file tree (made on first use).
-    async fn tree(&self) -> Arc<std::sync::Mutex<files::Fs>> {
-        let containers = &self.state.containers;
-        if let Some(fs) = containers.get(&self.container_id) {
-            return fs;
-        }
-        let tokens = self.state.authn.service_accounts();
-        let fs = volumes::initial_tree(&self.state.api, tokens, &self.pod, &self.container).await;
-        containers.insert(&self.container_id, crate::object::uid(&self.pod), fs)
-    }
-
-    /// A process of this container with the given streams.
-    pub async fn process(
-        &self,
-        stdin: Option<mpsc::UnboundedReceiver<Bytes>>,
-        out: mpsc::Sender<(Stream, Bytes)>,
-    ) -> Process {
-        let fs = self.tree().await;
-        let env = volumes::environment(&self.state.api, &self.pod, &self.container).await;
-        let cwd = self
-            .container
-            .get("workingDir")
-            .and_then(Value::as_str)
-            .filter(|d| d.starts_with('/'))
-            .unwrap_or("/")
-            .to_string();
-        Process::new(fs, env, cwd, volumes::hostname(&self.pod), stdin, out)
-    }
-
     /// Resolves when the container stops running or its pod goes.
     async fn stopped(&self) {
         let mut events = self.state.api.store.subscribe();
@@ -242,8 +214,14 @@ impl Target {
             }
             return 0;
         }
-        let mut p = self.process(stdin, out).await;
-        p.run(&opts.command).await
+        let container = Container {
+            pod: self.pod.clone(),
+            spec: self.container.clone(),
+            id: self.container_id.clone(),
+        };
+        self.runtime
+            .exec(container, opts.command.clone(), stdin, out)
+            .await
     }
 }
 

@@ -32,7 +32,6 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use serde_json::Value;
 
 use super::AppState;
-use crate::controllers::nodes;
 use crate::registry::Target;
 use crate::status::ApiError;
 use exec::{ExecOptions, Style};
@@ -301,15 +300,8 @@ pub async fn handle(
         }
         None => return Err(ApiError::internal("nodes are not served")),
     };
-    if !nodes::is_simulated(&node) {
-        let ip = nodes::internal_ip(&node).unwrap_or(node_name);
-        // A plain error becomes a Status of reason Unknown ("").
-        return Err(ApiError::new(
-            500,
-            "",
-            format!("error dialing backend: dial tcp {ip}:10250: connect: connection refused"),
-        ));
-    }
+    let runtime =
+        crate::node_runtime::reach(state.node_runtime.as_ref(), &node, node_name)?.clone();
     if kind == Kind::Exec && p.exec.command.is_empty() {
         return Err(ApiError::bad_request(
             "you must specify at least one command for the container",
@@ -330,7 +322,9 @@ pub async fn handle(
     let refusal = match kind {
         Kind::PortForward => {
             let sandbox = matches!(
-                crate::controllers::podutil::phase(&pod),
+                pod.pointer("/status/phase")
+                    .and_then(Value::as_str)
+                    .unwrap_or(""),
                 "Pending" | "Running"
             ) && pod
                 .pointer("/status/podIP")
@@ -370,6 +364,7 @@ pub async fn handle(
     };
     let exec_target = exec::Target {
         state: state.clone(),
+        runtime: runtime.clone(),
         container_id: running_container_id(&pod, &container_name).unwrap_or_default(),
         pod: pod.clone(),
         container,
@@ -401,7 +396,7 @@ pub async fn handle(
                 tokio::spawn(async move {
                     if let Some(socket) = ws::socket(on_upgrade).await {
                         let conn = spdy::serve(ws::byte_stream(socket));
-                        portforward::over_spdy(pod, conn).await;
+                        portforward::over_spdy(pod, runtime, conn).await;
                     }
                 });
                 return Ok(resp);
@@ -466,7 +461,7 @@ pub async fn handle(
                 };
                 match kind {
                     Kind::PortForward => {
-                        portforward::over_websocket(pod, ports, socket, base64).await
+                        portforward::over_websocket(pod, runtime, ports, socket, base64).await
                     }
                     _ => {
                         exec::over_websocket(exec_target, p.exec, socket, base64, style, None).await
@@ -510,7 +505,7 @@ pub async fn handle(
                 };
                 let conn = spdy::serve(hyper_util::rt::TokioIo::new(upgraded));
                 match kind {
-                    Kind::PortForward => portforward::over_spdy(pod, conn).await,
+                    Kind::PortForward => portforward::over_spdy(pod, runtime, conn).await,
                     _ => exec::over_spdy(exec_target, p.exec, conn, style, resize).await,
                 }
             });

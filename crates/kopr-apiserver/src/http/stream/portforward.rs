@@ -1,5 +1,5 @@
 //! `pods/portforward` sessions once the connection is upgraded, to the
-//! simulated listeners of [`crate::controllers::kubelet::ports`]:
+//! pod's listeners, reached through the [`crate::node_runtime::NodeRuntime`]:
 //!
 //! - WebSocket channels (`v4.channel.k8s.io`, its base64 variant, or no
 //!   subprotocol; the Python client and kube-rs): for the i-th port of the
@@ -23,11 +23,12 @@ use tokio::sync::mpsc;
 
 use super::spdy;
 use super::ws::{self, Incoming, Outgoing};
-use crate::controllers::kubelet::ports;
+use crate::node_runtime::NodeRuntime;
 
 /// Port forwarding over WebSocket channels.
 pub async fn over_websocket(
     pod: Arc<Value>,
+    runtime: Arc<dyn NodeRuntime>,
     port_list: Vec<u16>,
     socket: ws::Socket,
     base64: bool,
@@ -43,8 +44,7 @@ pub async fn over_websocket(
         let le = Bytes::copy_from_slice(&port.to_le_bytes());
         let _ = outgoing.send(Outgoing::Data(data_ch, le.clone())).await;
         let _ = outgoing.send(Outgoing::Data(err_ch, le)).await;
-        if !ports::declares(&pod, *port) {
-            let msg = ports::refused(&pod, *port);
+        if let Some(msg) = runtime.port_refusal(&pod, *port) {
             let _ = outgoing
                 .send(Outgoing::Data(err_ch, Bytes::from(msg)))
                 .await;
@@ -55,6 +55,7 @@ pub async fn over_websocket(
         let (out_tx, mut out_rx) = mpsc::channel::<Bytes>(32);
         inputs.push(Some(in_tx));
         let sender = outgoing.clone();
+        let listener = runtime.forward(&pod, *port, in_rx, out_tx);
         tasks.push(tokio::spawn(async move {
             let relay = async {
                 while let Some(b) = out_rx.recv().await {
@@ -63,7 +64,7 @@ pub async fn over_websocket(
                     }
                 }
             };
-            tokio::join!(ports::serve(in_rx, out_tx), relay);
+            tokio::join!(listener, relay);
         }));
     }
     let all_done = async {
@@ -92,7 +93,7 @@ pub async fn over_websocket(
 }
 
 /// Port forwarding over a SPDY connection.
-pub async fn over_spdy(pod: Arc<Value>, mut conn: spdy::Connection) {
+pub async fn over_spdy(pod: Arc<Value>, runtime: Arc<dyn NodeRuntime>, mut conn: spdy::Connection) {
     // Streams waiting for their pair, by request ID.
     let mut pending: HashMap<String, spdy::Stream> = HashMap::new();
     while let Some(s) = conn.streams.recv().await {
@@ -108,18 +109,23 @@ pub async fn over_spdy(pod: Arc<Value>, mut conn: spdy::Connection) {
         } else {
             (other, s)
         };
-        tokio::spawn(forward(pod.clone(), data, error));
+        tokio::spawn(forward(pod.clone(), runtime.clone(), data, error));
     }
     conn.close().await;
 }
 
-async fn forward(pod: Arc<Value>, data: spdy::Stream, error: spdy::Stream) {
+async fn forward(
+    pod: Arc<Value>,
+    runtime: Arc<dyn NodeRuntime>,
+    data: spdy::Stream,
+    error: spdy::Stream,
+) {
     let port = data
         .header("port")
         .and_then(|p| p.parse::<u16>().ok())
         .unwrap_or(0);
-    if !ports::declares(&pod, port) {
-        error.out.write(ports::refused(&pod, port).as_bytes()).await;
+    if let Some(refusal) = runtime.port_refusal(&pod, port) {
+        error.out.write(refusal.as_bytes()).await;
     } else {
         let (out_tx, mut out_rx) = mpsc::channel::<Bytes>(32);
         let writer = data.out.clone();
@@ -130,7 +136,7 @@ async fn forward(pod: Arc<Value>, data: spdy::Stream, error: spdy::Stream) {
                 }
             }
         };
-        tokio::join!(ports::serve(data.data, out_tx), relay);
+        tokio::join!(runtime.forward(&pod, port, data.data, out_tx), relay);
     }
     data.out.finish().await;
     error.out.finish().await;
