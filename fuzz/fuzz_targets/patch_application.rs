@@ -1,9 +1,9 @@
 //! Patches of every type applied to a realistic object never panic.
 #![no_main]
 
-use kopr_apiserver::http::body::{PatchKind, decode_patch};
-use kopr_apiserver::registry::patching::{PatchOptions, apply_to};
-use kopr_apiserver::resources::ResourceType;
+use kopr_apiserver_core::http::body::{PatchKind, decode_patch};
+use kopr_apiserver_core::registry::patching::{PatchOptions, apply_to};
+use kopr_apiserver_core::resources::ResourceType;
 use libfuzzer_sys::fuzz_target;
 
 const KINDS: &[PatchKind] = &[

@@ -2,7 +2,7 @@
 //! panic: they decode or give a Status.
 #![no_main]
 
-use kopr_apiserver::http::{body, query::Query};
+use kopr_apiserver_core::http::{body, query::Query};
 use libfuzzer_sys::fuzz_target;
 
 const TYPES: &[&str] = &[
@@ -19,18 +19,18 @@ fuzz_target!(|data: &[u8]| {
     let content_type = TYPES[selector as usize % TYPES.len()];
     if let Ok(mut obj) = body::decode_object(Some(content_type), rest) {
         // Typed decoding, defaulting and validation of whatever decoded.
-        let Some(pods) = kopr_apiserver::kinds::all()
+        let Some(pods) = kopr_apiserver_core::kinds::all()
             .into_iter()
             .find(|k| k.group.is_empty() && k.plural == "pods")
         else {
             return;
         };
         let rt = pods.resource_type();
-        let _ = kopr_apiserver::typed::normalize(&rt, &mut obj);
+        let _ = kopr_apiserver_core::typed::normalize(&rt, &mut obj);
         if let Some(default) = pods.default {
-            kopr_apiserver::defaults::apply(default, &mut obj);
+            kopr_apiserver_core::defaults::apply(default, &mut obj);
         }
-        let _ = kopr_apiserver::validation::validate(pods.validate, true, &obj, None);
+        let _ = kopr_apiserver_core::validation::validate(pods.validate, true, &obj, None);
     }
     if let Ok(text) = std::str::from_utf8(rest) {
         if let Ok(q) = Query::parse(Some(text)) {

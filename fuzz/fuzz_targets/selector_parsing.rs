@@ -1,7 +1,7 @@
 //! Label and field selectors parse or fail cleanly, and matching never panics.
 #![no_main]
 
-use kopr_apiserver::selectors::{FieldSelector, LabelSelector, POD_FIELDS, field_value};
+use kopr_apiserver_core::selectors::{FieldSelector, LabelSelector, POD_FIELDS, field_value};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -2,7 +2,7 @@
 """Regenerates schema.rs, the field tables of the Kubernetes protobuf decoder.
 
 Usage (from this directory):
-    python3 tools/protobuf-schema/gen_schema.py crates/kopr-apiserver/src/protobuf/schema.rs
+    python3 tools/protobuf-schema/gen_schema.py crates/kopr-apiserver-core/src/protobuf/schema.rs
 
 Inputs, read from the unpacked crate sources in the cargo registry (override
 with K8S_PB_SRC / K8S_OPENAPI_SRC):

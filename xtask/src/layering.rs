@@ -128,6 +128,7 @@ fn check_crate(root: &Path, table: &Table, report: &mut String, failures: &mut S
             let _ = writeln!(failures, "{}: unreadable", file.display());
             continue;
         };
+        let text = super_as_crate(&text, module_depth(rel));
         for edge in imports(&text, &from, &modules, &root_relative(root, file)) {
             edges += 1;
             let allowed = table.allowed.get(&edge.from);
@@ -253,6 +254,39 @@ fn module_of(rel: &Path) -> Option<String> {
         Some(stem) => Some(stem.to_string()),
         None => Some(first),
     }
+}
+
+/// How deep a file's module sits below the crate root: `a.rs` and `a/mod.rs` are 1,
+/// `a/b.rs` is 2.
+fn module_depth(rel: &Path) -> usize {
+    let parts = rel.components().count();
+    match rel.file_name().and_then(|n| n.to_str()) {
+        Some("mod.rs") => parts - 1,
+        _ => parts,
+    }
+}
+
+/// The file's text with the `super::` chains that reach the crate root (`depth` of them)
+/// written as `crate::`, so that `use super::podutil` in a top-level module counts as the
+/// edge it is.
+fn super_as_crate(text: &str, depth: usize) -> String {
+    if depth == 0 {
+        return text.to_string();
+    }
+    let chain = "super::".repeat(depth);
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(pos) = rest.find(&chain) {
+        out.push_str(&rest[..pos]);
+        let before = out.chars().next_back();
+        let after = &rest[pos + chain.len()..];
+        let joined = before.is_some_and(|c| c == '_' || c == ':' || c.is_alphanumeric())
+            || after.starts_with("super::");
+        out.push_str(if joined { &chain } else { "crate::" });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The `crate::<module>` imports of a file of `from`, one per module per line.
@@ -511,6 +545,21 @@ use crate::audit::After;
                 ("status", 8),
                 ("audit", 13)
             ]
+        );
+    }
+
+    #[test]
+    fn super_chains_that_reach_the_root_count_as_crate_paths() {
+        assert_eq!(module_depth(Path::new("a.rs")), 1);
+        assert_eq!(module_depth(Path::new("a/mod.rs")), 1);
+        assert_eq!(module_depth(Path::new("a/b.rs")), 2);
+        assert_eq!(
+            super_as_crate("use super::x;\nuse super::super::y;", 1),
+            "use crate::x;\nuse super::super::y;"
+        );
+        assert_eq!(
+            super_as_crate("use super::super::y; use super::z;", 2),
+            "use crate::y; use super::z;"
         );
     }
 

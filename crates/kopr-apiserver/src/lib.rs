@@ -1,50 +1,19 @@
-//! kopr-apiserver: an embedded, single-process, Kubernetes-compatible API
-//! server with SQLite storage.
-//!
-//! Real clients (kubectl, kube-rs, the Python client) talk to it over HTTPS
-//! with a bearer token, exactly as to kube-apiserver 1.32.
+//! kopr-apiserver: an embedded, single-process, Kubernetes-compatible API server with
+//! SQLite storage, behaving as kube-apiserver 1.32, with the controllers a cluster runs and
+//! a simulated kubelet. Real clients (kubectl, kube-rs, the Python client) talk to it over
+//! HTTPS as to a real cluster.
 //!
 //! # Design
-//! 1. Layers: http → authn → authz → admission → registry → storage, each
-//!    stage importing only downward (`xtask/layers.txt`, checked in CI).
-//! 2. A kind is a value, not a branch: a [`KindDef`](resources::kind::KindDef)
-//!    gives its names, scope, subresources, strategy, decoding, validation,
-//!    defaulting, table printer and field selectors.
-//! 3. The stages find a kind through the [`resources::Catalog`] and never name
-//!    one; custom resources get the same treatment from their CRD.
-//! 4. A new built-in kind is one `KindDef` in its API group's module under
-//!    [`kinds`]; the rules it points at live beside the others of their kind.
-//!
-//! A request passes the stages of kube-apiserver's chain, each a module that
-//! imports only the ones below it (the table is `xtask/layers.txt`, checked by
-//! `cargo run -p xtask -- layering`, which also lists the upward edges still to
-//! be cut):
-//!
-//! - [`http`]: routing, content negotiation, decoding every body (PATCH
-//!   included) and rendering responses, discovery documents among them;
-//!   [`audit`] records each request as it passes;
-//!   [`openapi`] builds the OpenAPI documents it serves;
-//! - [`authn`]: who the request comes from (a client certificate of the
-//!   cluster CA, admin token, token file, service-account tokens, or
-//!   anonymous);
-//! - [`impersonation`]: whom it acts as (`Impersonate-*` headers);
-//! - [`authz`]: whether that user may do what it asks (`system:masters`,
-//!   then RBAC);
-//! - [`admission`]: decoding into the kind's schema, mutating plugins
-//!   (defaulting), validating plugins (validation): the stage the registry
-//!   hands every new object state to;
-//! - [`registry`]: the verbs, composed from each kind's
-//!   [`Strategy`](resources::Strategy) as kube's generic store is;
-//! - [`storage`]: SQLite, the in-memory current state and the history;
-//! - watch: in [`registry`] (filtering, bookmarks) over [`storage`]'s events.
-//!
-//! Beside the chain: [`reviews`] (access and token reviews, TokenRequest:
-//! resources computed per request), [`resources`] (the catalog of served kinds, each with
-//! its strategy), [`kinds`] (the built-in kinds), [`crd`]
-//! (CustomResourceDefinitions), [`patch`], [`validation`], [`cron`] (schedules), [`defaults`],
-//! [`table`], [`schemas`], [`x509`] (certificates and requests as Go reads
-//! and writes them, the CA's signing), and [`controllers`] (the in-process stand-ins for
-//! kube-controller-manager, which go through the registry like any client).
+//! 1. `kopr-apiserver-core`: the request chain (http → authn → authz → admission → registry
+//!    → storage → watch), each stage importing only downward (checked by
+//!    `cargo run -p xtask -- layering`), and the kinds it serves.
+//! 2. A kind is one value (`KindDef`) in its API group's module under the core's `kinds/`:
+//!    names, scope, subresources, strategy, decoding, validation, defaults, printer, field
+//!    labels. The stages look kinds up and never name one; a new kind goes there.
+//! 3. `kopr-controllers`: the controllers of kube-controller-manager, the scheduler and the
+//!    simulated kubelet, acting through the registry as clients do.
+//! 4. This crate wires them: the controllers run as the server's post-start hooks, and the
+//!    simulated kubelet is the server's `NodeRuntime` (logs, exec, port-forward, proxy).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), kopr_apiserver::ServerError> {
@@ -55,44 +24,62 @@
 //! # }
 //! ```
 
-pub mod admission;
-pub mod audit;
-pub mod authn;
-pub mod authz;
-pub mod bootstrap;
-pub mod controllers;
-pub mod crd;
-pub mod cron;
-pub mod datadir;
-pub mod defaults;
-pub mod gofmt;
-pub mod gojson;
-pub mod hooks;
-pub mod http;
-pub mod identity;
-pub mod impersonation;
-pub mod kinds;
-pub mod metrics;
-pub mod node_runtime;
-pub mod object;
-pub mod openapi;
-pub mod patch;
-pub mod pki;
-pub mod protobuf;
-pub mod quantity;
-pub mod quota;
-pub mod registry;
-pub mod resources;
-pub mod reviews;
-pub mod schemas;
-pub mod selectors;
-pub mod server;
-pub mod status;
-pub mod storage;
-pub mod table;
-pub mod typed;
-pub mod validation;
-pub mod version;
-pub mod x509;
+use std::sync::Arc;
 
-pub use server::{ApiServer, Config, ServerError};
+/// The request chain and its kinds, for in-process use of [`ApiServer::api`].
+pub use kopr_apiserver_core as core;
+pub use kopr_apiserver_core::server::{
+    DEFAULT_HISTORY_RETENTION, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_NODES,
+    DEFAULT_READ_HEADER_TIMEOUT,
+};
+pub use kopr_apiserver_core::{Config, ServerError};
+
+/// A running API server with its controllers and simulated nodes. It dereferences to the
+/// core server ([`core::ApiServer`]) for its address, credentials and registry.
+#[derive(Debug)]
+pub struct ApiServer(kopr_apiserver_core::ApiServer);
+
+impl ApiServer {
+    /// Opens storage, prepares credentials, binds the listener, bootstraps, starts the
+    /// controllers (when `config.controllers`) and serves. When this returns, the server
+    /// answers requests and the kubeconfig is written.
+    ///
+    /// # Errors
+    /// As [`core::ApiServer::start`]: storage, credentials, the listener, the data
+    /// directory's lock, bootstrap objects, the token, audit or encryption files.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), kopr_apiserver::ServerError> {
+    /// let server = kopr_apiserver::ApiServer::start(kopr_apiserver::Config::ephemeral()).await?;
+    /// assert!(server.url().starts_with("https://127.0.0.1:"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn start(config: Config) -> Result<ApiServer, ServerError> {
+        let hooks = Arc::new(kopr_controllers::InProcess);
+        kopr_apiserver_core::ApiServer::start_with(config, hooks)
+            .await
+            .map(ApiServer)
+    }
+
+    /// Stops serving (and the controllers) and waits for the accept loop to end.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), kopr_apiserver::ServerError> {
+    /// let server = kopr_apiserver::ApiServer::start(kopr_apiserver::Config::ephemeral()).await?;
+    /// server.shutdown().await;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn shutdown(self) {
+        self.0.shutdown().await;
+    }
+}
+
+impl std::ops::Deref for ApiServer {
+    type Target = kopr_apiserver_core::ApiServer;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}

@@ -37,7 +37,7 @@ pub struct ApiserverArgs {
     #[arg(long, default_value_t = 90)]
     idle_timeout_seconds: u64,
     /// Connections served at once; further clients wait in the listen backlog.
-    #[arg(long, default_value_t = kopr_apiserver::server::DEFAULT_MAX_CONNECTIONS)]
+    #[arg(long, default_value_t = kopr_apiserver::DEFAULT_MAX_CONNECTIONS)]
     max_connections: usize,
     /// Static users, in kube-apiserver's token file format
     /// (`token,user,uid,"group1,group2"` per line).
@@ -76,7 +76,7 @@ pub async fn run(args: ApiserverArgs) -> anyhow::Result<()> {
         audit_log_path: args.audit_log_path.clone(),
         audit_policy_file: args.audit_policy_file.clone(),
         encryption_provider_config: args.encryption_provider_config.clone(),
-        read_header_timeout: kopr_apiserver::server::DEFAULT_READ_HEADER_TIMEOUT,
+        read_header_timeout: kopr_apiserver::DEFAULT_READ_HEADER_TIMEOUT,
         idle_timeout: std::time::Duration::from_secs(args.idle_timeout_seconds.max(1)),
         max_connections: args.max_connections.max(1),
     };

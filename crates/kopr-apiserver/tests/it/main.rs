@@ -22,6 +22,7 @@ mod http2;
 mod identity;
 mod kinds;
 mod lifecycle;
+mod no_kubelet;
 mod node_proxy;
 mod partial_metadata;
 mod policies;

@@ -44,20 +44,6 @@ async fn run_web(client: &kube::Client) -> Pod {
     pods.get("web").await.expect("pod")
 }
 
-/// A client that does not retry: kube-rs retries a 503 with back-off.
-async fn client_without_retries(server: &kopr_apiserver::ApiServer) -> kube::Client {
-    let kubeconfig =
-        kube::config::Kubeconfig::from_yaml(&server.kubeconfig_yaml()).expect("kubeconfig");
-    let mut config = kube::Config::from_custom_kubeconfig(
-        kubeconfig,
-        &kube::config::KubeConfigOptions::default(),
-    )
-    .await
-    .expect("config");
-    config.default_retry = false;
-    kube::Client::try_from(config).expect("client")
-}
-
 /// GET through the kube-rs client's text request.
 async fn get_text(client: &kube::Client, path: &str) -> String {
     let req = http::Request::get(path).body(Vec::new()).expect("request");
@@ -306,7 +292,7 @@ async fn the_kubelets_errors_and_the_apiservers() {
     assert_eq!(status["details"], json!({"name": "nope", "kind": "nodes"}));
     // Another port of the node: nothing listens there.
     let (code, _, body) = common::raw(
-        &client_without_retries(&f.server).await,
+        &common::client_without_retries(&f.server).await,
         "GET",
         &format!("/api/v1/nodes/{NODE}:8080/proxy/"),
         None,

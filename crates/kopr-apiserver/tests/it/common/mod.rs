@@ -20,7 +20,7 @@ pub async fn start_with(config: Config) -> Fixture {
     Fixture { server, client }
 }
 
-pub async fn client_for(server: &ApiServer) -> kube::Client {
+pub async fn client_for(server: &kopr_apiserver::core::ApiServer) -> kube::Client {
     let kubeconfig =
         kube::config::Kubeconfig::from_yaml(&server.kubeconfig_yaml()).expect("kubeconfig parses");
     let config = kube::Config::from_custom_kubeconfig(
@@ -29,6 +29,21 @@ pub async fn client_for(server: &ApiServer) -> kube::Client {
     )
     .await
     .expect("kube config");
+    kube::Client::try_from(config).expect("client")
+}
+
+/// A client of `server` that does not retry (kube-rs retries 429, 503 and 504 answers with
+/// back-off by default).
+pub async fn client_without_retries(server: &kopr_apiserver::core::ApiServer) -> kube::Client {
+    let kubeconfig =
+        kube::config::Kubeconfig::from_yaml(&server.kubeconfig_yaml()).expect("kubeconfig");
+    let mut config = kube::Config::from_custom_kubeconfig(
+        kubeconfig,
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .expect("config");
+    config.default_retry = false;
     kube::Client::try_from(config).expect("client")
 }
 
@@ -52,12 +67,15 @@ pub async fn raw(
 }
 
 /// A client for the server that presents no token.
-pub async fn anonymous_client(server: &ApiServer) -> kube::Client {
+pub async fn anonymous_client(server: &kopr_apiserver::core::ApiServer) -> kube::Client {
     client_with_token(server, "").await
 }
 
 /// A client of `server` presenting `token` (none when empty).
-pub async fn client_with_token(server: &ApiServer, token: &str) -> kube::Client {
+pub async fn client_with_token(
+    server: &kopr_apiserver::core::ApiServer,
+    token: &str,
+) -> kube::Client {
     let yaml = server.kubeconfig_yaml().replace(
         &format!("token: {}", server.token()),
         &format!("token: {token:?}"),
@@ -156,7 +174,10 @@ async fn send(
 pub mod webhook;
 
 /// A TLS client trusting the server's CA, offering the `alpn` protocols (none: HTTP/1.1).
-pub fn tls_connector(server: &ApiServer, alpn: &[&[u8]]) -> tokio_rustls::TlsConnector {
+pub fn tls_connector(
+    server: &kopr_apiserver::core::ApiServer,
+    alpn: &[&[u8]],
+) -> tokio_rustls::TlsConnector {
     use rustls::pki_types::pem::PemObject;
     let mut roots = rustls::RootCertStore::empty();
     for cert in rustls::pki_types::CertificateDer::pem_slice_iter(server.ca_pem().as_bytes()) {

@@ -1,0 +1,305 @@
+//! What the server knows about one built-in kind, as one value: a
+//! [`KindDef`] gives its names, scope and subresources, the strategy its
+//! writes follow and the Go type it decodes as. The values are in
+//! `crate::kinds`, one module per API group; the catalog serves each as a
+//! [`ResourceType`].
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{Computed, ResourceType, Strategy};
+use crate::defaults::DefaultFn;
+use crate::selectors::FieldLabels;
+use crate::status::ApiError;
+use crate::table::Printer;
+use crate::validation::kinds::ValidateFn;
+
+/// Whether a kind's objects live in a namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Objects live in a namespace.
+    Namespaced,
+    /// Objects are cluster-wide.
+    Cluster,
+}
+
+/// A subresource a kind serves beside its objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sub {
+    /// `status`: the status written apart from the rest.
+    Status,
+    /// `scale`: replicas and selector as an `autoscaling/v1` Scale.
+    Scale,
+    /// `log`: a pod's container logs.
+    Log,
+    /// `token`: a service account's TokenRequest.
+    Token,
+    /// `binding`: a pod assigned to a node.
+    Binding,
+    /// `eviction`: a pod evicted under its disruption budgets.
+    Eviction,
+    /// `approval`: a CertificateSigningRequest's approval conditions.
+    Approval,
+    /// `ephemeralcontainers`: a pod's debug containers.
+    EphemeralContainers,
+    /// `exec`: a command run in a pod's container (streamed).
+    Exec,
+    /// `attach`: a pod's container's streams.
+    Attach,
+    /// `portforward`: connections to a pod's ports.
+    PortForward,
+    /// `proxy`: requests passed to a node's kubelet.
+    Proxy,
+}
+
+impl Sub {
+    const fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+
+    /// The streaming subresource named `name` in a path.
+    pub fn streaming(name: &str) -> Option<Sub> {
+        match name {
+            "exec" => Some(Sub::Exec),
+            "attach" => Some(Sub::Attach),
+            "portforward" => Some(Sub::PortForward),
+            _ => None,
+        }
+    }
+}
+
+/// A set of subresources.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Subs(u16);
+
+impl Subs {
+    /// No subresource.
+    pub const EMPTY: Subs = Subs(0);
+
+    /// Adds `sub`.
+    pub fn insert(&mut self, sub: Sub) {
+        self.0 |= sub.bit();
+    }
+
+    /// Removes `sub`.
+    pub fn remove(&mut self, sub: Sub) {
+        self.0 &= !sub.bit();
+    }
+
+    /// Whether `sub` is in the set.
+    pub fn contains(self, sub: Sub) -> bool {
+        self.0 & sub.bit() != 0
+    }
+}
+
+/// Decodes an object as its Go type's twin and encodes it back, returning the
+/// paths of the fields the type does not have (dropped).
+pub type Decode = fn(&ResourceType, &mut Value) -> Result<Vec<String>, ApiError>;
+
+/// One built-in kind in one group version: everything the server knows about it.
+///
+/// ```
+/// use kopr_apiserver_core::resources::kind::{KindDef, Scope, Sub};
+/// static LEASES: KindDef = KindDef::new("coordination.k8s.io", "v1", "leases", "Lease", Scope::Namespaced)
+///     .subresources(&[Sub::Status]);
+/// assert_eq!(LEASES.resource_type().plural, "leases");
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct KindDef {
+    /// API group (`""` for core).
+    pub group: &'static str,
+    /// Version served.
+    pub version: &'static str,
+    /// Resource name (plural).
+    pub plural: &'static str,
+    /// Kind.
+    pub kind: &'static str,
+    /// Namespaced or cluster-wide.
+    pub scope: Scope,
+    /// Short names (`kubectl get po`).
+    pub short_names: &'static [&'static str],
+    /// Categories (`kubectl get all`).
+    pub categories: &'static [&'static str],
+    /// Subresources served.
+    pub subresources: &'static [Sub],
+    /// The strategy its writes follow; none for computed kinds.
+    pub strategy: Option<fn() -> Arc<dyn Strategy>>,
+    /// How its objects decode; none for computed kinds.
+    pub decode: Option<Decode>,
+    /// Where it is stored, when it shares another resource's storage:
+    /// `(storage, api_version)`.
+    pub stored_as: Option<(&'static str, &'static str)>,
+    /// A kind computed per request instead of stored.
+    pub computed: Option<Computed>,
+    /// The only verbs served, when not all.
+    pub only_verbs: Option<&'static [&'static str]>,
+    /// Its validation (kube's `Validate<Kind>` and `Validate<Kind>Update`).
+    pub validate: Option<ValidateFn>,
+    /// Its defaulting (kube's `SetDefaults_<Kind>`).
+    pub default: Option<DefaultFn>,
+    /// Its table printer (columns, cells); none for kube's default table
+    /// (Name, Created At).
+    pub printer: Option<Printer>,
+    /// Its field selectors; none for `metadata.name` and `metadata.namespace`
+    /// alone.
+    pub fields: Option<&'static FieldLabels>,
+}
+
+impl KindDef {
+    /// A kind with no short names, categories or subresources yet.
+    pub const fn new(
+        group: &'static str,
+        version: &'static str,
+        plural: &'static str,
+        kind: &'static str,
+        scope: Scope,
+    ) -> KindDef {
+        KindDef {
+            group,
+            version,
+            plural,
+            kind,
+            scope,
+            short_names: &[],
+            categories: &[],
+            subresources: &[],
+            strategy: None,
+            decode: None,
+            stored_as: None,
+            computed: None,
+            only_verbs: None,
+            validate: None,
+            default: None,
+            printer: None,
+            fields: None,
+        }
+    }
+
+    /// With short names.
+    pub const fn short(self, short_names: &'static [&'static str]) -> KindDef {
+        KindDef {
+            short_names,
+            ..self
+        }
+    }
+
+    /// In categories.
+    pub const fn categories(self, categories: &'static [&'static str]) -> KindDef {
+        KindDef { categories, ..self }
+    }
+
+    /// With subresources.
+    pub const fn subresources(self, subresources: &'static [Sub]) -> KindDef {
+        KindDef {
+            subresources,
+            ..self
+        }
+    }
+
+    /// Stored, its writes following `strategy` and its objects decoded by `decode`.
+    pub const fn stored(self, strategy: fn() -> Arc<dyn Strategy>, decode: Decode) -> KindDef {
+        KindDef {
+            strategy: Some(strategy),
+            decode: Some(decode),
+            ..self
+        }
+    }
+
+    /// Sharing the storage of another resource, kept as `api_version`.
+    pub const fn stored_as(self, storage: &'static str, api_version: &'static str) -> KindDef {
+        KindDef {
+            stored_as: Some((storage, api_version)),
+            ..self
+        }
+    }
+
+    /// Computed per request.
+    pub const fn computed(self, computed: Computed) -> KindDef {
+        KindDef {
+            computed: Some(computed),
+            ..self
+        }
+    }
+
+    /// Serving only `verbs`.
+    pub const fn only_verbs(self, verbs: &'static [&'static str]) -> KindDef {
+        KindDef {
+            only_verbs: Some(verbs),
+            ..self
+        }
+    }
+
+    /// Validated by `validate`.
+    pub const fn validate(self, validate: ValidateFn) -> KindDef {
+        KindDef {
+            validate: Some(validate),
+            ..self
+        }
+    }
+
+    /// Defaulted by `default`.
+    pub const fn default(self, default: DefaultFn) -> KindDef {
+        KindDef {
+            default: Some(default),
+            ..self
+        }
+    }
+
+    /// Printed as `printer` prints it.
+    pub const fn printer(self, printer: Printer) -> KindDef {
+        KindDef {
+            printer: Some(printer),
+            ..self
+        }
+    }
+
+    /// The table printer of its objects.
+    pub fn table_printer(&self) -> Printer {
+        self.printer.unwrap_or(Printer::Default)
+    }
+
+    /// Selectable by `fields`.
+    pub const fn fields(self, fields: &'static FieldLabels) -> KindDef {
+        KindDef {
+            fields: Some(fields),
+            ..self
+        }
+    }
+
+    /// Whether it serves `sub`.
+    pub fn has(&self, sub: Sub) -> bool {
+        self.subresources.contains(&sub)
+    }
+
+    /// The resource the catalog serves for it.
+    pub fn resource_type(&'static self) -> ResourceType {
+        let mut rt = ResourceType::new(
+            self.group,
+            self.version,
+            self.plural,
+            &self.kind.to_ascii_lowercase(),
+            self.kind,
+            self.scope == Scope::Namespaced,
+        )
+        .short(self.short_names)
+        .categories(self.categories);
+        for sub in self.subresources {
+            rt.subresources.insert(*sub);
+        }
+        if let Some((storage, api_version)) = self.stored_as {
+            rt = rt.stored_as(storage, api_version);
+        }
+        if let Some(computed) = self.computed {
+            rt = rt.computed(computed);
+        }
+        if let Some(verbs) = self.only_verbs {
+            rt = rt.only_verbs(verbs);
+        }
+        if let Some(strategy) = self.strategy {
+            rt.strategy = strategy();
+        }
+        rt.def = Some(self);
+        rt
+    }
+}
