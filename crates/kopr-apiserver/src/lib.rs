@@ -10,10 +10,11 @@
 //! 2. A kind is one value (`KindDef`) in its API group's module under the core's `kinds/`:
 //!    names, scope, subresources, strategy, decoding, validation, defaults, printer, field
 //!    labels. The stages look kinds up and never name one; a new kind goes there.
-//! 3. `kopr-controllers`: the controllers of kube-controller-manager, the scheduler and the
-//!    simulated kubelet, acting through the registry as clients do.
-//! 4. This crate wires them: the controllers run as the server's post-start hooks, and the
-//!    simulated kubelet is the server's `NodeRuntime` (logs, exec, port-forward, proxy).
+//! 3. `kopr-controllers`: the controllers of kube-controller-manager and the scheduler,
+//!    acting through the registry as clients do; `kopr-kubelet`: the simulated kubelet.
+//! 4. This crate wires them: the controllers run as the server's post-start hooks with the
+//!    kubelet as their node agent, and the kubelet is the server's `NodeRuntime` (logs,
+//!    exec, attach, port-forward, node proxy).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), kopr_apiserver::ServerError> {
@@ -25,6 +26,10 @@
 //! ```
 
 use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use kopr_apiserver_core::hooks::{Hooks, Started};
+use kopr_apiserver_core::node_runtime::NodeRuntime;
 
 /// The request chain and its kinds, for in-process use of [`ApiServer::api`].
 pub use kopr_apiserver_core as core;
@@ -56,7 +61,7 @@ impl ApiServer {
     /// # }
     /// ```
     pub async fn start(config: Config) -> Result<ApiServer, ServerError> {
-        let hooks = Arc::new(kopr_controllers::InProcess);
+        let hooks = Arc::new(InProcess);
         kopr_apiserver_core::ApiServer::start_with(config, hooks)
             .await
             .map(ApiServer)
@@ -73,6 +78,25 @@ impl ApiServer {
     /// ```
     pub async fn shutdown(self) {
         self.0.shutdown().await;
+    }
+}
+
+/// The controllers and the simulated kubelet, as the server's hooks.
+struct InProcess;
+
+impl Hooks for InProcess {
+    fn post_start<'a>(&'a self, started: &'a Started) -> BoxFuture<'a, ()> {
+        Box::pin(kopr_controllers::post_start(
+            started,
+            Some(kopr_kubelet::agent()),
+        ))
+    }
+
+    fn node_runtime(&self, started: &Started) -> Option<Arc<dyn NodeRuntime>> {
+        Some(kopr_kubelet::runtime::SimulatedNodes::new(
+            started.api.clone(),
+            Some(started.tokens.clone()),
+        ))
     }
 }
 

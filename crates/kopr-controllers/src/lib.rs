@@ -9,18 +9,19 @@
 //! Job, CronJob), the endpoints and endpointslice controllers, the
 //! disruption controller (PodDisruptionBudget status), the resource quota
 //! controller (ResourceQuota usage), the CSR signer (`certificates`); plus a
-//! scheduler and a
-//! simulated kubelet for simulated nodes, kwok-style. They watch the store's
-//! event stream and act through the registry, as a client would.
+//! scheduler. They watch the store's event stream and act through the registry, as a
+//! client would. What runs pods on nodes plugs in as a [`NodeAgent`] (the simulated
+//! kubelet of `kopr-kubelet`).
 
 // The server's modules these controllers build on, under the names they have in the core
 // crate, so `crate::registry::Api` reads the same on both sides of the crate boundary.
 pub(crate) use kopr_apiserver_core::{
-    admission, authn, bootstrap, crd, cron, gofmt, gojson, hooks, node_runtime, object, quantity,
-    quota, registry, resources, reviews, selectors, status, storage, validation, version, x509,
+    admission, bootstrap, crd, cron, gofmt, gojson, hooks, object, quota, registry, resources,
+    selectors, status, storage, validation, version, x509,
 };
 
 mod admission_policy_status;
+pub mod agent;
 mod autoscaler;
 pub mod certificates;
 pub mod clusterrole_aggregation;
@@ -34,7 +35,7 @@ mod garbage_collector;
 mod history;
 pub mod informer;
 mod job;
-pub mod kubelet;
+
 mod namespace;
 pub mod nodes;
 mod pod_termination;
@@ -46,7 +47,7 @@ mod resource_quota;
 pub mod root_ca;
 pub mod scheduler;
 mod service_account;
-pub mod simulation;
+
 mod statefulset;
 pub mod templates;
 pub mod workloads;
@@ -55,50 +56,35 @@ pub mod writes;
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use crate::hooks::{Hooks, Started};
-use crate::node_runtime::NodeRuntime;
+pub use crate::agent::{AgentFactory, NodeAgent};
+use crate::hooks::Started;
 use crate::registry::{Api, Target};
 use crate::resources::ResourceType;
 use crate::storage::WatchEvent;
 
 pub use garbage_collector::GarbageCollector;
 
-/// The controllers and the simulated kubelet, as the server's [`Hooks`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct InProcess;
-
-impl Hooks for InProcess {
-    fn post_start<'a>(&'a self, started: &'a Started) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            let api = &started.api;
-            // The aggregated roles (admin, edit, view) and the system namespaces'
-            // kube-root-ca.crt are there from the first request on; the controllers keep
-            // them current.
-            clusterrole_aggregation::sync_all(api).await;
-            root_ca::resync(api, &started.ca_pem).await;
-            // The `kubernetes` Service's Endpoints and EndpointSlice: this server.
-            endpoints::apiserver::start(api.clone(), started.addr, started.shutdown.clone()).await;
-            if started.controllers {
-                spawn_all(
-                    api.clone(),
-                    started.shutdown.clone(),
-                    started.nodes,
-                    &started.ca_pem,
-                    started.ca_key_pem.as_deref(),
-                );
-            }
-        })
-    }
-
-    fn node_runtime(&self, started: &Started) -> Option<Arc<dyn NodeRuntime>> {
-        Some(kubelet::runtime::SimulatedNodes::new(
-            started.api.clone(),
-            Some(started.tokens.clone()),
-        ))
+/// What the controllers do as the server's post-start hook: their first passes (the
+/// aggregated roles, the system namespaces' `kube-root-ca.crt`, the `kubernetes` Service's
+/// endpoints) before the first request, then, when `started.controllers`, every controller,
+/// with `agent` running the pods of the simulated nodes.
+pub async fn post_start(started: &Started, agent: Option<AgentFactory>) {
+    let api = &started.api;
+    clusterrole_aggregation::sync_all(api).await;
+    root_ca::resync(api, &started.ca_pem).await;
+    endpoints::apiserver::start(api.clone(), started.addr, started.shutdown.clone()).await;
+    if started.controllers {
+        spawn_all(
+            api.clone(),
+            started.shutdown.clone(),
+            started.nodes,
+            &started.ca_pem,
+            started.ca_key_pem.as_deref(),
+            agent,
+        );
     }
 }
 
@@ -111,10 +97,11 @@ pub fn spawn_all(
     nodes: usize,
     ca_pem: &str,
     ca_key_pem: Option<&str>,
+    agent: Option<AgentFactory>,
 ) {
     let events = api.store.subscribe();
     certificates::spawn(api.clone(), stop.clone(), ca_pem, ca_key_pem);
-    workloads::spawn(api.clone(), stop.clone(), nodes);
+    workloads::spawn(api.clone(), stop.clone(), nodes, agent);
     resource_quota::spawn(api.clone(), stop.clone());
     autoscaler::spawn(api.clone(), stop.clone());
     tokio::spawn(run(api, events, stop, Arc::from(ca_pem)));

@@ -34,7 +34,7 @@ pub fn is_simulated(node: &Value) -> bool {
         == Some("true")
 }
 
-pub use crate::node_runtime::internal_ip;
+pub use kopr_apiserver_core::node_runtime::internal_ip;
 
 fn uuid_from(seed: &str) -> String {
     let h = podutil::hex_from(seed, 32);

@@ -328,6 +328,115 @@ fn histogram<'a>(reasons: impl Iterator<Item = &'a str>) -> String {
     parts.join(", ")
 }
 
+/// What the filters and the score look at in the pod being scheduled.
+struct Fit<'a> {
+    pod: &'a Value,
+    requests: BTreeMap<String, f64>,
+    want_cpu: f64,
+    want_mem: f64,
+    tolerations: Vec<Value>,
+}
+
+impl Fit<'_> {
+    /// The kube-scheduler plugins in order (NodeUnschedulable, TaintToleration,
+    /// NodeAffinity, NodeResourcesFit) on one node; its LeastAllocated score if it fits.
+    fn score(&self, node: &Value, usage: Option<&NodeUsage>) -> Result<f64, NodeFailure> {
+        // NodeUnschedulable
+        if node.pointer("/spec/unschedulable").and_then(Value::as_bool) == Some(true)
+            && !tolerates(
+                &self.tolerations,
+                "node.kubernetes.io/unschedulable",
+                "",
+                "NoSchedule",
+            )
+        {
+            return Err(NodeFailure {
+                reasons: vec!["node(s) were unschedulable".into()],
+                unresolvable: true,
+            });
+        }
+        // TaintToleration (a node that is not Ready carries the
+        // node lifecycle controller's not-ready taint).
+        let mut taints: Vec<(String, String, String)> = node
+            .pointer("/spec/taints")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|t| {
+                let s = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                (s("key"), s("value"), s("effect"))
+            })
+            .collect();
+        if !podutil::condition_true(node, "Ready") {
+            taints.push((
+                "node.kubernetes.io/not-ready".into(),
+                String::new(),
+                "NoSchedule".into(),
+            ));
+        }
+        let untolerated = taints.iter().find(|(k, v, e)| {
+            (e == "NoSchedule" || e == "NoExecute") && !tolerates(&self.tolerations, k, v, e)
+        });
+        if let Some((k, v, _)) = untolerated {
+            return Err(NodeFailure {
+                reasons: vec![format!("node(s) had untolerated taint {{{k}: {v}}}")],
+                unresolvable: true,
+            });
+        }
+        // NodeAffinity
+        if !affinity_matches(self.pod, node) {
+            return Err(NodeFailure {
+                reasons: vec!["node(s) didn't match Pod's node affinity/selector".into()],
+                unresolvable: true,
+            });
+        }
+        // NodeResourcesFit
+        let alloc = allocatable(node);
+        let empty = NodeUsage::default();
+        let NodeUsage {
+            requested: used,
+            pods: used_pods,
+            cpu: used_cpu_nz,
+            memory: used_mem_nz,
+        } = usage.unwrap_or(&empty);
+        let (used_pods, used_cpu_nz, used_mem_nz) = (*used_pods, *used_cpu_nz, *used_mem_nz);
+        let mut reasons = Vec::new();
+        if used_pods + 1.0 > alloc.get("pods").copied().unwrap_or(0.0) {
+            reasons.push("Too many pods".to_string());
+        }
+        for (k, want) in &self.requests {
+            if *want <= 0.0 {
+                continue;
+            }
+            let have = alloc.get(k).copied().unwrap_or(0.0);
+            let in_use = used.get(k).copied().unwrap_or(0.0);
+            if in_use + want > have * (1.0 + 1e-9) {
+                reasons.push(format!("Insufficient {k}"));
+            }
+        }
+        if !reasons.is_empty() {
+            return Err(NodeFailure {
+                reasons,
+                unresolvable: false,
+            });
+        }
+        // LeastAllocated score over cpu and memory.
+        let cpu_cap = alloc.get("cpu").copied().unwrap_or(0.0);
+        let mem_cap = alloc.get("memory").copied().unwrap_or(0.0);
+        let free = |cap: f64, used: f64| {
+            if cap <= 0.0 {
+                0.0
+            } else {
+                ((cap - used) / cap).max(0.0)
+            }
+        };
+        let score = (free(cpu_cap, used_cpu_nz + self.want_cpu)
+            + free(mem_cap, used_mem_nz + self.want_mem))
+            / 2.0;
+        Ok(score)
+    }
+}
+
 impl Scheduler {
     /// A scheduler working from the cache.
     pub fn new(
@@ -416,114 +525,26 @@ impl Scheduler {
             Ok(cache) => cache.nodes.clone(),
             Err(poisoned) => poisoned.into_inner().nodes.clone(),
         };
-        let requests = pod_requests(&pod);
         let (want_cpu, want_mem) = non_zero_requests(&pod);
-        let tolerations: Vec<Value> = pod
-            .pointer("/spec/tolerations")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+        let fit = Fit {
+            pod: &pod,
+            requests: pod_requests(&pod),
+            want_cpu,
+            want_mem,
+            tolerations: pod
+                .pointer("/spec/tolerations")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+        };
         let mut failures: Vec<NodeFailure> = Vec::new();
         let mut best: Vec<(f64, String)> = Vec::new();
         for node in &nodes {
             let name = object::name(node);
-            // NodeUnschedulable
-            if node.pointer("/spec/unschedulable").and_then(Value::as_bool) == Some(true)
-                && !tolerates(
-                    &tolerations,
-                    "node.kubernetes.io/unschedulable",
-                    "",
-                    "NoSchedule",
-                )
-            {
-                failures.push(NodeFailure {
-                    reasons: vec!["node(s) were unschedulable".into()],
-                    unresolvable: true,
-                });
-                continue;
+            match fit.score(node, usage.get(name)) {
+                Ok(score) => best.push((score, name.to_string())),
+                Err(failure) => failures.push(failure),
             }
-            // TaintToleration (a node that is not Ready carries the
-            // node lifecycle controller's not-ready taint).
-            let mut taints: Vec<(String, String, String)> = node
-                .pointer("/spec/taints")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .map(|t| {
-                    let s = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-                    (s("key"), s("value"), s("effect"))
-                })
-                .collect();
-            if !podutil::condition_true(node, "Ready") {
-                taints.push((
-                    "node.kubernetes.io/not-ready".into(),
-                    String::new(),
-                    "NoSchedule".into(),
-                ));
-            }
-            let untolerated = taints.iter().find(|(k, v, e)| {
-                (e == "NoSchedule" || e == "NoExecute") && !tolerates(&tolerations, k, v, e)
-            });
-            if let Some((k, v, _)) = untolerated {
-                failures.push(NodeFailure {
-                    reasons: vec![format!("node(s) had untolerated taint {{{k}: {v}}}")],
-                    unresolvable: true,
-                });
-                continue;
-            }
-            // NodeAffinity
-            if !affinity_matches(&pod, node) {
-                failures.push(NodeFailure {
-                    reasons: vec!["node(s) didn't match Pod's node affinity/selector".into()],
-                    unresolvable: true,
-                });
-                continue;
-            }
-            // NodeResourcesFit
-            let alloc = allocatable(node);
-            let empty = NodeUsage::default();
-            let NodeUsage {
-                requested: used,
-                pods: used_pods,
-                cpu: used_cpu_nz,
-                memory: used_mem_nz,
-            } = usage.get(name).unwrap_or(&empty);
-            let (used_pods, used_cpu_nz, used_mem_nz) = (*used_pods, *used_cpu_nz, *used_mem_nz);
-            let mut reasons = Vec::new();
-            if used_pods + 1.0 > alloc.get("pods").copied().unwrap_or(0.0) {
-                reasons.push("Too many pods".to_string());
-            }
-            for (k, want) in &requests {
-                if *want <= 0.0 {
-                    continue;
-                }
-                let have = alloc.get(k).copied().unwrap_or(0.0);
-                let in_use = used.get(k).copied().unwrap_or(0.0);
-                if in_use + want > have * (1.0 + 1e-9) {
-                    reasons.push(format!("Insufficient {k}"));
-                }
-            }
-            if !reasons.is_empty() {
-                failures.push(NodeFailure {
-                    reasons,
-                    unresolvable: false,
-                });
-                continue;
-            }
-            // LeastAllocated score over cpu and memory.
-            let cpu_cap = alloc.get("cpu").copied().unwrap_or(0.0);
-            let mem_cap = alloc.get("memory").copied().unwrap_or(0.0);
-            let free = |cap: f64, used: f64| {
-                if cap <= 0.0 {
-                    0.0
-                } else {
-                    ((cap - used) / cap).max(0.0)
-                }
-            };
-            let score = (free(cpu_cap, used_cpu_nz + want_cpu)
-                + free(mem_cap, used_mem_nz + want_mem))
-                / 2.0;
-            best.push((score, name.to_string()));
         }
         let Some(top) = best.iter().map(|(s, _)| *s).reduce(f64::max) else {
             return self.unschedulable(&key, &pod, nodes.len(), &failures).await;

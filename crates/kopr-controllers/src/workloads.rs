@@ -20,7 +20,6 @@ use super::disruption::DisruptionController;
 use super::endpoints::{EndpointSliceController, EndpointsController, Routes};
 use super::informer::{Change, Informer, Kind};
 use super::job::{JobController, ORPHAN_PREFIX, TRACKING_FINALIZER};
-use super::kubelet::Kubelet;
 use super::podutil;
 use super::recorder::Recorder;
 use super::replicaset::ReplicaSetController;
@@ -28,6 +27,7 @@ use super::replication;
 use super::scheduler::Scheduler;
 use super::statefulset::StatefulSetController;
 use super::workqueue::WorkQueue;
+use crate::agent::{AgentFactory, NodeAgent};
 use crate::object;
 use crate::registry::Api;
 
@@ -47,7 +47,7 @@ struct Router {
     disruption: Arc<DisruptionController>,
     kubelet_queue: Arc<WorkQueue>,
     scheduler: Arc<Scheduler>,
-    kubelet: Arc<Kubelet>,
+    kubelet: Option<Arc<dyn NodeAgent>>,
 }
 
 impl Router {
@@ -131,7 +131,9 @@ impl Router {
                 }
                 self.endpoints.route(ch);
                 self.scheduler.observe(ch);
-                if objects().any(|p| self.kubelet.runs(p)) {
+                if let Some(k) = &self.kubelet
+                    && objects().any(|p| k.runs(p))
+                {
                     self.kubelet_queue.add(ch.key.clone());
                 }
             }
@@ -146,9 +148,9 @@ impl Router {
 /// Starts the workload controllers, the scheduler and the simulated
 /// kubelet, with `nodes` simulated nodes; they stop when `stop` is
 /// cancelled.
-pub fn spawn(api: Api, stop: CancellationToken, nodes: usize) {
+pub fn spawn(api: Api, stop: CancellationToken, nodes: usize, agent: Option<AgentFactory>) {
     let events = api.store.subscribe();
-    tokio::spawn(run(api, events, stop, nodes));
+    tokio::spawn(run(api, events, stop, nodes, agent));
 }
 
 fn start<C, F, Fut>(
@@ -158,7 +160,7 @@ fn start<C, F, Fut>(
     controller: &Arc<C>,
     sync: F,
 ) where
-    C: Send + Sync + 'static,
+    C: Send + Sync + ?Sized + 'static,
     F: Fn(Arc<C>, String) -> Fut + Copy + Send + Sync + 'static,
     Fut: std::future::Future<Output = Result<Option<std::time::Duration>, crate::status::ApiError>>
         + Send
@@ -178,13 +180,124 @@ fn start<C, F, Fut>(
     });
 }
 
+/// Starts each controller's workers on its queue.
+fn start_workers(
+    api: &Api,
+    informer: &Arc<Informer>,
+    recorder: &Recorder,
+    router: &Router,
+    cronjob_queue: &Arc<WorkQueue>,
+    scheduler_queue: &Arc<WorkQueue>,
+) {
+    let deployments = DeploymentController::new(api.clone(), informer.clone(), recorder.clone());
+    start(
+        &router.deployments,
+        2,
+        informer,
+        &deployments,
+        |c, k| async move { c.sync(k).await },
+    );
+    let replicasets = ReplicaSetController::new(api.clone(), informer.clone(), recorder.clone());
+    start(
+        &router.replicasets,
+        2,
+        informer,
+        &replicasets,
+        |c, k| async move { c.sync(k).await },
+    );
+    let statefulsets = StatefulSetController::new(api.clone(), informer.clone(), recorder.clone());
+    start(
+        &router.statefulsets,
+        1,
+        informer,
+        &statefulsets,
+        |c, k| async move { c.sync(k).await },
+    );
+    let jobs = JobController::new(api.clone(), informer.clone(), recorder.clone());
+    start(&router.jobs, 1, informer, &jobs, |c, k| async move {
+        c.sync(k).await
+    });
+    let daemonsets = DaemonSetController::new(api.clone(), informer.clone(), recorder.clone());
+    start(
+        &router.daemonsets,
+        1,
+        informer,
+        &daemonsets,
+        |c, k| async move { c.sync(k).await },
+    );
+    let rcs = ReplicaSetController::with_flavour(
+        replication::REPLICATION_CONTROLLERS,
+        api.clone(),
+        informer.clone(),
+        recorder.clone(),
+    );
+    start(&router.replication, 1, informer, &rcs, |c, k| async move {
+        c.sync(k).await
+    });
+    start(
+        cronjob_queue,
+        1,
+        informer,
+        &router.cronjobs,
+        |c, k| async move { c.sync(k).await },
+    );
+    start(
+        router.disruption.queue(),
+        1,
+        informer,
+        &router.disruption,
+        |c, k| async move { c.sync(k).await },
+    );
+    start(
+        scheduler_queue,
+        1,
+        informer,
+        &router.scheduler,
+        |c, k| async move { c.sync(k).await },
+    );
+    if let Some(kubelet) = &router.kubelet {
+        start(
+            &router.kubelet_queue,
+            4,
+            informer,
+            kubelet,
+            |c, k| async move { c.sync(k).await },
+        );
+    }
+    let endpoints = EndpointsController::new(api.clone(), informer.clone(), recorder.clone());
+    start(
+        &router.endpoints.endpoints,
+        2,
+        informer,
+        &endpoints,
+        |c, k| async move { c.sync(k).await },
+    );
+    let slices = EndpointSliceController::new(
+        api.clone(),
+        informer.clone(),
+        recorder.clone(),
+        router.endpoints.tracker.clone(),
+    );
+    start(
+        &router.endpoints.slices,
+        2,
+        informer,
+        &slices,
+        |c, k| async move { c.sync(k).await },
+    );
+}
+
 async fn run(
     api: Api,
     mut events: broadcast::Receiver<Arc<crate::storage::WatchEvent>>,
     stop: CancellationToken,
     node_count: usize,
+    agent: Option<AgentFactory>,
 ) {
-    if let Err(e) = super::nodes::ensure_nodes(&api, node_count).await {
+    // Simulated nodes are made only when something runs their pods.
+    if agent.is_some()
+        && let Err(e) = super::nodes::ensure_nodes(&api, node_count).await
+    {
         tracing::warn!(error = %e, "creating the simulated nodes failed");
     }
     let informer = Informer::new(api.clone());
@@ -220,103 +333,17 @@ async fn run(
             recorder.clone(),
             scheduler_queue.clone(),
         ),
-        kubelet: Kubelet::new(api.clone(), informer.clone(), recorder.clone()),
+        kubelet: agent.map(|make| make(api.clone(), informer.clone(), recorder.clone())),
     };
     let (changes, mut snapshot) = informer.resync().await;
 
-    let deployments = DeploymentController::new(api.clone(), informer.clone(), recorder.clone());
-    start(
-        &router.deployments,
-        2,
+    start_workers(
+        &api,
         &informer,
-        &deployments,
-        |c, k| async move { c.sync(k).await },
-    );
-    let replicasets = ReplicaSetController::new(api.clone(), informer.clone(), recorder.clone());
-    start(
-        &router.replicasets,
-        2,
-        &informer,
-        &replicasets,
-        |c, k| async move { c.sync(k).await },
-    );
-    let statefulsets = StatefulSetController::new(api.clone(), informer.clone(), recorder.clone());
-    start(
-        &router.statefulsets,
-        1,
-        &informer,
-        &statefulsets,
-        |c, k| async move { c.sync(k).await },
-    );
-    let jobs = JobController::new(api.clone(), informer.clone(), recorder.clone());
-    start(&router.jobs, 1, &informer, &jobs, |c, k| async move {
-        c.sync(k).await
-    });
-    let daemonsets = DaemonSetController::new(api.clone(), informer.clone(), recorder.clone());
-    start(
-        &router.daemonsets,
-        1,
-        &informer,
-        &daemonsets,
-        |c, k| async move { c.sync(k).await },
-    );
-    let rcs = ReplicaSetController::with_flavour(
-        replication::REPLICATION_CONTROLLERS,
-        api.clone(),
-        informer.clone(),
-        recorder.clone(),
-    );
-    start(&router.replication, 1, &informer, &rcs, |c, k| async move {
-        c.sync(k).await
-    });
-    start(
+        &recorder,
+        &router,
         &cronjob_queue,
-        1,
-        &informer,
-        &router.cronjobs,
-        |c, k| async move { c.sync(k).await },
-    );
-    start(
-        router.disruption.queue(),
-        1,
-        &informer,
-        &router.disruption,
-        |c, k| async move { c.sync(k).await },
-    );
-    start(
         &scheduler_queue,
-        1,
-        &informer,
-        &router.scheduler,
-        |c, k| async move { c.sync(k).await },
-    );
-    start(
-        &router.kubelet_queue,
-        4,
-        &informer,
-        &router.kubelet,
-        |c, k| async move { c.sync(k).await },
-    );
-    let endpoints = EndpointsController::new(api.clone(), informer.clone(), recorder.clone());
-    start(
-        &router.endpoints.endpoints,
-        2,
-        &informer,
-        &endpoints,
-        |c, k| async move { c.sync(k).await },
-    );
-    let slices = EndpointSliceController::new(
-        api.clone(),
-        informer.clone(),
-        recorder.clone(),
-        router.endpoints.tracker.clone(),
-    );
-    start(
-        &router.endpoints.slices,
-        2,
-        &informer,
-        &slices,
-        |c, k| async move { c.sync(k).await },
     );
 
     for ch in &changes {

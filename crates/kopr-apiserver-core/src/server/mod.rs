@@ -248,33 +248,7 @@ impl ApiServer {
         let catalog = Catalog::default();
         crate::kinds::register(&catalog);
         let authz = Arc::new(crate::authz::Union::with_rbac(store.clone()));
-        let limit_ranger = crate::admission::limit_ranger::LimitRanger::new(store.clone());
-        let admission = crate::admission::Chain::builtin()
-            .mutating(limit_ranger.clone())
-            .mutating(
-                crate::admission::service_account::ServiceAccountAdmission::new(store.clone()),
-            )
-            .validating(limit_ranger)
-            .validating(crate::admission::param_access::ParamAccess::new(
-                authz.clone(),
-                store.clone(),
-                catalog.clone(),
-            ))
-            .with_quota(
-                crate::admission::resource_quota::ResourceQuotaAdmission::new(store.clone()),
-            )
-            .with_rbac_escalation(crate::admission::rbac_escalation::RbacEscalation::new(
-                authz.clone(),
-                store.clone(),
-            ))
-            .with_webhooks(crate::admission::webhook::Webhooks::new(
-                store.clone(),
-                catalog.clone(),
-            ))
-            .with_policies(crate::admission::policy::Policies::new(
-                store.clone(),
-                catalog.clone(),
-            ));
+        let admission = admission_chain(&store, &catalog, &authz);
         let api = Api::new(store, catalog, Arc::new(admission));
         crate::bootstrap::ensure_system_objects(&api).await?;
         let metrics = Arc::new(crate::metrics::RequestMetrics::default());
@@ -420,6 +394,39 @@ impl ApiServer {
     pub fn shutdown_token(&self) -> CancellationToken {
         self.shutdown.clone()
     }
+}
+
+/// kube-apiserver's admission plugins, in its order: LimitRanger and ServiceAccount
+/// mutating; LimitRanger and the policy parameter access check validating; ResourceQuota,
+/// RBAC escalation prevention, the webhooks and ValidatingAdmissionPolicy.
+fn admission_chain(
+    store: &Store,
+    catalog: &Catalog,
+    authz: &Arc<crate::authz::Union>,
+) -> crate::admission::Chain {
+    let limit_ranger = crate::admission::limit_ranger::LimitRanger::new(store.clone());
+    crate::admission::Chain::builtin()
+        .mutating(limit_ranger.clone())
+        .mutating(crate::admission::service_account::ServiceAccountAdmission::new(store.clone()))
+        .validating(limit_ranger)
+        .validating(crate::admission::param_access::ParamAccess::new(
+            authz.clone(),
+            store.clone(),
+            catalog.clone(),
+        ))
+        .with_quota(crate::admission::resource_quota::ResourceQuotaAdmission::new(store.clone()))
+        .with_rbac_escalation(crate::admission::rbac_escalation::RbacEscalation::new(
+            authz.clone(),
+            store.clone(),
+        ))
+        .with_webhooks(crate::admission::webhook::Webhooks::new(
+            store.clone(),
+            catalog.clone(),
+        ))
+        .with_policies(crate::admission::policy::Policies::new(
+            store.clone(),
+            catalog.clone(),
+        ))
 }
 
 fn server_url(addr: SocketAddr) -> String {

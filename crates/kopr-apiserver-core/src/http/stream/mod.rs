@@ -25,6 +25,8 @@ mod portforward;
 mod spdy;
 mod ws;
 
+use std::sync::Arc;
+
 use axum::body::Body;
 use axum::response::Response;
 use http::request::Parts;
@@ -308,199 +310,252 @@ pub async fn handle(
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    // The kubelet's checks.
-    let refusal = match kind {
-        Kind::PortForward => {
-            let sandbox = matches!(
-                pod.pointer("/status/phase")
-                    .and_then(Value::as_str)
-                    .unwrap_or(""),
-                "Pending" | "Running"
-            ) && pod
-                .pointer("/status/podIP")
+    let refusal = kubelet_refusal(kind, &pod, &pod_name, &container_name, &mut p, &upgrade);
+    let session = Session {
+        kind,
+        exec_target: exec::Target {
+            state: state.clone(),
+            runtime: runtime.clone(),
+            container_id: running_container_id(&pod, &container_name).unwrap_or_default(),
+            pod: pod.clone(),
+            container,
+        },
+        pod,
+        runtime,
+        params: p,
+        refusal,
+        on_upgrade,
+    };
+    Ok(match upgrade {
+        Upgrade::WebSocket(offered) => session.over_websocket(parts, &offered),
+        Upgrade::Spdy(offered) => session.over_spdy(parts, &offered),
+    })
+}
+
+/// The kubelet's checks before it upgrades the connection.
+fn kubelet_refusal(
+    kind: Kind,
+    pod: &Value,
+    pod_name: &str,
+    container_name: &str,
+    p: &mut Params,
+    upgrade: &Upgrade,
+) -> Option<Refusal> {
+    if kind == Kind::PortForward {
+        let sandbox = matches!(
+            pod.pointer("/status/phase")
                 .and_then(Value::as_str)
-                .is_some_and(|ip| !ip.is_empty());
-            (!sandbox).then(|| {
-                Refusal(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    format!(
-                        "pod not found (\"{pod_name}_{}\")",
-                        crate::object::namespace(&pod)
-                    ),
-                )
-            })
-        }
-        _ => {
-            if p.exec.tty
-                && p.exec.stderr
-                && !matches!(&upgrade, Upgrade::WebSocket(o) if o.iter().any(|x| x == "v5.channel.k8s.io"))
-            {
-                p.exec.stderr = false;
-            }
-            if !p.exec.stdin && !p.exec.stdout && !p.exec.stderr {
-                Some(Refusal(
+                .unwrap_or(""),
+            "Pending" | "Running"
+        ) && pod
+            .pointer("/status/podIP")
+            .and_then(Value::as_str)
+            .is_some_and(|ip| !ip.is_empty());
+        return (!sandbox).then(|| {
+            Refusal(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!(
+                    "pod not found (\"{pod_name}_{}\")",
+                    crate::object::namespace(pod)
+                ),
+            )
+        });
+    }
+    if p.exec.tty
+        && p.exec.stderr
+        && !matches!(upgrade, Upgrade::WebSocket(o) if o.iter().any(|x| x == "v5.channel.k8s.io"))
+    {
+        p.exec.stderr = false;
+    }
+    if !p.exec.stdin && !p.exec.stdout && !p.exec.stderr {
+        Some(Refusal(
+            StatusCode::BAD_REQUEST,
+            "you must specify at least 1 of stdin, stdout, stderr".into(),
+        ))
+    } else if running_container_id(pod, container_name).is_none() {
+        Some(Refusal(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("container not found (\"{container_name}\")"),
+        ))
+    } else {
+        None
+    }
+}
+
+/// An exec, attach or port-forward request that passed the API server's checks, waiting
+/// for its connection to be upgraded.
+struct Session {
+    kind: Kind,
+    pod: Arc<Value>,
+    runtime: Arc<dyn crate::node_runtime::NodeRuntime>,
+    exec_target: exec::Target,
+    params: Params,
+    /// The kubelet's refusal, if it refuses.
+    refusal: Option<Refusal>,
+    on_upgrade: hyper::upgrade::OnUpgrade,
+}
+
+impl Session {
+    /// Upgrades to a WebSocket: a tunnel of SPDY for port-forward (kubectl 1.31 and later),
+    /// the v5 stream translator, or the kubelet's channel protocols.
+    fn over_websocket(self, parts: &Parts, offered: &[String]) -> Response {
+        let Session {
+            kind,
+            pod,
+            runtime,
+            exec_target,
+            params: p,
+            refusal,
+            on_upgrade,
+        } = self;
+        let tunnel: Vec<String> = offered
+            .iter()
+            .filter_map(|o| o.strip_prefix(TUNNEL_PREFIX))
+            .filter(|o| o.ends_with(".k8s.io"))
+            .map(str::to_string)
+            .collect();
+        if kind == Kind::PortForward && offered.iter().any(|o| o.starts_with(TUNNEL_PREFIX)) {
+            if tunnel.is_empty() {
+                return text(
                     StatusCode::BAD_REQUEST,
-                    "you must specify at least 1 of stdin, stdout, stderr".into(),
-                ))
-            } else if running_container_id(&pod, &container_name).is_none() {
-                Some(Refusal(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    format!("container not found (\"{container_name}\")"),
-                ))
-            } else {
-                None
-            }
-        }
-    };
-    let exec_target = exec::Target {
-        state: state.clone(),
-        runtime: runtime.clone(),
-        container_id: running_container_id(&pod, &container_name).unwrap_or_default(),
-        pod: pod.clone(),
-        container,
-    };
-    match upgrade {
-        Upgrade::WebSocket(offered) => {
-            let tunnel: Vec<String> = offered
-                .iter()
-                .filter_map(|o| o.strip_prefix(TUNNEL_PREFIX))
-                .filter(|o| o.ends_with(".k8s.io"))
-                .map(str::to_string)
-                .collect();
-            if kind == Kind::PortForward && offered.iter().any(|o| o.starts_with(TUNNEL_PREFIX)) {
-                if tunnel.is_empty() {
-                    return Ok(text(
-                        StatusCode::BAD_REQUEST,
-                        "unable to upgrade: no tunneling spdy protocols provided\n".into(),
-                    ));
-                }
-                if let Some(Refusal(code, why)) = refusal {
-                    return Ok(text(code, why));
-                }
-                let chosen = match negotiate(&tunnel, &[PORTFORWARD_SPDY]) {
-                    Ok(c) => c,
-                    Err(r) => return Ok(*r),
-                };
-                let protocol = format!("{TUNNEL_PREFIX}{chosen}");
-                let resp = ws::accept(&parts.headers, &protocol).unwrap_or_else(|r| *r);
-                tokio::spawn(async move {
-                    if let Some(socket) = ws::socket(on_upgrade).await {
-                        let conn = spdy::serve(ws::byte_stream(socket));
-                        portforward::over_spdy(pod, runtime, conn).await;
-                    }
-                });
-                return Ok(resp);
-            }
-            let v5 = kind != Kind::PortForward && offered.iter().any(|o| o == "v5.channel.k8s.io");
-            if v5 {
-                let resp = match ws::accept(&parts.headers, "v5.channel.k8s.io") {
-                    Ok(r) => r,
-                    Err(r) => return Ok(*r),
-                };
-                let failure =
-                    refusal.map(|Refusal(_, why)| format!("unable to upgrade connection: {why}"));
-                tokio::spawn(async move {
-                    if let Some(socket) = ws::socket(on_upgrade).await {
-                        exec::over_websocket(
-                            exec_target,
-                            p.exec,
-                            socket,
-                            false,
-                            Style::Translator,
-                            failure,
-                        )
-                        .await;
-                    }
-                });
-                return Ok(resp);
+                    "unable to upgrade: no tunneling spdy protocols provided\n".into(),
+                );
             }
             if let Some(Refusal(code, why)) = refusal {
-                return Ok(text(code, why));
+                return text(code, why);
             }
-            let allowed: &[&str] = if kind == Kind::PortForward {
-                &PORTFORWARD_WS
-            } else {
-                &EXEC_WS
-            };
-            let Some(chosen) = ws::choose(&offered, allowed) else {
-                let mut r = Response::new(Body::empty());
-                *r.status_mut() = StatusCode::FORBIDDEN;
-                return Ok(r);
-            };
-            let ports = if kind == Kind::PortForward {
-                match port_list(&p.ports) {
-                    Ok(ports) => ports,
-                    Err(why) => return Ok(text(StatusCode::BAD_REQUEST, why)),
-                }
-            } else {
-                Vec::new()
-            };
-            let resp = match ws::accept(&parts.headers, &chosen) {
-                Ok(r) => r,
-                Err(r) => return Ok(*r),
-            };
-            let base64 = chosen.contains("base64");
-            let style = if chosen.starts_with("v4.") {
-                Style::KubeletJson
-            } else {
-                Style::KubeletText
-            };
-            tokio::spawn(async move {
-                let Some(socket) = ws::socket(on_upgrade).await else {
-                    return;
-                };
-                match kind {
-                    Kind::PortForward => {
-                        portforward::over_websocket(pod, runtime, ports, socket, base64).await
-                    }
-                    _ => {
-                        exec::over_websocket(exec_target, p.exec, socket, base64, style, None).await
-                    }
-                }
-            });
-            Ok(resp)
-        }
-        Upgrade::Spdy(offered) => {
-            if let Some(Refusal(code, why)) = refusal {
-                return Ok(text(code, why));
-            }
-            if !spdy_requested(&parts.headers) {
-                return Ok(text(
-                    StatusCode::BAD_REQUEST,
-                    "unable to upgrade: missing upgrade headers in request".into(),
-                ));
-            }
-            let supported: &[&str] = if kind == Kind::PortForward {
-                &[PORTFORWARD_SPDY]
-            } else {
-                &EXEC_SPDY
-            };
-            let chosen = match negotiate(&offered, supported) {
+            let chosen = match negotiate(&tunnel, &[PORTFORWARD_SPDY]) {
                 Ok(c) => c,
-                Err(r) => return Ok(*r),
+                Err(r) => return *r,
             };
-            let resp = spdy_switch(&chosen);
-            let (style, resize) = match chosen.as_str() {
-                "v5.channel.k8s.io" | "v4.channel.k8s.io" => (Style::KubeletJson, true),
-                "v3.channel.k8s.io" => (Style::KubeletText, true),
-                _ => (Style::KubeletText, false),
-            };
+            let protocol = format!("{TUNNEL_PREFIX}{chosen}");
+            let resp = ws::accept(&parts.headers, &protocol).unwrap_or_else(|r| *r);
             tokio::spawn(async move {
-                let upgraded = match on_upgrade.await {
-                    Ok(u) => u,
-                    Err(e) => {
-                        tracing::debug!(error = %e, "SPDY upgrade failed");
-                        return;
-                    }
-                };
-                let conn = spdy::serve(hyper_util::rt::TokioIo::new(upgraded));
-                match kind {
-                    Kind::PortForward => portforward::over_spdy(pod, runtime, conn).await,
-                    _ => exec::over_spdy(exec_target, p.exec, conn, style, resize).await,
+                if let Some(socket) = ws::socket(on_upgrade).await {
+                    let conn = spdy::serve(ws::byte_stream(socket));
+                    portforward::over_spdy(pod, runtime, conn).await;
                 }
             });
-            Ok(resp)
+            return resp;
         }
+        let v5 = kind != Kind::PortForward && offered.iter().any(|o| o == "v5.channel.k8s.io");
+        if v5 {
+            let resp = match ws::accept(&parts.headers, "v5.channel.k8s.io") {
+                Ok(r) => r,
+                Err(r) => return *r,
+            };
+            let failure =
+                refusal.map(|Refusal(_, why)| format!("unable to upgrade connection: {why}"));
+            tokio::spawn(async move {
+                if let Some(socket) = ws::socket(on_upgrade).await {
+                    exec::over_websocket(
+                        exec_target,
+                        p.exec,
+                        socket,
+                        false,
+                        Style::Translator,
+                        failure,
+                    )
+                    .await;
+                }
+            });
+            return resp;
+        }
+        if let Some(Refusal(code, why)) = refusal {
+            return text(code, why);
+        }
+        let allowed: &[&str] = if kind == Kind::PortForward {
+            &PORTFORWARD_WS
+        } else {
+            &EXEC_WS
+        };
+        let Some(chosen) = ws::choose(offered, allowed) else {
+            let mut r = Response::new(Body::empty());
+            *r.status_mut() = StatusCode::FORBIDDEN;
+            return r;
+        };
+        let ports = if kind == Kind::PortForward {
+            match port_list(&p.ports) {
+                Ok(ports) => ports,
+                Err(why) => return text(StatusCode::BAD_REQUEST, why),
+            }
+        } else {
+            Vec::new()
+        };
+        let resp = match ws::accept(&parts.headers, &chosen) {
+            Ok(r) => r,
+            Err(r) => return *r,
+        };
+        let base64 = chosen.contains("base64");
+        let style = if chosen.starts_with("v4.") {
+            Style::KubeletJson
+        } else {
+            Style::KubeletText
+        };
+        tokio::spawn(async move {
+            let Some(socket) = ws::socket(on_upgrade).await else {
+                return;
+            };
+            match kind {
+                Kind::PortForward => {
+                    portforward::over_websocket(pod, runtime, ports, socket, base64).await
+                }
+                _ => exec::over_websocket(exec_target, p.exec, socket, base64, style, None).await,
+            }
+        });
+        resp
+    }
+
+    /// Upgrades to SPDY/3.1 with one of the offered stream protocols.
+    fn over_spdy(self, parts: &Parts, offered: &[String]) -> Response {
+        let Session {
+            kind,
+            pod,
+            runtime,
+            exec_target,
+            params: p,
+            refusal,
+            on_upgrade,
+        } = self;
+        if let Some(Refusal(code, why)) = refusal {
+            return text(code, why);
+        }
+        if !spdy_requested(&parts.headers) {
+            return text(
+                StatusCode::BAD_REQUEST,
+                "unable to upgrade: missing upgrade headers in request".into(),
+            );
+        }
+        let supported: &[&str] = if kind == Kind::PortForward {
+            &[PORTFORWARD_SPDY]
+        } else {
+            &EXEC_SPDY
+        };
+        let chosen = match negotiate(offered, supported) {
+            Ok(c) => c,
+            Err(r) => return *r,
+        };
+        let resp = spdy_switch(&chosen);
+        let (style, resize) = match chosen.as_str() {
+            "v5.channel.k8s.io" | "v4.channel.k8s.io" => (Style::KubeletJson, true),
+            "v3.channel.k8s.io" => (Style::KubeletText, true),
+            _ => (Style::KubeletText, false),
+        };
+        tokio::spawn(async move {
+            let upgraded = match on_upgrade.await {
+                Ok(u) => u,
+                Err(e) => {
+                    tracing::debug!(error = %e, "SPDY upgrade failed");
+                    return;
+                }
+            };
+            let conn = spdy::serve(hyper_util::rt::TokioIo::new(upgraded));
+            match kind {
+                Kind::PortForward => portforward::over_spdy(pod, runtime, conn).await,
+                _ => exec::over_spdy(exec_target, p.exec, conn, style, resize).await,
+            }
+        });
+        resp
     }
 }
 

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use crate::node_runtime::{Instance, LogLine};
 
-use super::podutil;
+use crate::podutil;
 
 /// How long an image pull takes.
 pub const PULL_TIME: Duration = Duration::from_millis(800);

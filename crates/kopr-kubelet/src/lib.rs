@@ -1,5 +1,5 @@
 //! The simulated kubelet of every node carrying the
-//! [`super::nodes::SIMULATED`] annotation. It runs no processes: it keeps,
+//! [`nodes::SIMULATED`] annotation. It runs no processes: it keeps,
 //! for each pod bound to such a node, the state a kubelet and its container
 //! runtime would have (image pulls, container instances, restarts and their
 //! back-off) and posts the pod status and Events a kubelet posts, with the
@@ -35,15 +35,20 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::informer::{Informer, Kind};
-use super::nodes;
-use super::podutil::{self, after, go_duration, rfc3339};
-use super::recorder::{Recorder, Source};
-use super::simulation::{self, Behavior};
-use super::writes::{self, Part};
-use crate::object;
+// The server's modules and the controllers' toolkit this kubelet builds on, under the names
+// they have in their own crates.
+pub(crate) use kopr_apiserver_core::{
+    authn, gojson, node_runtime, object, quantity, registry, reviews, status, storage,
+};
+pub(crate) use kopr_controllers::{informer, nodes, podutil, recorder, writes};
+
+use crate::informer::{Informer, Kind};
+use crate::podutil::{after, go_duration, rfc3339};
+use crate::recorder::{Recorder, Source};
 use crate::registry::Api;
+use crate::simulation::Behavior;
 use crate::status::ApiError;
+use crate::writes::Part;
 
 mod container;
 pub mod exec;
@@ -56,6 +61,7 @@ pub mod resource_metrics;
 pub mod runtime;
 pub mod server;
 pub mod shell;
+pub mod simulation;
 pub mod stats;
 pub mod summary;
 pub mod tar;
@@ -92,6 +98,28 @@ struct Plan {
     delete: bool,
     uid: String,
     node: String,
+}
+
+impl kopr_controllers::NodeAgent for Kubelet {
+    fn runs(&self, pod: &Value) -> bool {
+        Kubelet::runs(self, pod)
+    }
+
+    fn sync(
+        &self,
+        key: String,
+    ) -> futures::future::BoxFuture<'_, Result<Option<Duration>, ApiError>> {
+        Box::pin(Kubelet::sync(self, key))
+    }
+}
+
+/// The simulated kubelet as the controllers' node agent.
+pub fn agent() -> kopr_controllers::AgentFactory {
+    Arc::new(
+        |api, informer, recorder| -> Arc<dyn kopr_controllers::NodeAgent> {
+            Kubelet::new(api, informer, recorder)
+        },
+    )
 }
 
 impl Kubelet {
