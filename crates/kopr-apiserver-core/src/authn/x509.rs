@@ -66,7 +66,7 @@ impl ClientCertificates {
         let Some((leaf, intermediates)) = chain.split_first() else {
             return Ok(None);
         };
-        let parsed = certificate::parse(leaf).map_err(Unauthenticated)?;
+        let parsed = certificate::parse(leaf).map_err(|e| Unauthenticated(e.to_string()))?;
         let failed = |why: String| {
             Unauthenticated(format!(
                 "verifying certificate {} failed: {why}",

@@ -403,16 +403,28 @@ pub fn is_http_header_name(value: &str) -> Vec<String> {
     }
 }
 
+/// Why a name is not fully qualified.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QualifiedNameError {
+    /// Not a DNS-1123 subdomain (kube's messages).
+    #[error("{}", .0.join(","))]
+    Subdomain(Vec<String>),
+    /// Fewer than three segments.
+    #[error("should be a domain with at least three segments separated by dots")]
+    TooFewSegments,
+}
+
 /// Fully-qualified name with at least three segments (webhook names).
-pub fn is_fully_qualified_name(name: &str) -> Result<(), String> {
+///
+/// # Errors
+/// When the name is not a subdomain, or has fewer than three segments.
+pub fn is_fully_qualified_name(name: &str) -> Result<(), QualifiedNameError> {
     let errs = is_dns1123_subdomain(name);
     if !errs.is_empty() {
-        return Err(errs.join(","));
+        return Err(QualifiedNameError::Subdomain(errs));
     }
     if name.split('.').count() < 3 {
-        return Err(
-            "should be a domain with at least three segments separated by dots".to_string(),
-        );
+        return Err(QualifiedNameError::TooFewSegments);
     }
     Ok(())
 }
@@ -536,7 +548,7 @@ mod tests {
         assert!(!name_is_dns_subdomain("foo-", false).is_empty());
         assert!(is_fully_qualified_name("a.b.c").is_ok());
         assert_eq!(
-            is_fully_qualified_name("a.b"),
+            is_fully_qualified_name("a.b").map_err(|e| e.to_string()),
             Err("should be a domain with at least three segments separated by dots".into())
         );
         // non-ASCII never panics

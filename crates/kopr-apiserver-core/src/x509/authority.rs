@@ -19,7 +19,10 @@ use super::request::{self, KeyKind, Request};
 pub enum AuthorityError {
     /// The CA certificate could not be read.
     #[error("the CA certificate: {0}")]
-    Certificate(String),
+    Certificate(&'static str),
+    /// The CA certificate is not a certificate.
+    #[error("the CA certificate: {0}")]
+    Parse(#[from] certificate::CertificateError),
     /// The CA key could not be read.
     #[error("the CA key: {0}")]
     Key(#[from] rcgen::Error),
@@ -152,9 +155,9 @@ impl Authority {
     pub fn new(cert_pem: &str, key_pem: &str) -> Result<Authority, AuthorityError> {
         let der = match super::pem::decode(cert_pem.as_bytes()) {
             Some((block, _)) if block.kind == "CERTIFICATE" => block.der,
-            _ => return Err(AuthorityError::Certificate("no CERTIFICATE block".into())),
+            _ => return Err(AuthorityError::Certificate("no CERTIFICATE block")),
         };
-        let cert = certificate::parse(&der).map_err(AuthorityError::Certificate)?;
+        let cert = certificate::parse(&der)?;
         let key = rcgen::KeyPair::from_pem(key_pem)?;
         if key.subject_public_key_info() != cert.public_key_info {
             return Err(AuthorityError::KeyMismatch("not the certificate's key"));

@@ -3,7 +3,7 @@
 //! (subject as issued, validity end, key identifier, signature algorithm).
 
 use super::der::{self, OCTET_STRING, OID, SEQUENCE};
-use super::name::Name;
+use super::name::{Name, NameError};
 
 /// `2.5.29.14`, subjectKeyIdentifier.
 const SUBJECT_KEY_ID: &[u8] = &[0x55, 0x1d, 0x0e];
@@ -31,12 +31,26 @@ pub struct Certificate {
     pub signature_algorithm: Vec<u8>,
 }
 
+/// Why a certificate could not be read; the messages are Go's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CertificateError {
+    /// The DER structure is not a certificate's (`encoding/asn1`'s message).
+    #[error("x509: malformed certificate: {0}")]
+    Malformed(&'static str),
+    /// The end of validity is not a time.
+    #[error("{0}")]
+    Time(&'static str),
+    /// The subject cannot be read.
+    #[error(transparent)]
+    Subject(#[from] NameError),
+}
+
 /// Reads a DER certificate.
 ///
 /// # Errors
 /// When it is not a certificate.
-pub fn parse(der: &[u8]) -> Result<Certificate, String> {
-    let malformed = |e: &str| format!("x509: malformed certificate: {e}");
+pub fn parse(der: &[u8]) -> Result<Certificate, CertificateError> {
+    let malformed = CertificateError::Malformed;
     let (outer, _) = der::expect(der, SEQUENCE).map_err(malformed)?;
     let (tbs, r) = der::expect(outer.contents, SEQUENCE).map_err(malformed)?;
     let (signature_algorithm, _) = der::expect(r, SEQUENCE).map_err(malformed)?;
@@ -53,11 +67,11 @@ pub fn parse(der: &[u8]) -> Result<Certificate, String> {
     r = rest;
     let (_not_before, after) = der::read(validity.contents).map_err(malformed)?;
     let (not_after, _) = der::read(after).map_err(malformed)?;
-    let not_after = der::read_time(&not_after).map_err(str::to_string)?;
+    let not_after = der::read_time(&not_after).map_err(CertificateError::Time)?;
     let mut cert = Certificate {
         serial: serial.contents.to_vec(),
         raw_subject: subject.raw.to_vec(),
-        subject: Name::parse(subject.raw).map_err(|e| e.to_string())?,
+        subject: Name::parse(subject.raw)?,
         public_key_info: spki.raw.to_vec(),
         not_after,
         subject_key_id: None,

@@ -7,7 +7,7 @@
 use std::net::IpAddr;
 
 use super::der::{self, BIT_STRING, BOOLEAN, OCTET_STRING, OID, SEQUENCE};
-use super::name::Name;
+use super::name::{Name, NameError};
 
 /// `1.2.840.113549.1.9.14`, PKCS#9 extensionRequest.
 const EXTENSION_REQUEST: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x09, 0x0e];
@@ -57,14 +57,46 @@ pub struct Request {
     pub uris: Vec<String>,
 }
 
+/// Why a certificate request could not be read; the messages are Go's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    /// The first PEM block is missing or not a `CERTIFICATE REQUEST`.
+    #[error("PEM block type must be CERTIFICATE REQUEST")]
+    NotRequestPem,
+    /// The DER structure is malformed (`encoding/asn1`'s message).
+    #[error("{0}")]
+    Der(&'static str),
+    /// The subject cannot be read.
+    #[error(transparent)]
+    Subject(#[from] NameError),
+    /// An ECDSA key without a named curve.
+    #[error("x509: failed to parse ECDSA parameters as named curve")]
+    EcdsaParameters,
+    /// An ECDSA key on a curve Go does not support.
+    #[error("x509: unsupported elliptic curve")]
+    UnsupportedCurve,
+    /// A string subject alternative name that is not IA5 (the name's kind).
+    #[error("x509: SAN {0} is malformed")]
+    MalformedAltName(&'static str),
+    /// An IP subject alternative name of neither 4 nor 16 bytes.
+    #[error("x509: cannot parse IP address of length {0}")]
+    IpLength(usize),
+}
+
+impl From<&'static str> for RequestError {
+    fn from(message: &'static str) -> Self {
+        RequestError::Der(message)
+    }
+}
+
 /// kube's `ParseCSR`: the first PEM block must be a `CERTIFICATE REQUEST`.
 ///
 /// # Errors
 /// Go's message for what is wrong.
-pub fn parse_pem(pem: &[u8]) -> Result<Request, String> {
+pub fn parse_pem(pem: &[u8]) -> Result<Request, RequestError> {
     match super::pem::decode(pem) {
         Some((block, _)) if block.kind == "CERTIFICATE REQUEST" => parse(&block.der),
-        _ => Err("PEM block type must be CERTIFICATE REQUEST".into()),
+        _ => Err(RequestError::NotRequestPem),
     }
 }
 
@@ -72,13 +104,13 @@ pub fn parse_pem(pem: &[u8]) -> Result<Request, String> {
 ///
 /// # Errors
 /// Go's message for what is wrong.
-pub fn parse(der: &[u8]) -> Result<Request, String> {
+pub fn parse(der: &[u8]) -> Result<Request, RequestError> {
     let (outer, _) = der::expect(der, SEQUENCE)?;
     let (info, _) = der::expect(outer.contents, SEQUENCE)?;
     let (_version, r) = der::expect(info.contents, der::INTEGER)?;
     let (subject, r) = der::expect(r, SEQUENCE)?;
     let (spki, r) = der::expect(r, SEQUENCE)?;
-    let subject = Name::parse(subject.raw).map_err(|e| e.to_string())?;
+    let subject = Name::parse(subject.raw)?;
     let key = key_kind(spki.contents)?;
     let mut request = Request {
         subject,
@@ -115,7 +147,7 @@ pub fn parse(der: &[u8]) -> Result<Request, String> {
     Ok(request)
 }
 
-fn key_kind(spki: &[u8]) -> Result<KeyKind, String> {
+fn key_kind(spki: &[u8]) -> Result<KeyKind, RequestError> {
     let (oid, params) = der::algorithm(spki)?;
     let (_, after) = der::expect(spki, SEQUENCE)?;
     der::expect(after, BIT_STRING)?;
@@ -123,10 +155,9 @@ fn key_kind(spki: &[u8]) -> Result<KeyKind, String> {
         RSA_KEY => KeyKind::Rsa,
         ED25519_KEY => KeyKind::Ed25519,
         EC_KEY => {
-            let (curve, _) = der::expect(params, OID)
-                .map_err(|_| "x509: failed to parse ECDSA parameters as named curve".to_string())?;
+            let (curve, _) = der::expect(params, OID).map_err(|_| RequestError::EcdsaParameters)?;
             if !CURVES.contains(&curve.contents) {
-                return Err("x509: unsupported elliptic curve".into());
+                return Err(RequestError::UnsupportedCurve);
             }
             KeyKind::Ecdsa
         }
@@ -135,13 +166,13 @@ fn key_kind(spki: &[u8]) -> Result<KeyKind, String> {
 }
 
 /// Go's `parseSANExtension`.
-fn read_alt_names(value: &[u8], request: &mut Request) -> Result<(), String> {
+fn read_alt_names(value: &[u8], request: &mut Request) -> Result<(), RequestError> {
     let (names, _) = der::expect(value, SEQUENCE)?;
-    let ia5 = |bytes: &[u8], what: &str| {
+    let ia5 = |bytes: &[u8], what: &'static str| {
         if bytes.is_ascii() {
             Ok(String::from_utf8_lossy(bytes).into_owned())
         } else {
-            Err(format!("x509: SAN {what} is malformed"))
+            Err(RequestError::MalformedAltName(what))
         }
     };
     for name in der::elements(names.contents)? {
@@ -151,10 +182,12 @@ fn read_alt_names(value: &[u8], request: &mut Request) -> Result<(), String> {
             0x82 => request.dns_names.push(ia5(data, "dNSName")?),
             0x86 => request.uris.push(ia5(data, "uniformResourceIdentifier")?),
             0x87 => {
-                let ip = match data.len() {
-                    4 => IpAddr::from(<[u8; 4]>::try_from(data).map_err(|e| e.to_string())?),
-                    16 => IpAddr::from(<[u8; 16]>::try_from(data).map_err(|e| e.to_string())?),
-                    n => return Err(format!("x509: cannot parse IP address of length {n}")),
+                let ip = if let Ok(v4) = <[u8; 4]>::try_from(data) {
+                    IpAddr::from(v4)
+                } else if let Ok(v6) = <[u8; 16]>::try_from(data) {
+                    IpAddr::from(v6)
+                } else {
+                    return Err(RequestError::IpLength(data.len()));
                 };
                 request.ips.push(ip);
             }

@@ -149,7 +149,7 @@ pub(super) fn webhooks(ck: &mut Checker, root: &Obj, old: Option<&Obj>, mutating
         if name.is_empty() {
             ck.push(FieldError::required(child(&hp, "name"), ""));
         } else if let Err(m) = names::is_fully_qualified_name(name) {
-            ck.push(FieldError::invalid(child(&hp, "name"), name, m));
+            ck.push(FieldError::invalid(child(&hp, "name"), name, m.to_string()));
         }
         for (ri, r) in ck.obj_items(h, "rules", &hp) {
             validate_rule(ck, r, &index(&child(&hp, "rules"), ri));

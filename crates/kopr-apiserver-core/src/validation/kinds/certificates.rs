@@ -260,7 +260,7 @@ pub(crate) fn certificate_signing_request(ck: &mut Checker, root: &Obj, old: Opt
         ck.push(FieldError::invalid(
             "spec.request",
             bytes_repr(request.as_deref()),
-            e,
+            e.to_string(),
         ));
     }
     let usages = ck.str_list(spec, "usages", sp);
@@ -316,7 +316,7 @@ pub(crate) fn certificate_signing_request(ck: &mut Checker, root: &Obj, old: Opt
         ck.push(FieldError::invalid(
             "status.certificate",
             "<certificate data>",
-            e,
+            e.to_string(),
         ));
     }
     let Some(o) = old else { return };

@@ -73,11 +73,74 @@ fn key_type_name(k: &KeyKind) -> &'static str {
     }
 }
 
+/// Why `spec.request` is not a certificate request whose signature verifies; the
+/// messages are Go's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum CsrError {
+    /// The first PEM block is missing or not a `CERTIFICATE REQUEST`.
+    #[error("PEM block type must be CERTIFICATE REQUEST")]
+    NotRequestPem,
+    /// The DER structure is malformed (`encoding/asn1`'s message).
+    #[error("{0}")]
+    Der(&'static str),
+    /// Bytes after the request.
+    #[error("asn1: syntax error: trailing data")]
+    TrailingData,
+    /// The signature algorithm is for another kind of key than the request's.
+    #[error(
+        "x509: signature algorithm specifies an {want} public key, but have public key of type {have}"
+    )]
+    KeyMismatch {
+        /// The key the algorithm is for (`RSA`, `ECDSA`, `Ed25519`).
+        want: &'static str,
+        /// Go's type name of the request's key.
+        have: &'static str,
+    },
+    /// A signature algorithm Go does not know.
+    #[error("x509: cannot verify signature: algorithm unimplemented")]
+    Unimplemented,
+    /// An RSA signature that does not verify.
+    #[error("crypto/rsa: verification error")]
+    Rsa,
+    /// An ECDSA signature that does not verify.
+    #[error("x509: ECDSA verification failure")]
+    Ecdsa,
+    /// An Ed25519 signature that does not verify.
+    #[error("x509: Ed25519 verification failure")]
+    Ed25519,
+}
+
+impl From<&'static str> for CsrError {
+    fn from(message: &'static str) -> Self {
+        CsrError::Der(message)
+    }
+}
+
+/// Why `status.certificate` is not a list of certificates.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum CertificatesError {
+    /// A PEM block of another type (as decoded).
+    #[error(
+        "only CERTIFICATE PEM blocks are allowed, found {}",
+        crate::validation::go_quote(.0)
+    )]
+    NotCertificate(String),
+    /// A PEM block with headers.
+    #[error("no PEM block headers are permitted")]
+    Headers,
+    /// A block that does not hold a certificate (Go's message).
+    #[error("{0}")]
+    Shape(&'static str),
+    /// No PEM block at all.
+    #[error("must contain at least one CERTIFICATE PEM block")]
+    Empty,
+}
+
 /// `x509.ParseCertificateRequest` + `CheckSignature` on DER bytes.
-fn check_csr_der(der: &[u8]) -> Result<(), String> {
+fn check_csr_der(der: &[u8]) -> Result<(), CsrError> {
     let (outer, rest) = expect(der, SEQUENCE)?;
     if !rest.is_empty() {
-        return Err("asn1: syntax error: trailing data".into());
+        return Err(CsrError::TrailingData);
     }
     let (tbs, after_tbs) = expect(outer.contents, SEQUENCE)?;
     let (sig_oid, after_alg) = {
@@ -108,15 +171,15 @@ fn check_csr_der(der: &[u8]) -> Result<(), String> {
     } else {
         KeyKind::Unknown
     };
-    let mismatch = |want: &str| {
-        Err(format!(
-            "x509: signature algorithm specifies an {want} public key, but have public key of type {}",
-            key_type_name(&key_kind)
-        ))
+    let mismatch = |want: &'static str| {
+        Err(CsrError::KeyMismatch {
+            want,
+            have: key_type_name(&key_kind),
+        })
     };
     let signed = tbs.raw;
     match sig_kind(sig_oid) {
-        SigKind::Unknown => Err("x509: cannot verify signature: algorithm unimplemented".into()),
+        SigKind::Unknown => Err(CsrError::Unimplemented),
         SigKind::Unverifiable => Ok(()),
         SigKind::Rsa(alg) => {
             if key_kind != KeyKind::Rsa {
@@ -124,7 +187,7 @@ fn check_csr_der(der: &[u8]) -> Result<(), String> {
             }
             signature::UnparsedPublicKey::new(alg, &key)
                 .verify(signed, &sig)
-                .map_err(|_| "crypto/rsa: verification error".to_string())
+                .map_err(|_| CsrError::Rsa)
         }
         SigKind::Ecdsa(bits) => {
             let alg: &dyn signature::VerificationAlgorithm = match (&key_kind, bits) {
@@ -137,7 +200,7 @@ fn check_csr_der(der: &[u8]) -> Result<(), String> {
             };
             signature::UnparsedPublicKey::new(alg, &key)
                 .verify(signed, &sig)
-                .map_err(|_| "x509: ECDSA verification failure".to_string())
+                .map_err(|_| CsrError::Ecdsa)
         }
         SigKind::Ed25519 => {
             if key_kind != KeyKind::Ed25519 {
@@ -145,16 +208,16 @@ fn check_csr_der(der: &[u8]) -> Result<(), String> {
             }
             signature::UnparsedPublicKey::new(&signature::ED25519, &key)
                 .verify(signed, &sig)
-                .map_err(|_| "x509: Ed25519 verification failure".to_string())
+                .map_err(|_| CsrError::Ed25519)
         }
     }
 }
 
 /// kube's `validateCSR`: the message of the error, if any.
-pub(super) fn check_csr(pem: &[u8]) -> Result<(), String> {
+pub(super) fn check_csr(pem: &[u8]) -> Result<(), CsrError> {
     match pem_decode(pem) {
         Some((block, _)) if block.kind == "CERTIFICATE REQUEST" => check_csr_der(&block.der),
-        _ => Err("PEM block type must be CERTIFICATE REQUEST".into()),
+        _ => Err(CsrError::NotRequestPem),
     }
 }
 
@@ -172,7 +235,7 @@ fn certificate_shape(der: &[u8]) -> Result<(), &'static str> {
 }
 
 /// kube's `validateCertificate` of `status.certificate`.
-pub(super) fn check_certificate(pem: &[u8]) -> Result<(), String> {
+pub(super) fn check_certificate(pem: &[u8]) -> Result<(), CertificatesError> {
     if pem.is_empty() {
         return Ok(());
     }
@@ -180,20 +243,17 @@ pub(super) fn check_certificate(pem: &[u8]) -> Result<(), String> {
     let mut blocks = 0;
     while let Some((block, rest)) = pem_decode(data) {
         if block.kind != "CERTIFICATE" {
-            return Err(format!(
-                "only CERTIFICATE PEM blocks are allowed, found {}",
-                crate::validation::go_quote(&block.kind)
-            ));
+            return Err(CertificatesError::NotCertificate(block.kind));
         }
         if block.has_headers {
-            return Err("no PEM block headers are permitted".into());
+            return Err(CertificatesError::Headers);
         }
         blocks += 1;
-        certificate_shape(&block.der).map_err(str::to_string)?;
+        certificate_shape(&block.der).map_err(CertificatesError::Shape)?;
         data = rest;
     }
     if blocks == 0 {
-        return Err("must contain at least one CERTIFICATE PEM block".into());
+        return Err(CertificatesError::Empty);
     }
     Ok(())
 }

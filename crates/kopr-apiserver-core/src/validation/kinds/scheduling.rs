@@ -13,20 +13,36 @@ const HIGHEST_USER_DEFINABLE_PRIORITY: i64 = 1_000_000_000;
 const SYSTEM_CRITICAL_PRIORITY: i64 = 2 * HIGHEST_USER_DEFINABLE_PRIORITY;
 const SYSTEM_PREFIX: &str = "system-";
 
-/// `IsKnownSystemPriorityClass`: `Err` carries kube's reason.
-fn known_system_class(name: &str, value: i64, global_default: bool) -> Result<(), String> {
+/// Why a `system-` PriorityClass is not one kube knows; the messages are kube's reasons.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum SystemClassError<'a> {
+    /// Not one of the system classes.
+    #[error("{0} is not a known system priority class")]
+    Unknown(&'a str),
+    /// A system class with another value than its own.
+    #[error("value of {name} PriorityClass must be {expected}")]
+    Value { name: &'a str, expected: i64 },
+    /// A system class that is the global default.
+    #[error("globalDefault of {0} PriorityClass must be false")]
+    GlobalDefault(&'a str),
+}
+
+/// `IsKnownSystemPriorityClass`.
+fn known_system_class(
+    name: &str,
+    value: i64,
+    global_default: bool,
+) -> Result<(), SystemClassError<'_>> {
     let expected = match name {
         "system-node-critical" => SYSTEM_CRITICAL_PRIORITY + 1000,
         "system-cluster-critical" => SYSTEM_CRITICAL_PRIORITY,
-        _ => return Err(format!("{name} is not a known system priority class")),
+        _ => return Err(SystemClassError::Unknown(name)),
     };
     if value != expected {
-        return Err(format!("value of {name} PriorityClass must be {expected}"));
+        return Err(SystemClassError::Value { name, expected });
     }
     if global_default {
-        return Err(format!(
-            "globalDefault of {name} PriorityClass must be false"
-        ));
+        return Err(SystemClassError::GlobalDefault(name));
     }
     Ok(())
 }
