@@ -89,6 +89,20 @@ pub struct Policy {
     pub omit_stages: Vec<String>,
 }
 
+/// Why a text is not an `audit.k8s.io/v1` Policy.
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    /// Neither YAML nor JSON.
+    #[error("{0}")]
+    Yaml(Box<serde_saphyr::Error>),
+    /// Another kind, or another version.
+    #[error("expected kind Policy of apiVersion audit.k8s.io/v1")]
+    NotPolicy,
+    /// A Policy whose fields do not read.
+    #[error("{0}")]
+    Fields(#[from] serde_json::Error),
+}
+
 /// Errors reading a policy.
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
@@ -106,7 +120,8 @@ pub enum PolicyError {
         /// The file.
         path: String,
         /// Why.
-        why: String,
+        #[source]
+        why: ParseError,
     },
 }
 
@@ -189,12 +204,13 @@ impl Policy {
     ///
     /// # Errors
     /// Why the text is not an `audit.k8s.io/v1` Policy.
-    pub fn parse(text: &str) -> Result<Policy, String> {
-        let value: serde_json::Value = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> Result<Policy, ParseError> {
+        let value: serde_json::Value =
+            serde_saphyr::from_str(text).map_err(|e| ParseError::Yaml(Box::new(e)))?;
         if value["kind"] != "Policy" || value["apiVersion"] != "audit.k8s.io/v1" {
-            return Err("expected kind Policy of apiVersion audit.k8s.io/v1".into());
+            return Err(ParseError::NotPolicy);
         }
-        serde_json::from_value(value).map_err(|e| e.to_string())
+        Ok(serde_json::from_value(value)?)
     }
 
     /// Every request at `Metadata`: the policy of an audit log given no

@@ -5,7 +5,7 @@
 //! resource (`count/<resource>.<group>`, and the legacy `configmaps`,
 //! `secrets`, `replicationcontrollers`, `resourcequotas`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -262,9 +262,11 @@ impl Evaluator {
     }
 
     /// kube's pod constraints: when a quota limits cpu or memory, every
-    /// container must set the matching request or limit. The message is
-    /// kube's (`must specify limits.cpu for: a,b; requests.memory for: a`).
-    pub fn constraints(&self, required: &[String], obj: &Value) -> Result<(), String> {
+    /// container must set the matching request or limit.
+    ///
+    /// # Errors
+    /// [`MissingResources`], the resources containers do not set.
+    pub fn constraints(&self, required: &[String], obj: &Value) -> Result<(), MissingResources> {
         if *self != Evaluator::Pods {
             return Ok(());
         }
@@ -276,7 +278,7 @@ impl Evaluator {
         if required.is_empty() {
             return Ok(());
         }
-        let mut missing: std::collections::BTreeMap<&str, BTreeSet<&str>> = Default::default();
+        let mut missing: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         let spec = &obj["spec"];
         for c in containers(spec, "containers").chain(containers(spec, "initContainers")) {
             let requests = list::from_json(c["resources"].get("requests"));
@@ -285,26 +287,41 @@ impl Evaluator {
             for r in &required {
                 if !have.contains_key(*r) {
                     missing
-                        .entry(r)
+                        .entry((*r).to_string())
                         .or_default()
-                        .insert(c["name"].as_str().unwrap_or(""));
+                        .insert(c["name"].as_str().unwrap_or("").to_string());
                 }
             }
         }
         if missing.is_empty() {
             return Ok(());
         }
-        let parts: Vec<String> = missing
-            .iter()
-            .map(|(r, names)| {
-                format!(
-                    "{r} for: {}",
-                    names.iter().copied().collect::<Vec<_>>().join(",")
-                )
-            })
-            .collect();
-        Err(format!("must specify {}", parts.join("; ")))
+        Err(MissingResources(missing))
     }
+}
+
+/// The requests or limits a pod's containers must set for a quota and do not: each
+/// resource with the names of the containers lacking it. The message is kube's
+/// (`must specify limits.cpu for: a,b; requests.memory for: a`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("must specify {}", missing_list(.0))]
+pub struct MissingResources(pub BTreeMap<String, BTreeSet<String>>);
+
+fn missing_list(missing: &BTreeMap<String, BTreeSet<String>>) -> String {
+    let parts: Vec<String> = missing
+        .iter()
+        .map(|(r, names)| {
+            format!(
+                "{r} for: {}",
+                names
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        })
+        .collect();
+    parts.join("; ")
 }
 
 /// `IsNativeResource`: no domain, or a `kubernetes.io/` one.
@@ -473,7 +490,9 @@ mod tests {
             "pods".into(),
         ];
         assert_eq!(
-            Evaluator::Pods.constraints(&required, &pod),
+            Evaluator::Pods
+                .constraints(&required, &pod)
+                .map_err(|e| e.to_string()),
             Err("must specify limits.cpu for: a,b; requests.cpu for: a".into())
         );
         assert_eq!(Evaluator::Pods.constraints(&["pods".into()], &pod), Ok(()));

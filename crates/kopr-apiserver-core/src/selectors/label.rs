@@ -104,7 +104,9 @@ impl LabelSelector {
             tokens: lex(s),
             pos: 0,
         };
-        let mut requirements = parser.parse().map_err(SelectorError::Label)?;
+        let mut requirements = parser
+            .parse()
+            .map_err(|e| SelectorError::Label(e.to_string()))?;
         requirements.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(LabelSelector {
             requirements,
@@ -398,6 +400,33 @@ pub(super) fn lex(s: &str) -> Vec<(Tok, String)> {
 
 // --- parser ----------------------------------------------------------------
 
+/// Why a `labelSelector` does not parse: `labels.Parse`'s messages.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum SyntaxError {
+    /// A token where the grammar wants something else.
+    #[error("found '{found}', expected: {expected}")]
+    Unexpected {
+        found: String,
+        expected: &'static str,
+    },
+    /// A set operator not followed by `(` (kube's message has no comma).
+    #[error("found '{0}' expected: '('")]
+    NoOpenParen(String),
+    /// A key that is not a qualified name.
+    #[error("<nil>: Invalid value: {}: {detail}", go_quote(.key))]
+    InvalidKey { key: String, detail: String },
+    /// A requirement `labels.NewRequirement` refuses.
+    #[error(transparent)]
+    Invalid(#[from] SelectorError),
+    /// What went wrong inside one requirement.
+    #[error("unable to parse requirement: {0}")]
+    Requirement(Box<SyntaxError>),
+}
+
+fn unexpected(found: String, expected: &'static str) -> SyntaxError {
+    SyntaxError::Unexpected { found, expected }
+}
+
 pub(super) struct Parser {
     pub(super) tokens: Vec<(Tok, String)>,
     pub(super) pos: usize,
@@ -423,7 +452,7 @@ impl Parser {
         item
     }
 
-    pub(super) fn parse(&mut self) -> Result<Vec<Requirement>, String> {
+    pub(super) fn parse(&mut self) -> Result<Vec<Requirement>, SyntaxError> {
         let mut reqs = Vec::new();
         loop {
             let (tok, lit) = self.peek(true);
@@ -431,7 +460,7 @@ impl Parser {
                 Tok::Ident | Tok::Not => {
                     let r = self
                         .requirement()
-                        .map_err(|e| format!("unable to parse requirement: {e}"))?;
+                        .map_err(|e| SyntaxError::Requirement(Box::new(e)))?;
                     reqs.push(r);
                     let (t, l) = self.next(true);
                     match t {
@@ -439,40 +468,41 @@ impl Parser {
                         Tok::Comma => {
                             let (t2, l2) = self.peek(true);
                             if t2 != Tok::Ident && t2 != Tok::Not {
-                                return Err(format!(
-                                    "found '{l2}', expected: identifier after ','"
-                                ));
+                                return Err(unexpected(l2, "identifier after ','"));
                             }
                         }
-                        _ => return Err(format!("found '{l}', expected: ',' or 'end of string'")),
+                        _ => return Err(unexpected(l, "',' or 'end of string'")),
                     }
                 }
                 Tok::End => return Ok(reqs),
                 _ => {
-                    return Err(format!(
-                        "found '{lit}', expected: !, identifier, or 'end of string'"
-                    ));
+                    return Err(unexpected(lit, "!, identifier, or 'end of string'"));
                 }
             }
         }
     }
 
-    pub(super) fn requirement(&mut self) -> Result<Requirement, String> {
+    pub(super) fn requirement(&mut self) -> Result<Requirement, SyntaxError> {
         let (key, inferred) = self.key_and_inferred_op()?;
         if let Some(op) = inferred {
-            return new_requirement(&key, op, Vec::new(), None).map_err(|e| e.to_string());
+            return Ok(new_requirement(&key, op, Vec::new(), None)?);
         }
         let op = self.operator()?;
         let values = match op {
             Op::In | Op::NotIn => self.set_values()?,
             _ => self.exact_value()?,
         };
-        new_requirement(&key, op, values.into_iter().collect(), None).map_err(|e| e.to_string())
+        Ok(new_requirement(
+            &key,
+            op,
+            values.into_iter().collect(),
+            None,
+        )?)
     }
 
     /// Reads `[!]key`; returns `Some(op)` when the operator is implied
     /// (`!key` → DoesNotExist, a bare key before `,`/end → Exists).
-    pub(super) fn key_and_inferred_op(&mut self) -> Result<(String, Option<Op>), String> {
+    pub(super) fn key_and_inferred_op(&mut self) -> Result<(String, Option<Op>), SyntaxError> {
         let (mut tok, mut lit) = self.next(true);
         let mut op = None;
         if tok == Tok::Not {
@@ -480,10 +510,10 @@ impl Parser {
             (tok, lit) = self.next(true);
         }
         if tok != Tok::Ident {
-            return Err(format!("found '{lit}', expected: identifier"));
+            return Err(unexpected(lit, "identifier"));
         }
         if let Some(detail) = qualified_name_errors(&lit) {
-            return Err(invalid("<nil>", &go_quote(&lit), &detail));
+            return Err(SyntaxError::InvalidKey { key: lit, detail });
         }
         let (t, _) = self.peek(true);
         if (t == Tok::End || t == Tok::Comma) && op.is_none() {
@@ -492,7 +522,7 @@ impl Parser {
         Ok((lit, op))
     }
 
-    pub(super) fn operator(&mut self) -> Result<Op, String> {
+    pub(super) fn operator(&mut self) -> Result<Op, SyntaxError> {
         let (tok, lit) = self.next(false);
         Ok(match tok {
             Tok::In => Op::In,
@@ -503,17 +533,15 @@ impl Parser {
             Tok::NotIn => Op::NotIn,
             Tok::NotEquals => Op::NotEquals,
             _ => {
-                return Err(format!(
-                    "found '{lit}', expected: '=', '!=', '==', 'in', notin'"
-                ));
+                return Err(unexpected(lit, "'=', '!=', '==', 'in', notin'"));
             }
         })
     }
 
-    pub(super) fn set_values(&mut self) -> Result<BTreeSet<String>, String> {
+    pub(super) fn set_values(&mut self) -> Result<BTreeSet<String>, SyntaxError> {
         let (tok, lit) = self.next(true);
         if tok != Tok::OpenPar {
-            return Err(format!("found '{lit}' expected: '('"));
+            return Err(SyntaxError::NoOpenParen(lit));
         }
         let (tok, lit) = self.peek(true);
         match tok {
@@ -522,7 +550,7 @@ impl Parser {
                 let (t, _) = self.next(true);
                 if t != Tok::ClosePar {
                     // kube reports the token seen before the list here.
-                    return Err(format!("found '{lit}', expected: ')'"));
+                    return Err(unexpected(lit, "')'"));
                 }
                 Ok(set)
             }
@@ -530,11 +558,11 @@ impl Parser {
                 self.next(true);
                 Ok(BTreeSet::from([String::new()]))
             }
-            _ => Err(format!("found '{lit}', expected: ',', ')' or identifier")),
+            _ => Err(unexpected(lit, "',', ')' or identifier")),
         }
     }
 
-    pub(super) fn identifiers(&mut self) -> Result<BTreeSet<String>, String> {
+    pub(super) fn identifiers(&mut self) -> Result<BTreeSet<String>, SyntaxError> {
         let mut set = BTreeSet::new();
         loop {
             let (tok, lit) = self.next(true);
@@ -545,7 +573,7 @@ impl Parser {
                     match t2 {
                         Tok::Comma => continue,
                         Tok::ClosePar => return Ok(set),
-                        _ => return Err(format!("found '{l2}', expected: ',' or ')'")),
+                        _ => return Err(unexpected(l2, "',' or ')'")),
                     }
                 }
                 Tok::Comma => {
@@ -562,12 +590,12 @@ impl Parser {
                         set.insert(String::new());
                     }
                 }
-                _ => return Err(format!("found '{lit}', expected: ',', or identifier")),
+                _ => return Err(unexpected(lit, "',', or identifier")),
             }
         }
     }
 
-    pub(super) fn exact_value(&mut self) -> Result<BTreeSet<String>, String> {
+    pub(super) fn exact_value(&mut self) -> Result<BTreeSet<String>, SyntaxError> {
         let (t, _) = self.peek(true);
         if t == Tok::End || t == Tok::Comma {
             return Ok(BTreeSet::from([String::new()]));
@@ -576,7 +604,7 @@ impl Parser {
         if t == Tok::Ident {
             Ok(BTreeSet::from([lit]))
         } else {
-            Err(format!("found '{lit}', expected: identifier"))
+            Err(unexpected(lit, "identifier"))
         }
     }
 }

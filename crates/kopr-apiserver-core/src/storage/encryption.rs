@@ -33,7 +33,67 @@ pub enum EncryptionConfigError {
         /// The file.
         path: String,
         /// Why.
-        why: String,
+        #[source]
+        why: ConfigError,
+    },
+}
+
+/// Why a text is not a usable EncryptionConfiguration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Neither YAML nor JSON of the expected shape.
+    #[error("{0}")]
+    Yaml(Box<serde_saphyr::Error>),
+    /// Another kind, or another version.
+    #[error("expected kind EncryptionConfiguration of apiVersion apiserver.config.k8s.io/v1")]
+    NotConfiguration,
+    /// A provider kube has that this server does not (`secretbox`, `kms`).
+    #[error("the {0} provider is not supported; use aescbc or aesgcm")]
+    Unsupported(&'static str),
+    /// A provider entry naming no provider.
+    #[error("a provider names none of aescbc, aesgcm, identity")]
+    NoProvider,
+    /// An entry without resources or without providers.
+    #[error("every entry needs resources and providers")]
+    EmptyEntry,
+    /// A keyed provider without keys.
+    #[error("{0}: at least one key is required")]
+    NoKeys(&'static str),
+    /// A secret that is not base64.
+    #[error("{kind} key {name:?}: the secret is not base64: {source}")]
+    NotBase64 {
+        /// The provider.
+        kind: &'static str,
+        /// The key's name.
+        name: String,
+        /// Why.
+        source: base64::DecodeError,
+    },
+    /// A key without a name, or with `:` in it.
+    #[error("{kind} key {name:?}: a name without ':' is required")]
+    KeyName {
+        /// The provider.
+        kind: &'static str,
+        /// The key's name.
+        name: String,
+    },
+    /// A key of a length the provider does not take.
+    #[error("{kind} key {name:?}: a key of {len} bytes is not valid for {kind}")]
+    KeyLength {
+        /// The provider.
+        kind: &'static str,
+        /// The key's name.
+        name: String,
+        /// The secret's length in bytes.
+        len: usize,
+    },
+    /// A key the cipher refuses.
+    #[error("{kind} key {name:?}: unusable")]
+    Unusable {
+        /// The provider.
+        kind: &'static str,
+        /// The key's name.
+        name: String,
     },
 }
 
@@ -116,21 +176,25 @@ const ENCRYPTED: &str = "k8s:enc:";
 const IV_LEN: usize = 16;
 const NONCE_LEN: usize = 12;
 
-fn provider_keys(kind: &str, keys: &KeysDoc) -> Result<Vec<Provider>, String> {
+fn provider_keys(kind: &'static str, keys: &KeysDoc) -> Result<Vec<Provider>, ConfigError> {
     if keys.keys.is_empty() {
-        return Err(format!("{kind}: at least one key is required"));
+        return Err(ConfigError::NoKeys(kind));
     }
     keys.keys
         .iter()
         .map(|k| {
             let secret = base64::engine::general_purpose::STANDARD
                 .decode(k.secret.trim())
-                .map_err(|e| format!("{kind} key {:?}: the secret is not base64: {e}", k.name))?;
+                .map_err(|source| ConfigError::NotBase64 {
+                    kind,
+                    name: k.name.clone(),
+                    source,
+                })?;
             if k.name.is_empty() || k.name.contains(':') {
-                return Err(format!(
-                    "{kind} key {:?}: a name without ':' is required",
-                    k.name
-                ));
+                return Err(ConfigError::KeyName {
+                    kind,
+                    name: k.name.clone(),
+                });
             }
             let cipher = match (kind, secret.len()) {
                 ("aescbc", 16 | 24 | 32) => Cipher::Cbc(secret),
@@ -140,15 +204,20 @@ fn provider_keys(kind: &str, keys: &KeysDoc) -> Result<Vec<Provider>, String> {
                     } else {
                         &ring::aead::AES_256_GCM
                     };
-                    let key = ring::aead::UnboundKey::new(algorithm, &secret)
-                        .map_err(|_| format!("{kind} key {:?}: unusable", k.name))?;
+                    let key = ring::aead::UnboundKey::new(algorithm, &secret).map_err(|_| {
+                        ConfigError::Unusable {
+                            kind,
+                            name: k.name.clone(),
+                        }
+                    })?;
                     Cipher::Gcm(Arc::new(ring::aead::LessSafeKey::new(key)))
                 }
-                (_, n) => {
-                    return Err(format!(
-                        "{kind} key {:?}: a key of {n} bytes is not valid for {kind}",
-                        k.name
-                    ));
+                (_, len) => {
+                    return Err(ConfigError::KeyLength {
+                        kind,
+                        name: k.name.clone(),
+                        len,
+                    });
                 }
             };
             Ok(Provider::Keyed {
@@ -179,14 +248,12 @@ impl Encryption {
     ///
     /// # Errors
     /// Why the text is not a usable configuration.
-    pub fn parse(text: &str) -> Result<Encryption, String> {
-        let doc: ConfigDoc = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> Result<Encryption, ConfigError> {
+        let doc: ConfigDoc =
+            serde_saphyr::from_str(text).map_err(|e| ConfigError::Yaml(Box::new(e)))?;
         if doc.kind != "EncryptionConfiguration" || doc.api_version != "apiserver.config.k8s.io/v1"
         {
-            return Err(
-                "expected kind EncryptionConfiguration of apiVersion apiserver.config.k8s.io/v1"
-                    .into(),
-            );
+            return Err(ConfigError::NotConfiguration);
         }
         let mut rules = Vec::new();
         for r in doc.resources {
@@ -204,21 +271,15 @@ impl Encryption {
                     } => providers.push(Provider::Identity),
                     ProviderDoc {
                         secretbox: Some(_), ..
-                    } => {
-                        return Err(
-                            "the secretbox provider is not supported; use aescbc or aesgcm".into(),
-                        );
-                    }
+                    } => return Err(ConfigError::Unsupported("secretbox")),
                     ProviderDoc { kms: Some(_), .. } => {
-                        return Err(
-                            "the kms provider is not supported; use aescbc or aesgcm".into()
-                        );
+                        return Err(ConfigError::Unsupported("kms"));
                     }
-                    _ => return Err("a provider names none of aescbc, aesgcm, identity".into()),
+                    _ => return Err(ConfigError::NoProvider),
                 }
             }
             if r.resources.is_empty() || providers.is_empty() {
-                return Err("every entry needs resources and providers".into());
+                return Err(ConfigError::EmptyEntry);
             }
             rules.push(Rule {
                 resources: r.resources,
@@ -440,10 +501,21 @@ resources:
 
     #[test]
     fn bad_configurations_are_refused() {
-        assert!(Encryption::parse("kind: Other\n").is_err());
+        let error = |text: &str| Encryption::parse(text).err().map(|e| e.to_string());
+        assert_eq!(
+            error("kind: Other\n").as_deref(),
+            Some("expected kind EncryptionConfiguration of apiVersion apiserver.config.k8s.io/v1")
+        );
         let short = CONFIG.replace("MTIzNDU2Nzg5MDEyMzQ1Ng==", "MTIz");
-        assert!(Encryption::parse(&short).is_err());
+        assert!(
+            error(&short).is_some_and(
+                |e| e == "aesgcm key \"old\": a key of 3 bytes is not valid for aesgcm"
+            )
+        );
         let secretbox = "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n- resources: [secrets]\n  providers:\n  - secretbox: {keys: [{name: a, secret: MTIzNDU2Nzg5MDEyMzQ1Ng==}]}\n";
-        assert!(Encryption::parse(secretbox).is_err());
+        assert_eq!(
+            error(secretbox).as_deref(),
+            Some("the secretbox provider is not supported; use aescbc or aesgcm")
+        );
     }
 }

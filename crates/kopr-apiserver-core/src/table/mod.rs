@@ -33,18 +33,22 @@ pub enum IncludeObject {
     Object,
 }
 
+/// An `includeObject` query value that is none of kube's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unrecognized includeObject value: {}", crate::gofmt::quote(.0))]
+pub struct UnknownIncludeObject(pub String);
+
 impl IncludeObject {
-    /// Parses the `includeObject` query value; empty means `Metadata`. The
-    /// error is the kube BadRequest message for an unknown value.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    /// Parses the `includeObject` query value; empty means `Metadata`.
+    ///
+    /// # Errors
+    /// An unknown value (its message is kube's BadRequest message).
+    pub fn parse(s: &str) -> Result<Self, UnknownIncludeObject> {
         match s {
             "" | "Metadata" => Ok(IncludeObject::Metadata),
             "None" => Ok(IncludeObject::None),
             "Object" => Ok(IncludeObject::Object),
-            other => Err(format!(
-                "unrecognized includeObject value: {}",
-                crate::gofmt::quote(other)
-            )),
+            other => Err(UnknownIncludeObject(other.to_string())),
         }
     }
 }

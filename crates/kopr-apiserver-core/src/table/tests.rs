@@ -780,7 +780,7 @@ fn default_table_and_include_object() {
     assert_eq!(IncludeObject::parse("None"), Ok(IncludeObject::None));
     assert_eq!(IncludeObject::parse("Object"), Ok(IncludeObject::Object));
     assert_eq!(
-        IncludeObject::parse("all"),
+        IncludeObject::parse("all").map_err(|e| e.to_string()),
         Err("unrecognized includeObject value: \"all\"".to_string())
     );
 }
