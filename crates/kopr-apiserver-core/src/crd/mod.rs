@@ -14,6 +14,33 @@ use serde_json::Value;
 
 use crate::validation::FieldError;
 
+/// Why a simple JSON path (`.a.b`, `.a['b']`: a rule's `fieldPath`, a selectable
+/// field) does not resolve against a schema; the messages are kube's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FieldPathError {
+    /// A name the schema does not have.
+    #[error("does not refer to a valid field")]
+    NoSuchField,
+    /// `[...]` where only `.name` is allowed.
+    #[error("array notation is not allowed")]
+    ArrayNotation,
+    /// The path stops inside a step.
+    #[error("unexpected end of JSON path")]
+    UnexpectedEnd,
+    /// `[` followed by something else than a quoted name.
+    #[error("expected single quoted string but got {0}")]
+    NotQuoted(String),
+    /// A quoted name not followed by `]`.
+    #[error("expected ] but got {0}")]
+    NotClosed(String),
+    /// A step that starts with neither `[` nor `.`.
+    #[error("expected [ or . but got: {0}")]
+    NoStep(String),
+    /// An unknown escape in a quoted name.
+    #[error("invalid escape char \\{0}")]
+    Escape(char),
+}
+
 /// Group, version and plural of the CRD resource.
 pub const CRD_GROUP: &str = "apiextensions.k8s.io";
 

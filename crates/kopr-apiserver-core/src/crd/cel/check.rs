@@ -8,6 +8,31 @@ use super::*;
 // Parsing, rewriting and checking.
 // ---------------------------------------------------------------------------
 
+/// Why an expression does not compile; the messages are cel-go's as kube reports them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum CompileError {
+    /// More code points than kube allows.
+    #[error(
+        "compilation failed: ERROR: <input>:-1:0: expression code point size exceeds limit: size: {0}, limit {MAX_EXPRESSION_CODE_POINTS}"
+    )]
+    TooLong(usize),
+    /// Brackets or the parse tree nested deeper than the limit (the limit).
+    #[error("compilation failed: ERROR: <input>:-1:0: expression recursion limit exceeded: {0}")]
+    TooDeep(usize),
+    /// The parser gave up.
+    #[error("compilation failed: ERROR: <input>:1:1: internal parser error")]
+    ParserPanic,
+    /// Parse, macro or check errors, each formatted as cel-go displays it.
+    #[error("compilation failed: {}", .0.join("\n"))]
+    Issues(Vec<String>),
+    /// A rule whose result is not a bool.
+    #[error("cel expression must evaluate to a bool")]
+    NotBool,
+    /// A messageExpression whose result is not a string.
+    #[error("cel expression must evaluate to a string")]
+    NotString,
+}
+
 /// Parses, rewrites and checks an expression. `want_bool` selects the rule
 /// (bool result) or messageExpression (string result) form. On success also
 /// returns the expression depth.
@@ -16,12 +41,10 @@ pub(super) fn compile_expr(
     self_ty: &Arc<Ty>,
     old_ty: &CTy,
     want_bool: bool,
-) -> Result<(IdedExpr, usize), String> {
+) -> Result<(IdedExpr, usize), CompileError> {
     let n = src.chars().count();
     if n > MAX_EXPRESSION_CODE_POINTS {
-        return Err(format!(
-            "compilation failed: ERROR: <input>:-1:0: expression code point size exceeds limit: size: {n}, limit {MAX_EXPRESSION_CODE_POINTS}"
-        ));
+        return Err(CompileError::TooLong(n));
     }
     let mut nest = 0usize;
     let mut max_nest = 0usize;
@@ -36,9 +59,7 @@ pub(super) fn compile_expr(
         }
     }
     if max_nest > MAX_BRACKET_NESTING {
-        return Err(format!(
-            "compilation failed: ERROR: <input>:-1:0: expression recursion limit exceeded: {MAX_BRACKET_NESTING}"
-        ));
+        return Err(CompileError::TooDeep(MAX_BRACKET_NESTING));
     }
     let parsed = catch_unwind(|| {
         Parser::new()
@@ -54,17 +75,13 @@ pub(super) fn compile_expr(
                 .iter()
                 .map(|e| format_issue(src, e.pos.0, e.pos.1, &e.msg))
                 .collect();
-            return Err(format!("compilation failed: {}", msgs.join("\n")));
+            return Err(CompileError::Issues(msgs));
         }
-        Err(_) => {
-            return Err("compilation failed: ERROR: <input>:1:1: internal parser error".into());
-        }
+        Err(_) => return Err(CompileError::ParserPanic),
     };
     let depth = ast_depth(&expr);
     if depth > MAX_AST_DEPTH {
-        return Err(format!(
-            "compilation failed: ERROR: <input>:-1:0: expression recursion limit exceeded: {MAX_AST_DEPTH}"
-        ));
+        return Err(CompileError::TooDeep(MAX_AST_DEPTH));
     }
     let mut next_id = max_id(&expr);
     let mut ex = Expander {
@@ -79,7 +96,7 @@ pub(super) fn compile_expr(
             .iter()
             .map(|(l, c, m)| format_issue(src, *l, *c, m))
             .collect();
-        return Err(format!("compilation failed: {}", msgs.join("\n")));
+        return Err(CompileError::Issues(msgs));
     }
     let mut ck = Checker {
         src,
@@ -99,15 +116,15 @@ pub(super) fn compile_expr(
             .iter()
             .map(|(l, c, m)| format_issue(src, *l, *c, m))
             .collect();
-        return Err(format!("compilation failed: {}", msgs.join("\n")));
+        return Err(CompileError::Issues(msgs));
     }
     let ty = ty.norm();
     if want_bool {
         if !matches!(ty, CTy::Bool | CTy::Unknown) {
-            return Err("cel expression must evaluate to a bool".into());
+            return Err(CompileError::NotBool);
         }
     } else if !matches!(ty, CTy::String | CTy::Unknown) {
-        return Err("cel expression must evaluate to a string".into());
+        return Err(CompileError::NotString);
     }
     let expr = lower(expr, &ck.lowering, &mut next_id);
     let depth = ast_depth(&expr);
@@ -239,7 +256,7 @@ impl Expander<'_> {
                     let (l, col) = locate_call(self.src, &c.func_name)
                         .map(|(l, col)| first_after(self.src, l, col))
                         .unwrap_or((1, 1));
-                    self.errors.push((l, col, msg));
+                    self.errors.push((l, col, msg.to_string()));
                     Expr::Unspecified
                 }
             }

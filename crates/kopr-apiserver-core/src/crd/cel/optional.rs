@@ -67,22 +67,25 @@ fn optional_call(id: &mut u64, func: &str, args: Vec<IdedExpr>) -> IdedExpr {
     member(id, ns, func, args)
 }
 
+/// An `optMap`/`optFlatMap` whose variable is not an identifier (the macro's name);
+/// the message is cel-go's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}() variable name must be a simple identifier")]
+pub(super) struct MacroVariable(String);
+
 /// Expands `target.optMap(v, e)` (`flat` false) or `target.optFlatMap(v, e)`
 /// like cel-go: `target.hasValue() ? optional.of(<e with v bound to
 /// target.value()>) : optional.none()` (without `optional.of` for
-/// `optFlatMap`). `Err` carries cel-go's message when `v` is not a simple
-/// identifier.
+/// `optFlatMap`). `Err` when `v` is not a simple identifier.
 pub(super) fn expand_opt_map(
     id: &mut u64,
     macro_name: &str,
     target: IdedExpr,
     var: IdedExpr,
     body: IdedExpr,
-) -> Result<Expr, String> {
+) -> Result<Expr, MacroVariable> {
     let Expr::Ident(name) = var.expr else {
-        return Err(format!(
-            "{macro_name}() variable name must be a simple identifier"
-        ));
+        return Err(MacroVariable(macro_name.to_string()));
     };
     let has_value = member(id, target.clone(), "hasValue", Vec::new());
     let value = member(id, target, "value", Vec::new());

@@ -679,3 +679,26 @@ fn hostile_inputs_do_not_panic() {
         }
     }
 }
+
+#[test]
+fn field_path_errors_read_as_kube_writes_them() {
+    let s = json!({"type": "object", "properties": {"a": {"type": "object",
+        "additionalProperties": {"type": "string"}}}});
+    assert_eq!(valid_field_path(".a['x.y']", &s).as_deref(), Ok("a[x.y]"));
+    let error = |path: &str| valid_field_path(path, &s).map_err(|e| e.to_string());
+    assert_eq!(
+        error(".b"),
+        Err("does not refer to a valid field".to_string())
+    );
+    assert_eq!(error(".a["), Err("unexpected end of JSON path".to_string()));
+    assert_eq!(
+        error(".a[x]"),
+        Err("expected single quoted string but got x".to_string())
+    );
+    assert_eq!(error(".a['x'.b"), Err("expected ] but got .".to_string()));
+    assert_eq!(error("a"), Err("expected [ or . but got: a".to_string()));
+    assert_eq!(
+        error(".a['\\q']"),
+        Err("invalid escape char \\q".to_string())
+    );
+}

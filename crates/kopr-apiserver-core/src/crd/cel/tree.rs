@@ -3,6 +3,7 @@
 
 #[allow(unused_imports)]
 use super::*;
+use crate::crd::FieldPathError;
 
 // ---------------------------------------------------------------------------
 // Compiled tree.
@@ -24,7 +25,7 @@ pub(super) struct Rule {
     pub(super) program: Option<IdedExpr>,
     /// Why the rule does not compile; reported on every validation, as kube
     /// serves such rules (`rule compile error: ...`).
-    pub(super) compile_error: Option<String>,
+    pub(super) compile_error: Option<CompileError>,
 }
 
 /// The validator of one schema node (kube's `Validator`).
@@ -405,7 +406,7 @@ impl Compiler {
                 errs.push(FieldError::invalid(
                     format!("{rpath}.rule"),
                     repr.clone(),
-                    detail.clone(),
+                    detail.to_string(),
                 ));
                 rule.compile_error = Some(detail);
             }
@@ -421,6 +422,7 @@ impl Compiler {
                         format!("{rpath}.messageExpression"),
                         repr,
                         detail
+                            .to_string()
                             .replacen(
                                 "compilation failed",
                                 "messageExpression compilation failed",
@@ -461,7 +463,7 @@ impl Compiler {
 
 /// `ValidFieldPath`: checks a rule's `fieldPath` against the schema and
 /// returns it as a field path relative to the rule's location.
-pub(super) fn valid_field_path(path: &str, schema: &Value) -> Result<String, String> {
+pub(super) fn valid_field_path(path: &str, schema: &Value) -> Result<String, FieldPathError> {
     // Tokens: '.', '[', ']', quoted strings, and names.
     let mut toks: Vec<String> = Vec::new();
     let chars: Vec<char> = path.chars().collect();
@@ -491,12 +493,12 @@ pub(super) fn valid_field_path(path: &str, schema: &Value) -> Result<String, Str
     let mut out = String::new();
     let mut cur = schema.clone();
     let mut it = toks.into_iter();
-    let append = |name: String, cur: &mut Value, out: &mut String| -> Result<(), String> {
+    let append = |name: String, cur: &mut Value, out: &mut String| -> Result<(), FieldPathError> {
         if let Some(props) = cur.get("properties").and_then(Value::as_object) {
             let next = props
                 .get(&name)
                 .cloned()
-                .ok_or_else(|| "does not refer to a valid field".to_string())?;
+                .ok_or(FieldPathError::NoSuchField)?;
             if !out.is_empty() {
                 out.push('.');
             }
@@ -509,35 +511,35 @@ pub(super) fn valid_field_path(path: &str, schema: &Value) -> Result<String, Str
             *cur = next;
             Ok(())
         } else {
-            Err("does not refer to a valid field".to_string())
+            Err(FieldPathError::NoSuchField)
         }
     };
     while let Some(tok) = it.next() {
         match tok.as_str() {
             "[" => {
-                let t = it.next().ok_or("unexpected end of JSON path")?;
+                let t = it.next().ok_or(FieldPathError::UnexpectedEnd)?;
                 if t.len() < 2 || !t.starts_with('\'') || !t.ends_with('\'') {
-                    return Err(format!("expected single quoted string but got {t}"));
+                    return Err(FieldPathError::NotQuoted(t));
                 }
                 let inner = &t[1..t.len() - 1];
                 let unescaped = unescape_single_quote(inner)?;
                 append(unescaped, &mut cur, &mut out)?;
-                let close = it.next().ok_or("unexpected end of JSON path")?;
+                let close = it.next().ok_or(FieldPathError::UnexpectedEnd)?;
                 if close != "]" {
-                    return Err(format!("expected ] but got {close}"));
+                    return Err(FieldPathError::NotClosed(close));
                 }
             }
             "." => {
-                let t = it.next().ok_or("unexpected end of JSON path")?;
+                let t = it.next().ok_or(FieldPathError::UnexpectedEnd)?;
                 append(t, &mut cur, &mut out)?;
             }
-            other => return Err(format!("expected [ or . but got: {other}")),
+            other => return Err(FieldPathError::NoStep(other.to_string())),
         }
     }
     Ok(out)
 }
 
-pub(super) fn unescape_single_quote(s: &str) -> Result<String, String> {
+pub(super) fn unescape_single_quote(s: &str) -> Result<String, FieldPathError> {
     let mut out = String::new();
     let mut chars = s.chars();
     while let Some(c) = chars.next() {
@@ -555,7 +557,7 @@ pub(super) fn unescape_single_quote(s: &str) -> Result<String, String> {
             Some('v') => out.push('\u{b}'),
             Some('\'') => out.push('\''),
             Some('\\') => out.push('\\'),
-            Some(o) => return Err(format!("invalid escape char \\{o}")),
+            Some(o) => return Err(FieldPathError::Escape(o)),
             None => out.push('\\'),
         }
     }

@@ -335,15 +335,17 @@ fn serving_violations(crd: &Value) -> Option<String> {
     (!msgs.is_empty()).then(|| aggregate(&msgs))
 }
 
+/// A requested name another definition of the group already uses (kube's message).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{} is already in use", crate::validation::go_quote(.0))]
+struct InUse<'a>(&'a str);
+
 /// `equalToAcceptedOrFresh`.
-fn fresh(requested: &str, accepted: &str, used: &[String]) -> Result<(), String> {
+fn fresh<'a>(requested: &'a str, accepted: &str, used: &[String]) -> Result<(), InUse<'a>> {
     if requested == accepted || !used.iter().any(|u| u == requested) {
         Ok(())
     } else {
-        Err(format!(
-            "{} is already in use",
-            crate::validation::go_quote(requested)
-        ))
+        Err(InUse(requested))
     }
 }
 
@@ -411,11 +413,11 @@ pub fn accepted_status(crd: &Value, existing: &[&Value], now: &str) -> Value {
         let mut cond: Option<(String, String)> = None;
         match fresh(&requested.plural, &accepted.plural, &resources) {
             Ok(()) => new_names.plural = requested.plural.clone(),
-            Err(m) => cond = Some(("PluralConflict".into(), m)),
+            Err(m) => cond = Some(("PluralConflict".into(), m.to_string())),
         }
         match fresh(&requested.singular, &accepted.singular, &resources) {
             Ok(()) => new_names.singular = requested.singular.clone(),
-            Err(m) => cond = Some(("SingularConflict".into(), m)),
+            Err(m) => cond = Some(("SingularConflict".into(), m.to_string())),
         }
         if requested.short_names != accepted.short_names {
             let mut msgs = Vec::new();
@@ -424,7 +426,7 @@ pub fn accepted_status(crd: &Value, existing: &[&Value], now: &str) -> Value {
                     continue;
                 }
                 if let Err(m) = fresh(sn, "", &resources) {
-                    msgs.push(m);
+                    msgs.push(m.to_string());
                 }
             }
             if msgs.is_empty() {
@@ -435,11 +437,11 @@ pub fn accepted_status(crd: &Value, existing: &[&Value], now: &str) -> Value {
         }
         match fresh(&requested.kind, &accepted.kind, &kinds) {
             Ok(()) => new_names.kind = requested.kind.clone(),
-            Err(m) => cond = Some(("KindConflict".into(), m)),
+            Err(m) => cond = Some(("KindConflict".into(), m.to_string())),
         }
         match fresh(&requested.list_kind, &accepted.list_kind, &kinds) {
             Ok(()) => new_names.list_kind = requested.list_kind.clone(),
-            Err(m) => cond = Some(("ListKindConflict".into(), m)),
+            Err(m) => cond = Some(("ListKindConflict".into(), m.to_string())),
         }
         new_names.categories = requested.categories.clone();
 

@@ -6,6 +6,7 @@
 
 use super::gorepr;
 use super::schema::{Dependency, Items, Schema};
+use crate::crd::FieldPathError;
 use crate::validation::{FieldError, child, index, key};
 use serde_json::Value;
 
@@ -577,24 +578,23 @@ pub fn valid_field_path<'s, 'a>(
     path: &str,
     root: Option<&'s Schema<'a>>,
     allow_array_notation: bool,
-) -> Result<FieldPath<'s, 'a>, String> {
+) -> Result<FieldPath<'s, 'a>, FieldPathError> {
     let mut fp = FieldPath {
         elems: Vec::new(),
         schema: root,
     };
     let toks = tokens(path);
     let mut it = toks.into_iter();
-    let invalid = || "does not refer to a valid field".to_string();
-    let step = |fp: &mut FieldPath<'s, 'a>, name: &str| -> Result<(), String> {
-        let s = fp.schema.ok_or_else(invalid)?;
+    let step = |fp: &mut FieldPath<'s, 'a>, name: &str| -> Result<(), FieldPathError> {
+        let s = fp.schema.ok_or(FieldPathError::NoSuchField)?;
         if s.properties.is_some() {
             fp.elems.push((name.to_string(), false));
-            fp.schema = Some(s.property(name).ok_or_else(invalid)?);
+            fp.schema = Some(s.property(name).ok_or(FieldPathError::NoSuchField)?);
         } else if let Some(ap) = &s.additional_properties {
             fp.elems.push((name.to_string(), true));
             fp.schema = ap.schema();
         } else {
-            return Err(invalid());
+            return Err(FieldPathError::NoSuchField);
         }
         Ok(())
     };
@@ -602,23 +602,23 @@ pub fn valid_field_path<'s, 'a>(
         match tok {
             "[" => {
                 if !allow_array_notation {
-                    return Err("array notation is not allowed".to_string());
+                    return Err(FieldPathError::ArrayNotation);
                 }
-                let t = it.next().ok_or("unexpected end of JSON path")?;
+                let t = it.next().ok_or(FieldPathError::UnexpectedEnd)?;
                 if t.len() < 2 || !t.starts_with('\'') || !t.ends_with('\'') {
-                    return Err(format!("expected single quoted string but got {t}"));
+                    return Err(FieldPathError::NotQuoted(t.to_string()));
                 }
                 step(&mut fp, &t[1..t.len() - 1])?;
-                let t = it.next().ok_or("unexpected end of JSON path")?;
+                let t = it.next().ok_or(FieldPathError::UnexpectedEnd)?;
                 if t != "]" {
-                    return Err(format!("expected ] but got {t}"));
+                    return Err(FieldPathError::NotClosed(t.to_string()));
                 }
             }
             "." => {
-                let t = it.next().ok_or("unexpected end of JSON path")?;
+                let t = it.next().ok_or(FieldPathError::UnexpectedEnd)?;
                 step(&mut fp, t)?;
             }
-            other => return Err(format!("expected [ or . but got: {other}")),
+            other => return Err(FieldPathError::NoStep(other.to_string())),
         }
     }
     Ok(fp)

@@ -48,7 +48,21 @@ pub(crate) enum Additional {
 #[derive(Debug, Clone)]
 pub(crate) struct Pattern {
     pub(crate) source: String,
-    pub(crate) re: Result<Regex, String>,
+    pub(crate) re: Result<Regex, PatternError>,
+}
+
+/// A `pattern` the regex engine refuses; the message is the engine's reason alone (the
+/// last `error:` line of its report).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}", reason(.0))]
+pub(crate) struct PatternError(regex::Error);
+
+fn reason(e: &regex::Error) -> String {
+    let s = e.to_string();
+    s.lines()
+        .rfind(|l| l.starts_with("error:"))
+        .map(|l| l.trim_start_matches("error:").trim().to_string())
+        .unwrap_or(s)
 }
 
 /// A parsed structural schema (from a JSONSchemaProps value).
@@ -158,20 +172,14 @@ fn string_of(v: Option<&Value>) -> Option<String> {
 /// Compiles a Go RE2 pattern with the `regex` crate, translating the
 /// Perl classes that are ASCII-only in Go (`\d`, `\s`, `\w` and negations,
 /// `\b`) into their ASCII forms.
-pub(crate) fn compile_go_regex(pattern: &str) -> Result<Regex, String> {
+pub(crate) fn compile_go_regex(pattern: &str) -> Result<Regex, PatternError> {
     let translated = translate_go_regex(pattern);
     regex::RegexBuilder::new(&translated)
         .size_limit(1 << 22)
         .dfa_size_limit(1 << 22)
         .nest_limit(250)
         .build()
-        .map_err(|e| {
-            let s = e.to_string();
-            s.lines()
-                .rfind(|l| l.starts_with("error:"))
-                .map(|l| l.trim_start_matches("error:").trim().to_string())
-                .unwrap_or(s)
-        })
+        .map_err(PatternError)
 }
 
 fn translate_go_regex(p: &str) -> String {
