@@ -11,6 +11,54 @@ use kube_cel::KubeCelExt;
 use kube_cel::cel::{Context, Program, Value as CelValue};
 use serde_json::Value;
 
+/// A value CEL cannot hold, bound to a variable.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub(crate) struct BindError(#[from] kube_cel::cel::SerializationError);
+
+/// Why an expression gave no value; the messages are kube's.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum ExpressionError {
+    /// It does not compile (`compilation failed: …`).
+    #[error("compilation error: {0}")]
+    Compile(String),
+    /// It failed at run time.
+    #[error("expression '{expression}' resulted in error: {detail}")]
+    Execute {
+        /// The expression.
+        expression: String,
+        /// The detail (`no such key: x`).
+        detail: String,
+    },
+}
+
+/// Why a `matchCondition` did not decide; the messages are kube's.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum ConditionError {
+    /// Its expression gave no value.
+    #[error(transparent)]
+    Expression(#[from] ExpressionError),
+    /// Its value is not a bool (the condition's name).
+    #[error("matchCondition '{0}' is not a bool")]
+    NotBool(String),
+}
+
+/// Why `matchConditions` did not decide: each failed condition, none false.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", conditions_message(.0))]
+pub(crate) struct ConditionsError(pub Vec<ConditionError>);
+
+/// One error as it is, several as `[a, b]` (as kube aggregates them).
+fn conditions_message(errors: &[ConditionError]) -> String {
+    match errors {
+        [one] => one.to_string(),
+        many => {
+            let texts: Vec<String> = many.iter().map(ToString::to_string).collect();
+            format!("[{}]", texts.join(", "))
+        }
+    }
+}
+
 /// The variables an evaluation sees.
 pub(crate) struct Activation<'a> {
     context: Context<'a>,
@@ -30,10 +78,8 @@ impl<'a> Activation<'a> {
     ///
     /// # Errors
     /// A value CEL cannot hold.
-    pub fn bind(&mut self, name: &str, value: &Value) -> Result<(), String> {
-        self.context
-            .add_variable(name, value)
-            .map_err(|e| e.to_string())
+    pub fn bind(&mut self, name: &str, value: &Value) -> Result<(), BindError> {
+        Ok(self.context.add_variable(name, value)?)
     }
 
     /// Binds `name` to a CEL value.
@@ -78,13 +124,14 @@ impl Expression {
     /// Evaluates the expression.
     ///
     /// # Errors
-    /// kube's text for an expression that does not compile
-    /// (`compilation error: …`) or fails (`expression '…' resulted in
-    /// error: …`).
-    pub fn evaluate(&self, activation: &Activation<'_>) -> Result<CelValue, String> {
+    /// An expression that does not compile or fails.
+    pub fn evaluate(&self, activation: &Activation<'_>) -> Result<CelValue, ExpressionError> {
         self.evaluate_raw(activation).map_err(|e| match e {
-            Failure::Compile(e) => format!("compilation error: {e}"),
-            Failure::Execute(e) => format!("expression '{}' resulted in error: {e}", self.text),
+            Failure::Compile(e) => ExpressionError::Compile(e),
+            Failure::Execute(detail) => ExpressionError::Execute {
+                expression: self.text.clone(),
+                detail,
+            },
         })
     }
 
@@ -165,23 +212,22 @@ impl Condition {
     /// Whether the condition holds.
     ///
     /// # Errors
-    /// kube's text for an expression that does not compile, fails or does
-    /// not give a bool.
-    pub fn holds(&self, activation: &Activation<'_>) -> Result<bool, String> {
+    /// An expression that does not compile, fails or does not give a bool.
+    pub fn holds(&self, activation: &Activation<'_>) -> Result<bool, ConditionError> {
         match self.expression.evaluate(activation)? {
             CelValue::Bool(b) => Ok(b),
-            _ => Err(format!("matchCondition '{}' is not a bool", self.name)),
+            _ => Err(ConditionError::NotBool(self.name.clone())),
         }
     }
 }
 
 /// Evaluates `conditions` in order, as kube's matcher does: the first that
-/// is false decides (`Ok(false)`); errors are gathered (`Err`, one message
-/// or `[a, b]`) unless one is false.
+/// is false decides (`Ok(false)`); errors are gathered (`Err`) unless one
+/// is false.
 pub(crate) fn all_hold(
     conditions: &[Condition],
     activation: &Activation<'_>,
-) -> Result<bool, String> {
+) -> Result<bool, ConditionsError> {
     let mut errors = Vec::new();
     for condition in conditions {
         match condition.holds(activation) {
@@ -190,10 +236,10 @@ pub(crate) fn all_hold(
             Err(e) => errors.push(e),
         }
     }
-    match errors.len() {
-        0 => Ok(true),
-        1 => Err(errors.swap_remove(0)),
-        _ => Err(format!("[{}]", errors.join(", "))),
+    if errors.is_empty() {
+        Ok(true)
+    } else {
+        Err(ConditionsError(errors))
     }
 }
 
@@ -205,7 +251,7 @@ pub(crate) fn request_activation(
     object: Option<&Value>,
     old_object: Option<&Value>,
     request: &Value,
-) -> Result<Activation<'static>, String> {
+) -> Result<Activation<'static>, BindError> {
     let mut activation = Activation::new();
     activation.bind("object", object.unwrap_or(&Value::Null))?;
     activation.bind("oldObject", old_object.unwrap_or(&Value::Null))?;
@@ -218,10 +264,15 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn holds(expression: &str, object: Value) -> Result<bool, String> {
+    /// Whether the condition holds; a failure as its message.
+    fn holds(expression: &str, object: Value) -> Result<bool, ConditionError> {
         let request = json!({"operation": "CREATE", "userInfo": {"username": "ann"}});
         let activation = request_activation(Some(&object), None, &request).unwrap();
         Condition::compile("c", expression).holds(&activation)
+    }
+
+    fn message(result: Result<bool, ConditionError>) -> String {
+        result.map_or_else(|e| e.to_string(), |b| format!("Ok({b})"))
     }
 
     #[test]
@@ -237,16 +288,16 @@ mod tests {
         );
         assert_eq!(holds("oldObject == null", pod.clone()), Ok(true));
         assert!(
-            holds("1 + ", pod.clone())
-                .is_err_and(|e| e.starts_with("compilation error: compilation failed: "))
+            message(holds("1 + ", pod.clone()))
+                .starts_with("compilation error: compilation failed: ")
         );
         assert_eq!(
-            holds("'x'", pod.clone()),
-            Err("matchCondition 'c' is not a bool".to_string())
+            message(holds("'x'", pod.clone())),
+            "matchCondition 'c' is not a bool"
         );
         assert_eq!(
-            holds("object.nothing.here", pod),
-            Err("expression 'object.nothing.here' resulted in error: no such key: nothing".into())
+            message(holds("object.nothing.here", pod)),
+            "expression 'object.nothing.here' resulted in error: no such key: nothing"
         );
     }
 
@@ -264,7 +315,8 @@ mod tests {
         ];
         let both = all_hold(&conditions, &activation);
         assert!(
-            both.as_ref().is_err_and(|e| e.starts_with("[expression")),
+            both.as_ref()
+                .is_err_and(|e| e.to_string().starts_with("[expression")),
             "{both:?}"
         );
     }

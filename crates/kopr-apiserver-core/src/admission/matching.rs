@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::identity::UserInfo;
 use crate::registry::{AdmissionRequest, convert};
 use crate::resources::{Catalog, ResourceType};
-use crate::selectors::LabelSelector;
+use crate::selectors::{LabelSelector, SelectorError};
 use crate::status::ApiError;
 use crate::storage::Store;
 
@@ -54,13 +54,13 @@ impl Rule {
 
 /// A stored selector (unset is `{}`, everything, as kube defaults it);
 /// `Err` for one that does not parse.
-pub(crate) fn selector(v: &Value) -> Result<LabelSelector, String> {
+pub(crate) fn selector(v: &Value) -> Result<LabelSelector, SelectorError> {
     let v = if v.is_null() {
         &Value::Object(Default::default())
     } else {
         v
     };
-    LabelSelector::from_label_selector_value(v).map_err(|e| e.to_string())
+    LabelSelector::from_label_selector_value(v)
 }
 
 /// The request as matching sees it.
@@ -332,9 +332,9 @@ fn labels(object: Option<&Value>) -> Option<&Map<String, Value>> {
 /// `objectSelector`: the new or the old object's labels match (an empty
 /// selector matches everything).
 pub(crate) fn object_selector_matches(
-    selector: &Result<LabelSelector, String>,
+    selector: &Result<LabelSelector, SelectorError>,
     attrs: &Attributes<'_>,
-) -> Result<bool, String> {
+) -> Result<bool, SelectorError> {
     let selector = selector.as_ref().map_err(Clone::clone)?;
     if selector.is_everything() {
         return Ok(true);
@@ -353,7 +353,7 @@ pub(crate) fn object_selector_matches(
 /// A selector that does not parse (500); a namespace that does not exist.
 pub(crate) fn namespace_selected(
     store: &Store,
-    selector: &Result<LabelSelector, String>,
+    selector: &Result<LabelSelector, SelectorError>,
     attrs: &Attributes<'_>,
 ) -> Result<bool, ApiError> {
     let selector = selector.as_ref().map_err(ApiError::internal)?;

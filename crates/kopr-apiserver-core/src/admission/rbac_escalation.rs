@@ -23,6 +23,38 @@ use crate::storage::Store;
 
 const GROUP: &str = "rbac.authorization.k8s.io";
 
+/// A write that would grant rules its writer does not hold; the message is kube's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "user {user:?} (groups=[{}]) is attempting to grant RBAC permissions not currently held:\n{}{}",
+    quoted(groups),
+    missing.join("\n"),
+    resolution(resolution_errors)
+)]
+struct Escalation {
+    /// The writer.
+    user: String,
+    /// The writer's groups.
+    groups: Vec<String>,
+    /// The rules not held, one line each.
+    missing: Vec<String>,
+    /// Why some of the writer's rules could not be resolved.
+    resolution_errors: Vec<String>,
+}
+
+fn quoted(groups: &[String]) -> String {
+    let groups: Vec<String> = groups.iter().map(|g| format!("{g:?}")).collect();
+    groups.join(" ")
+}
+
+fn resolution(errors: &[String]) -> String {
+    if errors.is_empty() {
+        String::new()
+    } else {
+        format!("; resolution errors: [{}]", errors.join(" "))
+    }
+}
+
 /// The escalation check, asking the server's authorizers.
 pub struct RbacEscalation {
     authorizer: Arc<Union>,
@@ -52,34 +84,25 @@ impl RbacEscalation {
         )
     }
 
-    /// `Err(message)` when `user` does not hold every rule of `rules` in
-    /// `namespace`.
+    /// `Err` when `user` does not hold every rule of `rules` in `namespace`.
     fn confirm_no_escalation(
         &self,
         user: &UserInfo,
         namespace: &str,
         rules: &[PolicyRule],
-    ) -> Result<(), String> {
+    ) -> Result<(), Escalation> {
         let ns = (!namespace.is_empty()).then_some(namespace);
         let owned = self.authorizer.rules_for(user, ns);
         let missing = uncovered(&owned.rules, rules);
         if missing.is_empty() {
             return Ok(());
         }
-        let groups: Vec<String> = user.groups.iter().map(|g| format!("{g:?}")).collect();
-        let mut message = format!(
-            "user {:?} (groups=[{}]) is attempting to grant RBAC permissions not currently held:\n{}",
-            user.name,
-            groups.join(" "),
-            compact_lines(&missing).join("\n")
-        );
-        if !owned.errors.is_empty() {
-            message.push_str(&format!(
-                "; resolution errors: [{}]",
-                owned.errors.join(" ")
-            ));
-        }
-        Err(message)
+        Err(Escalation {
+            user: user.name.clone(),
+            groups: user.groups.clone(),
+            missing: compact_lines(&missing),
+            resolution_errors: owned.errors,
+        })
     }
 
     /// The rules of the role a binding refers to.
@@ -142,14 +165,14 @@ impl Validating for RbacEscalation {
         }
         let name = text(&obj["metadata"]["name"]);
         let namespace = text(&obj["metadata"]["namespace"]);
-        let refuse = |why: String| {
+        let refuse = |why: &str| {
             ApiError::forbidden(
                 ResourceRef {
                     group: GROUP,
                     resource: &rt.plural,
                 },
                 name,
-                &why,
+                why,
             )
         };
         match rt.kind.as_str() {
@@ -159,7 +182,7 @@ impl Validating for RbacEscalation {
                     let full = PolicyRule::full_authority();
                     if self.confirm_no_escalation(user, "", &full).is_err() {
                         return Err(refuse(
-                            "must have cluster-admin privileges to use the aggregationRule".into(),
+                            "must have cluster-admin privileges to use the aggregationRule",
                         ));
                     }
                 }
@@ -170,7 +193,7 @@ impl Validating for RbacEscalation {
                     return Ok(());
                 }
                 self.confirm_no_escalation(user, namespace, &rules_of(obj))
-                    .map_err(refuse)
+                    .map_err(|e| refuse(&e.to_string()))
             }
             "RoleBinding" | "ClusterRoleBinding" => {
                 let kind = text(&obj["roleRef"]["kind"]);
@@ -185,7 +208,7 @@ impl Validating for RbacEscalation {
                 }
                 let rules = self.role_rules(kind, namespace, role)?;
                 self.confirm_no_escalation(user, namespace, &rules)
-                    .map_err(refuse)
+                    .map_err(|e| refuse(&e.to_string()))
             }
             _ => Ok(()),
         }

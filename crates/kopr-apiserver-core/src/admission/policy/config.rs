@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::admission::expressions::{Condition, Expression};
 use crate::admission::matching::{Rule, selector};
-use crate::selectors::LabelSelector;
+use crate::selectors::{LabelSelector, SelectorError};
 use crate::storage::Store;
 
 pub(super) const POLICIES: &str = "/admissionregistration.k8s.io/validatingadmissionpolicies/";
@@ -19,8 +19,8 @@ pub(super) const BINDINGS: &str =
 /// `matchConstraints` of a policy or `matchResources` of a binding.
 #[derive(Debug)]
 pub(super) struct MatchResources {
-    pub namespace_selector: Result<LabelSelector, String>,
-    pub object_selector: Result<LabelSelector, String>,
+    pub namespace_selector: Result<LabelSelector, SelectorError>,
+    pub object_selector: Result<LabelSelector, SelectorError>,
     pub rules: Vec<Rule>,
     pub exclude: Vec<Rule>,
     /// `matchPolicy: Equivalent` (the default) rather than `Exact`.
@@ -78,7 +78,7 @@ pub(super) struct Policy {
 pub(super) struct ParamRef {
     pub name: String,
     pub namespace: String,
-    pub selector: Option<Result<LabelSelector, String>>,
+    pub selector: Option<Result<LabelSelector, SelectorError>>,
     /// `parameterNotFoundAction: Deny`.
     pub deny_when_missing: bool,
 }

@@ -62,7 +62,7 @@ fn bind(policy: &Policy, activation: &mut Activation<'_>, params: Option<&Value>
     if policy.param_kind.is_some()
         && let Err(e) = activation.bind("params", params.unwrap_or(&Value::Null))
     {
-        broken.push(("params".into(), e));
+        broken.push(("params".into(), e.to_string()));
     }
     let mut values: HashMap<String, CelValue> = HashMap::new();
     activation.bind_value("variables", CelValue::from(values.clone()));
@@ -139,7 +139,7 @@ pub(super) fn evaluate(
             Ok(false) => return None,
             Err(_) if !policy.fail_closed => return None,
             Err(e) => {
-                out.decisions.push(Decision::error(e, None));
+                out.decisions.push(Decision::error(e.to_string(), None));
                 return Some(out);
             }
         }

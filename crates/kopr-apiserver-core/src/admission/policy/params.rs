@@ -93,7 +93,7 @@ pub(super) fn collect(
         (Some(selector), _) => {
             let selector = selector
                 .as_ref()
-                .map_err(|e| ConfigError::Binding(e.clone()))?;
+                .map_err(|e| ConfigError::Binding(e.to_string()))?;
             store
                 .current_objects(&rt.list_prefix(namespace))
                 .iter()

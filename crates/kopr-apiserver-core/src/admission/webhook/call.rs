@@ -19,6 +19,122 @@ use serde_json::Value;
 use super::config::{Hook, Target};
 use crate::storage::Store;
 
+/// Why a webhook was not called or gave no answer; the messages are kube's, in the
+/// words of Go's HTTP client (they follow `failed calling webhook "<name>": `).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CallError {
+    /// Its address or the trust for its certificate could not be settled.
+    #[error("failed to call webhook: {0}")]
+    Setup(#[from] SetupError),
+    /// The POST failed.
+    #[error("failed to call webhook: Post \"{url}\": {source}")]
+    Exchange {
+        /// The URL as kube prints it.
+        url: String,
+        /// Why.
+        source: ExchangeError,
+    },
+    /// No answer within `timeoutSeconds`.
+    #[error("failed to call webhook: Post \"{url}\": context deadline exceeded")]
+    Timeout {
+        /// The URL as kube prints it.
+        url: String,
+    },
+}
+
+/// Why a webhook's address or the trust for its certificate could not be settled.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SetupError {
+    /// A `url` that is not a URL.
+    #[error("parse {url:?}: {source}")]
+    Url {
+        url: String,
+        source: http::uri::InvalidUri,
+    },
+    /// The Service gives no address.
+    #[error("Post \"{url}\": {source}")]
+    Service { url: String, source: ServiceError },
+    /// A `caBundle` block that is not PEM.
+    #[error("unable to load root certificates: {0}")]
+    BundlePem(#[from] rustls::pki_types::pem::Error),
+    /// A `caBundle` certificate rustls refuses as a root.
+    #[error("unable to load root certificates: {0}")]
+    BundleRoot(rustls::Error),
+    /// Roots the verifier cannot use.
+    #[error("{0}")]
+    Verifier(#[from] rustls::client::VerifierBuilderError),
+    /// The TLS configuration could not be built.
+    #[error("{0}")]
+    Tls(rustls::Error),
+}
+
+/// Why a Service gives no address for its webhook.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ServiceError {
+    /// No such Service.
+    #[error("service \"{0}\" not found")]
+    NotFound(String),
+    /// The Service has no such port.
+    #[error("no service port {port} found for service \"{name}\"")]
+    NoPort { name: String, port: u16 },
+    /// No ready address in its Endpoints.
+    #[error("no endpoints available for service \"{0}\"")]
+    NoEndpoints(String),
+}
+
+/// Why a POST failed, in the words of Go's HTTP client.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ExchangeError {
+    /// Nothing listens there.
+    #[error("dial tcp {host}:{port}: connect: connection refused")]
+    Refused { host: String, port: u16 },
+    /// The connection could not be opened otherwise.
+    #[error("dial tcp {host}:{port}: {source}")]
+    Dial {
+        host: String,
+        port: u16,
+        source: std::io::Error,
+    },
+    /// A host that is not a name TLS can verify.
+    #[error("tls: {0}")]
+    ServerName(#[from] rustls::pki_types::InvalidDnsNameError),
+    /// The TLS handshake failed.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    /// HTTP failed (handshake, sending, reading the answer).
+    #[error("{0}")]
+    Http(#[from] hyper::Error),
+    /// The request could not be built.
+    #[error("{0}")]
+    Request(#[from] http::Error),
+    /// The body could not be read, or is too large.
+    #[error("{0}")]
+    Body(Box<dyn std::error::Error + Send + Sync>),
+    /// A status other than 2xx, in client-go's words.
+    #[error("{0}")]
+    Status(String),
+}
+
+/// Go's words for a TLS failure.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TlsError {
+    /// The chain does not lead to a trusted root.
+    #[error("tls: failed to verify certificate: x509: certificate signed by unknown authority")]
+    UnknownAuthority,
+    /// The certificate is not for the host.
+    #[error("tls: failed to verify certificate: x509: certificate is not valid for {0}")]
+    NotValidFor(String),
+    /// The certificate is outside its validity.
+    #[error("tls: failed to verify certificate: x509: certificate has expired or is not yet valid")]
+    Expired,
+    /// Another TLS failure.
+    #[error("tls: {0}")]
+    Other(rustls::Error),
+    /// The peer ended the handshake.
+    #[error("remote error: {0}")]
+    Remote(std::io::Error),
+}
+
 /// The largest response body read.
 const MAX_RESPONSE: usize = 16 << 20;
 
@@ -83,7 +199,7 @@ impl Caller {
         }
     }
 
-    fn tls(&self, ca_bundle: Option<&[u8]>) -> Result<Arc<rustls::ClientConfig>, String> {
+    fn tls(&self, ca_bundle: Option<&[u8]>) -> Result<Arc<rustls::ClientConfig>, SetupError> {
         let key = ca_bundle.map(<[u8]>::to_vec);
         if let Ok(cache) = self.tls.lock()
             && let Some(config) = cache.get(&key)
@@ -95,11 +211,8 @@ impl Caller {
         match ca_bundle {
             Some(pem) => {
                 for cert in CertificateDer::pem_slice_iter(pem) {
-                    let cert =
-                        cert.map_err(|e| format!("unable to load root certificates: {e}"))?;
-                    roots
-                        .add(cert.clone())
-                        .map_err(|e| format!("unable to load root certificates: {e}"))?;
+                    let cert = cert?;
+                    roots.add(cert.clone()).map_err(SetupError::BundleRoot)?;
                     bundle.push(cert);
                 }
             }
@@ -113,7 +226,7 @@ impl Caller {
         let verifier = super::trust::Verifier::new(roots, bundle, provider.clone())?;
         let config = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
+            .map_err(SetupError::Tls)?
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(verifier))
             .with_no_client_auth();
@@ -126,11 +239,16 @@ impl Caller {
 
     /// The address of a Service's webhook: an ExternalName's host, or the
     /// first address of its Endpoints.
-    fn resolve(&self, namespace: &str, name: &str, port: u16) -> Result<(String, u16), String> {
+    fn resolve(
+        &self,
+        namespace: &str,
+        name: &str,
+        port: u16,
+    ) -> Result<(String, u16), ServiceError> {
         let service = self
             .store
             .current(&format!("/core/services/{namespace}/{name}"))
-            .ok_or_else(|| format!("service \"{name}\" not found"))?;
+            .ok_or_else(|| ServiceError::NotFound(name.to_string()))?;
         let spec = &service.object["spec"];
         if spec["type"].as_str() == Some("ExternalName") {
             let host = spec["externalName"].as_str().unwrap_or_default();
@@ -141,14 +259,17 @@ impl Caller {
             .into_iter()
             .flatten()
             .find(|p| p["port"].as_u64() == Some(u64::from(port)))
-            .ok_or_else(|| format!("no service port {port} found for service \"{name}\""))?;
+            .ok_or_else(|| ServiceError::NoPort {
+                name: name.to_string(),
+                port,
+            })?;
         let port_name = service_port["name"].as_str().unwrap_or("");
         let target_port = match &service_port["targetPort"] {
             Value::Number(n) => n.as_u64().and_then(|n| u16::try_from(n).ok()),
             Value::Null => Some(port),
             _ => None,
         };
-        let none = || format!("no endpoints available for service \"{name}\"");
+        let none = || ServiceError::NoEndpoints(name.to_string());
         let endpoints = self
             .store
             .current(&format!("/core/endpoints/{namespace}/{name}"))
@@ -175,10 +296,13 @@ impl Caller {
         Err(none())
     }
 
-    fn endpoint(&self, hook: &Hook) -> Result<Endpoint, String> {
+    fn endpoint(&self, hook: &Hook) -> Result<Endpoint, SetupError> {
         match &hook.target {
             Target::Url(url) => {
-                let uri: http::Uri = url.parse().map_err(|e| format!("parse {url:?}: {e}"))?;
+                let uri: http::Uri = url.parse().map_err(|source| SetupError::Url {
+                    url: url.clone(),
+                    source,
+                })?;
                 let authority = uri.authority().map(|a| a.as_str()).unwrap_or("");
                 let (host, port) = split_host_port(authority);
                 Ok(Endpoint {
@@ -199,9 +323,10 @@ impl Caller {
                     "https://{host}:{port}{path}?timeout={}s",
                     hook.timeout.as_secs()
                 );
-                let dial = self
-                    .resolve(namespace, name, *port)
-                    .map_err(|e| format!("Post \"{url}\": {e}"))?;
+                let dial = match self.resolve(namespace, name, *port) {
+                    Ok(dial) => dial,
+                    Err(source) => return Err(SetupError::Service { url, source }),
+                };
                 Ok(Endpoint {
                     url,
                     server_name: host,
@@ -215,48 +340,36 @@ impl Caller {
     /// POSTs `body` to the webhook; returns the response body of a 200.
     ///
     /// # Errors
-    /// The reason after `failed calling webhook "<name>": `.
-    pub async fn post(&self, hook: &Hook, body: Vec<u8>) -> Result<Bytes, String> {
-        let endpoint = self
-            .endpoint(hook)
-            .map_err(|e| format!("failed to call webhook: {e}"))?;
-        let tls = self
-            .tls(hook.ca_bundle.as_deref())
-            .map_err(|e| format!("failed to call webhook: {e}"))?;
+    /// [`CallError`], why there is no answer.
+    pub async fn post(&self, hook: &Hook, body: Vec<u8>) -> Result<Bytes, CallError> {
+        let endpoint = self.endpoint(hook)?;
+        let tls = self.tls(hook.ca_bundle.as_deref())?;
         let url = endpoint.url.clone();
         let exchange = self.exchange(endpoint, tls, Bytes::from(body));
         match tokio::time::timeout(hook.timeout, exchange).await {
             Ok(Ok(bytes)) => Ok(bytes),
-            Ok(Err(e)) => Err(format!("failed to call webhook: Post \"{url}\": {e}")),
-            Err(_) => Err(format!(
-                "failed to call webhook: Post \"{url}\": context deadline exceeded"
-            )),
+            Ok(Err(source)) => Err(CallError::Exchange { url, source }),
+            Err(_) => Err(CallError::Timeout { url }),
         }
     }
 }
 
 /// Go's words for a TLS failure.
-fn tls_error(e: &std::io::Error, host: &str) -> String {
+fn tls_error(e: std::io::Error, host: &str) -> TlsError {
     let inner = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>());
     match inner {
         Some(rustls::Error::InvalidCertificate(
             rustls::CertificateError::UnknownIssuer | rustls::CertificateError::BadSignature,
-        )) => "tls: failed to verify certificate: x509: certificate signed by unknown authority"
-            .into(),
+        )) => TlsError::UnknownAuthority,
         Some(rustls::Error::InvalidCertificate(
             rustls::CertificateError::NotValidForName
             | rustls::CertificateError::NotValidForNameContext { .. },
-        )) => {
-            format!("tls: failed to verify certificate: x509: certificate is not valid for {host}")
-        }
+        )) => TlsError::NotValidFor(host.to_string()),
         Some(rustls::Error::InvalidCertificate(
             rustls::CertificateError::Expired | rustls::CertificateError::ExpiredContext { .. },
-        )) => {
-            "tls: failed to verify certificate: x509: certificate has expired or is not yet valid"
-                .into()
-        }
-        Some(other) => format!("tls: {other}"),
-        None => format!("remote error: {e}"),
+        )) => TlsError::Expired,
+        Some(other) => TlsError::Other(other.clone()),
+        None => TlsError::Remote(e),
     }
 }
 
@@ -284,25 +397,30 @@ fn http_error(code: u16, body: &[u8]) -> String {
 }
 
 /// Opens a connection: TCP, TLS, HTTP/1.1.
-async fn connect(endpoint: &Endpoint, tls: Arc<rustls::ClientConfig>) -> Result<Sender, String> {
+async fn connect(
+    endpoint: &Endpoint,
+    tls: Arc<rustls::ClientConfig>,
+) -> Result<Sender, ExchangeError> {
     let (host, port) = &endpoint.dial;
     let tcp = tokio::net::TcpStream::connect((host.as_str(), *port))
         .await
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::ConnectionRefused => {
-                format!("dial tcp {host}:{port}: connect: connection refused")
-            }
-            _ => format!("dial tcp {host}:{port}: {e}"),
+        .map_err(|source| match source.kind() {
+            std::io::ErrorKind::ConnectionRefused => ExchangeError::Refused {
+                host: host.clone(),
+                port: *port,
+            },
+            _ => ExchangeError::Dial {
+                host: host.clone(),
+                port: *port,
+                source,
+            },
         })?;
-    let name =
-        ServerName::try_from(endpoint.server_name.clone()).map_err(|e| format!("tls: {e}"))?;
+    let name = ServerName::try_from(endpoint.server_name.clone())?;
     let stream = tokio_rustls::TlsConnector::from(tls)
         .connect(name, tcp)
         .await
-        .map_err(|e| tls_error(&e, &endpoint.server_name))?;
-    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| tls_error(e, &endpoint.server_name))?;
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
     tokio::spawn(async move {
         let _ = connection.await;
     });
@@ -344,7 +462,7 @@ impl Caller {
         endpoint: Endpoint,
         tls: Arc<rustls::ClientConfig>,
         body: Bytes,
-    ) -> Result<Bytes, String> {
+    ) -> Result<Bytes, ExchangeError> {
         let key = PoolKey {
             dial: endpoint.dial.clone(),
             server_name: endpoint.server_name.clone(),
@@ -362,7 +480,6 @@ impl Caller {
                 .header(http::header::CONTENT_TYPE, "application/json")
                 .header(http::header::ACCEPT, "application/json, */*")
                 .body(Full::new(body.clone()))
-                .map_err(|e| e.to_string())
         };
         let mut reused = self.take_idle(&key);
         let (sender, response) = loop {
@@ -378,7 +495,7 @@ impl Caller {
                 Ok(response) => break (sender, response),
                 // The webhook closed the idle connection: once more on a new one.
                 Err(e) if was_reused && (e.is_closed() || e.is_incomplete_message()) => {}
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(e.into()),
             }
         };
         let code = response.status().as_u16();
@@ -386,11 +503,11 @@ impl Caller {
         let bytes = limited
             .collect()
             .await
-            .map_err(|e| e.to_string())?
+            .map_err(ExchangeError::Body)?
             .to_bytes();
         self.keep(key, sender);
         if !(200..300).contains(&code) {
-            return Err(http_error(code, &bytes));
+            return Err(ExchangeError::Status(http_error(code, &bytes)));
         }
         Ok(bytes)
     }

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::admission::expressions::Condition;
 use crate::admission::matching::{Rule, selector};
-use crate::selectors::LabelSelector;
+use crate::selectors::{LabelSelector, SelectorError};
 use crate::storage::Store;
 
 pub(super) const MUTATING: &str = "/admissionregistration.k8s.io/mutatingwebhookconfigurations/";
@@ -39,9 +39,9 @@ pub(super) struct Hook {
     /// `failurePolicy: Fail` (the default) rather than `Ignore`.
     pub fail_closed: bool,
     /// `namespaceSelector` (`Err`: a selector that does not parse).
-    pub namespace_selector: Result<LabelSelector, String>,
+    pub namespace_selector: Result<LabelSelector, SelectorError>,
     /// `objectSelector`.
-    pub object_selector: Result<LabelSelector, String>,
+    pub object_selector: Result<LabelSelector, SelectorError>,
     /// `sideEffects` is `None` or `NoneOnDryRun`: safe to call on a dry run.
     pub dry_run_safe: bool,
     pub timeout: Duration,

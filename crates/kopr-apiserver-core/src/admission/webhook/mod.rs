@@ -48,7 +48,20 @@ pub struct Mutated {
 
 /// Why a call did not give an answer: the reason after `failed calling
 /// webhook "<name>": `.
-struct CallFailed(String);
+#[derive(Debug, thiserror::Error)]
+enum CallFailed {
+    /// The webhook takes no AdmissionReview version this server sends.
+    #[error(
+        "could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)"
+    )]
+    Versions,
+    /// The POST gave no answer.
+    #[error(transparent)]
+    Call(#[from] call::CallError),
+    /// The answer is not usable.
+    #[error("received invalid webhook response: {0}")]
+    Answer(#[from] review::AnswerError),
+}
 
 impl Webhooks {
     /// The stage over `store`, reading configurations as they change;
@@ -110,7 +123,7 @@ impl Webhooks {
             Err(e) => Err(ApiError::forbidden(
                 request.rt.reference(),
                 request.name,
-                &e,
+                &e.to_string(),
             )),
         }
     }
@@ -137,7 +150,7 @@ impl Webhooks {
                 }
                 Ok(Some(answer))
             }
-            Err(CallFailed(reason)) => {
+            Err(reason) => {
                 let text = format!("failed calling webhook \"{}\": {reason}", hook.name);
                 if hook.fail_closed {
                     tracing::warn!(webhook = %hook.name, configuration = %hook.configuration, "{text}; refusing the request (failurePolicy: Fail)");
@@ -158,16 +171,13 @@ impl Webhooks {
         mutating: bool,
     ) -> Result<review::Answer, CallFailed> {
         if !hook.review_versions.iter().any(|v| v == "v1") {
-            return Err(CallFailed(
-                "could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)".into(),
-            ));
+            return Err(CallFailed::Versions);
         }
         let uid = crate::object::new_uid();
         let fields = matching::request_fields(&uid, attrs, request.user, request.dry_run);
         let body = review::review(fields, attrs).to_string().into_bytes();
-        let bytes = self.caller.post(hook, body).await.map_err(CallFailed)?;
-        review::answer(&bytes, &uid, mutating)
-            .map_err(|e| CallFailed(format!("received invalid webhook response: {e}")))
+        let bytes = self.caller.post(hook, body).await?;
+        Ok(review::answer(&bytes, &uid, mutating)?)
     }
 
     /// Runs the mutating webhooks on `obj` (with one reinvocation round for

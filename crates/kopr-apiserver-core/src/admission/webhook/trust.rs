@@ -30,10 +30,9 @@ impl Verifier {
         roots: rustls::RootCertStore,
         bundle: Vec<CertificateDer<'static>>,
         provider: Arc<rustls::crypto::CryptoProvider>,
-    ) -> Result<Verifier, String> {
-        let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
-            .build()
-            .map_err(|e| e.to_string())?;
+    ) -> Result<Verifier, rustls::client::VerifierBuilderError> {
+        let inner =
+            WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider).build()?;
         Ok(Verifier { inner, bundle })
     }
 }
