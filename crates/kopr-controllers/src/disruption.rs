@@ -41,7 +41,56 @@ const STALE_DISRUPTION_TIMEOUT: Duration = Duration::from_secs(120);
 /// (reported on the budget as `SyncFailed`).
 enum SyncError {
     Api(ApiError),
-    Calc(String),
+    Calc(CalcError),
+}
+
+/// Why a budget's status could not be computed; the messages are kube's.
+#[derive(Debug, thiserror::Error)]
+enum CalcError {
+    /// The budget's selector selects nothing usable (why it does not parse, if it
+    /// does not).
+    #[error("{}", .0.as_ref().map(ToString::to_string).unwrap_or_default())]
+    Selector(Option<crate::selectors::SelectorError>),
+    /// A controller reference with an unreadable `apiVersion`.
+    #[error(transparent)]
+    GroupVersion(#[from] GroupVersionError),
+    /// `maxUnavailable` or `minAvailable` is not an int or a percentage.
+    #[error(transparent)]
+    Scaled(#[from] IntOrPercentError),
+    /// A pod whose controller is not found (the pod's name).
+    #[error("found no controllers for pod {0:?}")]
+    NoController(String),
+    /// A controller of a kind the server does not serve.
+    #[error("no matches for kind {kind:?} in version {version:?}")]
+    NoKind { kind: String, version: String },
+    /// A controller whose kind has no `scale` subresource (the group-qualified
+    /// resource).
+    #[error("{0} does not implement the scale subresource")]
+    NoScale(String),
+    /// Reading the controller failed.
+    #[error("{}", .0.message)]
+    Read(ApiError),
+}
+
+/// `schema.ParseGroupVersion`'s error (the `apiVersion`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unexpected GroupVersion string: {0}")]
+pub(super) struct GroupVersionError(String);
+
+/// `intstr.GetScaledValueFromIntOrPercent`'s errors.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum IntOrPercentError {
+    /// A string without `%`.
+    #[error("invalid value for IntOrString: invalid type: string is not a percentage")]
+    NotPercentage,
+    /// A percentage whose number does not parse.
+    #[error(
+        "invalid value for IntOrString: invalid value {value:?}: strconv.Atoi: parsing {number:?}: invalid syntax"
+    )]
+    Syntax { value: String, number: String },
+    /// Neither a number nor a string.
+    #[error("invalid value for IntOrString: invalid type: neither int nor percentage")]
+    NeitherIntNorPercentage,
 }
 
 impl From<ApiError> for SyncError {
@@ -89,14 +138,14 @@ fn stale_condition_wait(pod: &Value, now: jiff::Timestamp) -> Option<Duration> {
 }
 
 /// `schema.ParseGroupVersion`: the group of an `apiVersion`.
-pub(super) fn group_version(api_version: &str) -> Result<(&str, &str), String> {
+pub(super) fn group_version(api_version: &str) -> Result<(&str, &str), GroupVersionError> {
     if api_version.is_empty() || api_version == "/" {
         return Ok(("", ""));
     }
     match api_version.split_once('/') {
         None => Ok(("", api_version)),
         Some((g, v)) if !v.contains('/') => Ok((g, v)),
-        Some(_) => Err(format!("unexpected GroupVersion string: {api_version}")),
+        Some(_) => Err(GroupVersionError(api_version.to_string())),
     }
 }
 
@@ -106,7 +155,7 @@ fn ref_str<'a>(r: &'a Value, field: &str) -> &'a str {
 
 /// Whether a controller reference names `kind` in one of `groups`
 /// (`verifyGroupKind`).
-fn is_kind(r: &Value, kind: &str, groups: &[&str]) -> Result<bool, String> {
+fn is_kind(r: &Value, kind: &str, groups: &[&str]) -> Result<bool, GroupVersionError> {
     let (group, _) = group_version(ref_str(r, "apiVersion"))?;
     Ok(ref_str(r, "kind") == kind && groups.contains(&group))
 }
@@ -116,24 +165,20 @@ fn replicas(obj: &Value) -> i64 {
 }
 
 /// `intstr.GetScaledValueFromIntOrPercent`, rounding up.
-fn scaled(v: &Value, total: i64) -> Result<i64, String> {
+fn scaled(v: &Value, total: i64) -> Result<i64, IntOrPercentError> {
     match v {
         Value::Number(n) => Ok(n.as_i64().unwrap_or(0)),
         Value::String(s) => {
             let Some(p) = s.strip_suffix('%') else {
-                return Err(
-                    "invalid value for IntOrString: invalid type: string is not a percentage"
-                        .into(),
-                );
+                return Err(IntOrPercentError::NotPercentage);
             };
-            let p: i64 = p.parse().map_err(|_| {
-                format!(
-                    "invalid value for IntOrString: invalid value {s:?}: strconv.Atoi: parsing {p:?}: invalid syntax"
-                )
+            let p: i64 = p.parse().map_err(|_| IntOrPercentError::Syntax {
+                value: s.clone(),
+                number: p.to_string(),
             })?;
             Ok((p * total + 99).div_euclid(100))
         }
-        _ => Err("invalid value for IntOrString: invalid type: neither int nor percentage".into()),
+        _ => Err(IntOrPercentError::NeitherIntNorPercentage),
     }
 }
 
@@ -288,7 +333,8 @@ impl DisruptionController {
                 tracing::warn!(key, error = %e, "syncing a PodDisruptionBudget failed");
                 self.fail_safe(&pdb, &e.message).await.map(|()| None)
             }
-            Err(SyncError::Calc(message)) => {
+            Err(SyncError::Calc(e)) => {
+                let message = e.to_string();
                 tracing::warn!(key, error = %message, "syncing a PodDisruptionBudget failed");
                 self.fail_safe(&pdb, &message).await.map(|()| None)
             }
@@ -298,10 +344,9 @@ impl DisruptionController {
     async fn try_sync(&self, pdb: &Value) -> Result<Option<Duration>, SyncError> {
         let Some(selector) = eviction::budget_selector(pdb) else {
             let v = pdb.pointer("/spec/selector").unwrap_or(&Value::Null);
-            let e = crate::selectors::LabelSelector::from_label_selector_value(v)
-                .err()
-                .map(|e| e.to_string())
-                .unwrap_or_default();
+            let e = CalcError::Selector(
+                crate::selectors::LabelSelector::from_label_selector_value(v).err(),
+            );
             self.recorder.warning(
                 pdb,
                 "NoPods",
@@ -367,7 +412,7 @@ impl DisruptionController {
         &self,
         pdb: &Value,
         pods: &[Arc<Value>],
-    ) -> Result<(i64, i64, Vec<String>), String> {
+    ) -> Result<(i64, i64, Vec<String>), CalcError> {
         let field = |k: &str| pdb.pointer(&format!("/spec/{k}")).filter(|v| !v.is_null());
         if let Some(max) = field("maxUnavailable") {
             let (expected, unmanaged) = self.expected_scale(pods).await?;
@@ -386,7 +431,7 @@ impl DisruptionController {
 
     /// The sum of the scales of the pods' controllers, and the pods
     /// without one (`getExpectedScale`).
-    async fn expected_scale(&self, pods: &[Arc<Value>]) -> Result<(i64, Vec<String>), String> {
+    async fn expected_scale(&self, pods: &[Arc<Value>]) -> Result<(i64, Vec<String>), CalcError> {
         let mut scales: HashMap<String, i64> = HashMap::new();
         let mut unmanaged = Vec::new();
         for pod in pods {
@@ -401,12 +446,7 @@ impl DisruptionController {
                 Some((uid, scale)) => {
                     scales.insert(uid, scale);
                 }
-                None => {
-                    return Err(format!(
-                        "found no controllers for pod {:?}",
-                        object::name(pod)
-                    ));
-                }
+                None => return Err(CalcError::NoController(object::name(pod).to_string())),
             }
         }
         Ok((scales.values().sum(), unmanaged))
@@ -424,7 +464,11 @@ impl DisruptionController {
     /// kube's finders are: ReplicationController, the Deployment of a
     /// ReplicaSet, a ReplicaSet of no Deployment, StatefulSet, then any
     /// kind's `scale` subresource.
-    async fn controller_scale(&self, r: &Value, ns: &str) -> Result<Option<(String, i64)>, String> {
+    async fn controller_scale(
+        &self,
+        r: &Value,
+        ns: &str,
+    ) -> Result<Option<(String, i64)>, CalcError> {
         let found = |o: &Value| Some((object::uid(o).to_string(), replicas(o)));
         if is_kind(r, "ReplicationController", &[""])?
             && let Some(rc) = self.cached(Kind::ReplicationController, ns, r)
@@ -456,7 +500,7 @@ impl DisruptionController {
 
     /// The uid and `spec.replicas` of the `scale` subresource of the object
     /// a reference names (`getScaleController`).
-    async fn scale_of(&self, r: &Value, ns: &str) -> Result<Option<(String, i64)>, String> {
+    async fn scale_of(&self, r: &Value, ns: &str) -> Result<Option<(String, i64)>, CalcError> {
         let (group, version) = group_version(ref_str(r, "apiVersion"))?;
         let kind = ref_str(r, "kind");
         let Some(rt) = self.api.catalog.by_kind(group, version, kind) else {
@@ -464,17 +508,17 @@ impl DisruptionController {
                 "" => version.to_string(),
                 g => format!("{g}/{version}"),
             };
-            return Err(format!("no matches for kind {kind:?} in version {gv:?}"));
+            return Err(CalcError::NoKind {
+                kind: kind.to_string(),
+                version: gv,
+            });
         };
         if !rt.serves(Sub::Scale) {
             let gr = ResourceRef {
                 group: &rt.group,
                 resource: &rt.plural,
             };
-            return Err(format!(
-                "{} does not implement the scale subresource",
-                gr.qualified()
-            ));
+            return Err(CalcError::NoScale(gr.qualified()));
         }
         let t = Target {
             rt: rt.clone(),
@@ -484,7 +528,7 @@ impl DisruptionController {
         let obj = match self.api.get(&t).await {
             Ok(o) => o,
             Err(e) if e.code == 404 => return Ok(None),
-            Err(e) => return Err(e.message.clone()),
+            Err(e) => return Err(CalcError::Read(e)),
         };
         if object::uid(&obj) != ref_str(r, "uid") {
             return Ok(None);

@@ -5,6 +5,30 @@
 //! its whole input and returns the output and exit status, or a usage
 //! error for stderr.
 
+/// A filter's usage error, as the program writes it to stderr.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UsageError {
+    /// An option without its argument (the program, the option letter).
+    #[error("{program}: option requires an argument -- '{option}'")]
+    MissingArgument {
+        /// `head` or `tail`.
+        program: String,
+        /// `n` or `c`.
+        option: String,
+    },
+    /// A count that is not a number.
+    #[error("{program}: invalid number of lines: '{count}'")]
+    InvalidCount {
+        /// `head` or `tail`.
+        program: String,
+        /// The count as given.
+        count: String,
+    },
+    /// `grep` without a pattern.
+    #[error("Usage: grep [OPTION]... PATTERNS [FILE]...")]
+    GrepPattern,
+}
+
 /// What a filter produced.
 pub struct Filtered {
     /// Standard output.
@@ -32,7 +56,7 @@ fn join(lines: &[&[u8]]) -> Vec<u8> {
 
 /// Reads a count option (`-n N`, `-nN`, `-N`, `-c N`); returns lines or
 /// bytes, the number and whether it counts from the start (`+N`).
-fn count(name: &str, args: &[String]) -> Result<(bool, String, Vec<String>), String> {
+fn count(name: &str, args: &[String]) -> Result<(bool, String, Vec<String>), UsageError> {
     let mut bytes = false;
     let mut n = "10".to_string();
     let mut rest = Vec::new();
@@ -43,7 +67,10 @@ fn count(name: &str, args: &[String]) -> Result<(bool, String, Vec<String>), Str
             n = it
                 .next()
                 .cloned()
-                .ok_or_else(|| format!("{name}: option requires an argument -- '{}'", &a[1..]))?;
+                .ok_or_else(|| UsageError::MissingArgument {
+                    program: name.to_string(),
+                    option: a[1..].to_string(),
+                })?;
         } else if let Some(v) = a.strip_prefix("-n").or_else(|| a.strip_prefix("-c")) {
             bytes = a.starts_with("-c");
             n = v.to_string();
@@ -57,13 +84,21 @@ fn count(name: &str, args: &[String]) -> Result<(bool, String, Vec<String>), Str
 }
 
 /// `head` and `tail`.
-pub fn head_tail(name: &str, args: &[String], input: &[u8]) -> Result<Filtered, String> {
+///
+/// # Errors
+/// A usage error.
+pub fn head_tail(name: &str, args: &[String], input: &[u8]) -> Result<Filtered, UsageError> {
     let (bytes, n, _) = count(name, args)?;
     let from_start = n.starts_with('+');
-    let k: usize = n
-        .trim_start_matches('+')
-        .parse()
-        .map_err(|_| format!("{name}: invalid number of lines: '{n}'"))?;
+    let k: usize = match n.trim_start_matches('+').parse() {
+        Ok(k) => k,
+        Err(_) => {
+            return Err(UsageError::InvalidCount {
+                program: name.to_string(),
+                count: n,
+            });
+        }
+    };
     let out = if bytes {
         match (name, from_start) {
             ("head", _) => input[..k.min(input.len())].to_vec(),
@@ -120,7 +155,10 @@ pub fn wc(args: &[String], input: &[u8]) -> Filtered {
 }
 
 /// `grep PATTERN`.
-pub fn grep(args: &[String], input: &[u8]) -> Result<Filtered, String> {
+///
+/// # Errors
+/// A usage error.
+pub fn grep(args: &[String], input: &[u8]) -> Result<Filtered, UsageError> {
     let (mut invert, mut ignore, mut count_only, mut quiet) = (false, false, false, false);
     let mut pattern = None;
     for a in args {
@@ -135,7 +173,7 @@ pub fn grep(args: &[String], input: &[u8]) -> Result<Filtered, String> {
         }
     }
     let Some(mut pattern) = pattern else {
-        return Err("Usage: grep [OPTION]... PATTERNS [FILE]...".into());
+        return Err(UsageError::GrepPattern);
     };
     let start = pattern.starts_with('^');
     let end = pattern.ends_with('$') && pattern.len() > usize::from(start);
@@ -202,5 +240,18 @@ mod tests {
         let g = grep(&s(&["^a"]), input).unwrap();
         assert_eq!((g.out, g.code), (b"a=1\n".to_vec(), 0));
         assert_eq!(grep(&s(&["x"]), input).unwrap().code, 1);
+        let usage = |r: Result<Filtered, UsageError>| r.err().map(|e| e.to_string());
+        assert_eq!(
+            usage(head_tail("head", &s(&["-n"]), input)).as_deref(),
+            Some("head: option requires an argument -- 'n'")
+        );
+        assert_eq!(
+            usage(head_tail("tail", &s(&["-n", "x"]), input)).as_deref(),
+            Some("tail: invalid number of lines: 'x'")
+        );
+        assert_eq!(
+            usage(grep(&[], input)).as_deref(),
+            Some("Usage: grep [OPTION]... PATTERNS [FILE]...")
+        );
     }
 }

@@ -113,7 +113,27 @@ fn push_lit(parts: &mut Vec<Part>, c: char) {
     }
 }
 
-fn tokenize(src: &str) -> Result<Vec<Tok>, String> {
+/// What the grammar does not allow; the messages follow `sh: `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SyntaxError {
+    /// `&` alone: background jobs.
+    #[error("syntax error: background jobs (&) are not supported")]
+    Background,
+    /// A quote without its end.
+    #[error("syntax error: unterminated quoted string")]
+    Unterminated,
+    /// A redirection without its target.
+    #[error("syntax error: unexpected redirection")]
+    Redirection,
+    /// An operator where a command belongs.
+    #[error("syntax error: unexpected \"{0}\"")]
+    Unexpected(&'static str),
+    /// A script that ends after `&&` or `||`.
+    #[error("syntax error: unexpected end of file")]
+    EndOfFile,
+}
+
+fn tokenize(src: &str) -> Result<Vec<Tok>, SyntaxError> {
     let chars: Vec<char> = src.chars().collect();
     let mut toks = Vec::new();
     let mut i = 0;
@@ -157,7 +177,7 @@ fn tokenize(src: &str) -> Result<Vec<Tok>, String> {
                 toks.push(Tok::Pipe);
                 i += 1;
             }
-            '&' => return Err("syntax error: background jobs (&) are not supported".into()),
+            '&' => return Err(SyntaxError::Background),
             '>' | '<' => {
                 // `2>` and friends: a lone digit word before the operator is its fd.
                 let mut fd = if c == '>' { 1 } else { 0 };
@@ -194,7 +214,7 @@ fn tokenize(src: &str) -> Result<Vec<Tok>, String> {
                     j += 1;
                 }
                 if j >= chars.len() {
-                    return Err("syntax error: unterminated quoted string".into());
+                    return Err(SyntaxError::Unterminated);
                 }
                 for ch in &chars[start..j] {
                     push_lit(&mut word.parts, *ch);
@@ -235,7 +255,7 @@ fn tokenize(src: &str) -> Result<Vec<Tok>, String> {
                     }
                 }
                 if !closed {
-                    return Err("syntax error: unterminated quoted string".into());
+                    return Err(SyntaxError::Unterminated);
                 }
             }
             '\\' => {
@@ -270,14 +290,13 @@ fn tokenize(src: &str) -> Result<Vec<Tok>, String> {
 /// Parses a script.
 ///
 /// # Errors
-/// `syntax error: …` for what the grammar does not allow.
-pub fn parse(src: &str) -> Result<Script, String> {
+/// What the grammar does not allow.
+pub fn parse(src: &str) -> Result<Script, SyntaxError> {
     let mut script: Script = Vec::new();
     let mut when = When::Always;
     let mut pipeline: Vec<Simple> = Vec::new();
     let mut cmd = Simple::default();
     let mut toks = tokenize(src)?.into_iter().peekable();
-    let unexpected = |what: &str| format!("syntax error: unexpected \"{what}\"");
     while let Some(t) = toks.next() {
         match t {
             Tok::Word(w) => cmd.words.push(w),
@@ -289,7 +308,7 @@ pub fn parse(src: &str) -> Result<Script, String> {
                     ">&2" => continue,
                     _ => {
                         let Some(Tok::Word(target)) = toks.next() else {
-                            return Err("syntax error: unexpected redirection".into());
+                            return Err(SyntaxError::Redirection);
                         };
                         match op {
                             "<" => Redirect::From(target),
@@ -305,7 +324,7 @@ pub fn parse(src: &str) -> Result<Script, String> {
             }
             Tok::Pipe => {
                 if cmd.words.is_empty() {
-                    return Err(unexpected("|"));
+                    return Err(SyntaxError::Unexpected("|"));
                 }
                 pipeline.push(std::mem::take(&mut cmd));
             }
@@ -317,7 +336,7 @@ pub fn parse(src: &str) -> Result<Script, String> {
                 };
                 if cmd.words.is_empty() && cmd.redirects.is_empty() {
                     if !pipeline.is_empty() || op != ";" {
-                        return Err(unexpected(op));
+                        return Err(SyntaxError::Unexpected(op));
                     }
                 } else {
                     pipeline.push(std::mem::take(&mut cmd));
@@ -339,7 +358,7 @@ pub fn parse(src: &str) -> Result<Script, String> {
     if !pipeline.is_empty() {
         script.push((when, pipeline));
     } else if when != When::Always {
-        return Err("syntax error: unexpected end of file".into());
+        return Err(SyntaxError::EndOfFile);
     }
     Ok(script)
 }
@@ -385,7 +404,22 @@ mod tests {
                 Redirect::ErrToOut
             ]
         );
-        assert!(parse("echo 'x").is_err());
-        assert!(parse("&& x").is_err());
+        let error = |src: &str| parse(src).err().map(|e| e.to_string());
+        assert_eq!(
+            error("echo 'x").as_deref(),
+            Some("syntax error: unterminated quoted string")
+        );
+        assert_eq!(
+            error("&& x").as_deref(),
+            Some("syntax error: unexpected \"&&\"")
+        );
+        assert_eq!(
+            error("a | | b").as_deref(),
+            Some("syntax error: unexpected \"|\"")
+        );
+        assert_eq!(
+            error("a &").as_deref(),
+            Some("syntax error: background jobs (&) are not supported")
+        );
     }
 }

@@ -27,12 +27,29 @@ pub struct Options {
     pub paths: Vec<String>,
 }
 
+/// Why tar's arguments do not parse; the messages are GNU tar's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    /// A long option without its argument (its name).
+    #[error("tar: option '--{0}' requires an argument")]
+    LongArgument(String),
+    /// An unknown long option (as given, with any `=value`).
+    #[error("tar: unrecognized option '--{0}'")]
+    UnrecognizedLong(String),
+    /// A short option without its argument.
+    #[error("tar: option requires an argument -- '{0}'")]
+    ShortArgument(char),
+    /// An unknown short option.
+    #[error("tar: invalid option -- '{0}'")]
+    InvalidShort(char),
+}
+
 /// Parses tar's arguments (old-style bundled first argument, `-xyz`
 /// bundles, long options).
 ///
 /// # Errors
-/// GNU tar's message for an unknown option or a missing argument.
-pub fn parse(args: &[String]) -> Result<Options, String> {
+/// An unknown option or a missing argument.
+pub fn parse(args: &[String]) -> Result<Options, OptionError> {
     let mut o = Options::default();
     let mut it = args.iter().peekable();
     let mut first = true;
@@ -59,9 +76,10 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
                 "file" | "directory" => {
                     let v = match value {
                         Some(v) => v,
-                        None => it.next().cloned().ok_or_else(|| {
-                            format!("tar: option '--{name}' requires an argument")
-                        })?,
+                        None => it
+                            .next()
+                            .cloned()
+                            .ok_or_else(|| OptionError::LongArgument(name.to_string()))?,
                     };
                     if name == "file" {
                         o.file = Some(v);
@@ -69,7 +87,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
                         o.dir = Some(v);
                     }
                 }
-                _ => return Err(format!("tar: unrecognized option '--{rest}'")),
+                _ => return Err(OptionError::UnrecognizedLong(rest.to_string())),
             }
             None
         } else if let Some(flags) = arg.strip_prefix('-').filter(|f| !f.is_empty()) {
@@ -84,10 +102,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
                 match c {
                     'c' | 'x' | 't' => o.mode = Some(c),
                     'f' | 'C' => {
-                        let v = it
-                            .next()
-                            .cloned()
-                            .ok_or_else(|| format!("tar: option requires an argument -- '{c}'"))?;
+                        let v = it.next().cloned().ok_or(OptionError::ShortArgument(c))?;
                         if c == 'f' {
                             o.file = Some(v);
                         } else {
@@ -98,7 +113,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
                     'v' => o.verbose = true,
                     'p' | 'o' => {}
                     'z' | 'j' | 'J' => o.compress = Some(c),
-                    other => return Err(format!("tar: invalid option -- '{other}'")),
+                    other => return Err(OptionError::InvalidShort(other)),
                 }
             }
         }
@@ -346,7 +361,23 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!((o.mode, o.dir.as_deref()), (Some('x'), Some("/d")));
-        assert!(parse(&s(&["-xq"])).is_err());
+        let error = |args: &[&str]| parse(&s(args)).err().map(|e| e.to_string());
+        assert_eq!(
+            error(&["-xq"]).as_deref(),
+            Some("tar: invalid option -- 'q'")
+        );
+        assert_eq!(
+            error(&["-xf"]).as_deref(),
+            Some("tar: option requires an argument -- 'f'")
+        );
+        assert_eq!(
+            error(&["-x", "--file"]).as_deref(),
+            Some("tar: option '--file' requires an argument")
+        );
+        assert_eq!(
+            error(&["-x", "--bogus=1"]).as_deref(),
+            Some("tar: unrecognized option '--bogus=1'")
+        );
     }
 
     #[test]

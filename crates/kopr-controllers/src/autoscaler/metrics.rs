@@ -16,7 +16,8 @@ use super::status::{SCALING_ACTIVE, Scale, set_condition};
 use crate::disruption::go_selector;
 use crate::object;
 use crate::registry::ListOptions;
-use crate::selectors::LabelSelector;
+use crate::selectors::{LabelSelector, SelectorError};
+use crate::status::ApiError;
 
 /// `resourceclient` listing `pods.metrics.k8s.io` when the API is not served.
 const RESOURCE_METRICS_API: &str = "unable to fetch metrics from resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io)";
@@ -50,13 +51,32 @@ fn present(v: &Value, pointer: &str) -> bool {
 }
 
 /// `metav1.LabelSelectorAsSelector` of an optional selector.
-fn metric_selector(v: &Value, pointer: &str) -> Result<(), String> {
+fn metric_selector(v: &Value, pointer: &str) -> Result<(), SelectorError> {
     match v.pointer(pointer) {
         None | Some(Value::Null) => Ok(()),
-        Some(s) => LabelSelector::from_label_selector_value(s)
-            .map(|_| ())
-            .map_err(|e| e.to_string()),
+        Some(s) => LabelSelector::from_label_selector_value(s).map(|_| ()),
     }
+}
+
+/// Why the target's scale selector cannot be used (`validateAndParseSelector`);
+/// the messages are kube's.
+#[derive(Debug, thiserror::Error)]
+enum ScaleSelectorError {
+    /// The scale has no selector.
+    #[error("selector is required")]
+    Required,
+    /// The selector does not parse.
+    #[error("couldn't convert selector into a corresponding internal selector object: {0}")]
+    Invalid(SelectorError),
+    /// The selected pods could not be listed.
+    #[error("{}", .0.message)]
+    List(ApiError),
+    /// Other autoscalers select the same pods (all of them, by key).
+    #[error("pods by selector {selector} are controlled by multiple HPAs: [{}]", controllers.join(" "))]
+    Ambiguous {
+        selector: String,
+        controllers: Vec<String>,
+    },
 }
 
 /// `computeStatusForResourceMetricGeneric`'s error for a target.
@@ -99,7 +119,7 @@ fn metric_error(metric: &Value, namespace: &str) -> MetricError {
         }
         "Pods" => {
             let error = match metric_selector(metric, "/pods/metric/selector") {
-                Err(e) => e,
+                Err(e) => e.to_string(),
                 Ok(()) => format!(
                     "unable to get metric {}: {CUSTOM_METRICS_API}",
                     str_at(metric, "/pods/metric/name")
@@ -124,7 +144,7 @@ fn metric_error(metric: &Value, namespace: &str) -> MetricError {
             };
             let target_type = str_at(o, "/target/type");
             let (error, wrapped) = match metric_selector(o, "/metric/selector") {
-                Err(e) => (e.clone(), e),
+                Err(e) => (e.to_string(), e.to_string()),
                 Ok(()) if target_type == "Value" && present(o, "/target/value") => {
                     let e = fetch();
                     (e.clone(), e)
@@ -151,7 +171,7 @@ fn metric_error(metric: &Value, namespace: &str) -> MetricError {
             let e = &metric["external"];
             let name = str_at(e, "/metric/name");
             let fetch = || match metric_selector(e, "/metric/selector") {
-                Err(err) => err,
+                Err(err) => err.to_string(),
                 Ok(()) => format!(
                     "unable to get external metric {namespace}/{name}/{}: unable to fetch metrics from external metrics API: the server could not find the requested resource (get {name}.external.metrics.k8s.io)",
                     go_selector(e.pointer("/metric/selector"))
@@ -195,11 +215,11 @@ impl Autoscaler {
         hpa: &Value,
         scale: &Scale,
         status: &mut Map<String, Value>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ScaleSelectorError> {
         if scale.selector.is_empty() {
-            let message = "selector is required";
+            let error = ScaleSelectorError::Required;
             self.recorder
-                .warning(hpa, "SelectorRequired", message, &self.source);
+                .warning(hpa, "SelectorRequired", error.to_string(), &self.source);
             set_condition(
                 status,
                 SCALING_ACTIVE,
@@ -207,18 +227,17 @@ impl Autoscaler {
                 "InvalidSelector",
                 "the HPA target's scale is missing a selector",
             );
-            return Err(message.into());
+            return Err(error);
         }
         let selector = match LabelSelector::parse(&scale.selector) {
             Ok(s) => s,
             Err(e) => {
-                let message = format!(
-                    "couldn't convert selector into a corresponding internal selector object: {e}"
-                );
+                let error = ScaleSelectorError::Invalid(e);
+                let message = error.to_string();
                 self.recorder
                     .warning(hpa, "InvalidSelector", message.clone(), &self.source);
                 set_condition(status, SCALING_ACTIVE, "False", "InvalidSelector", &message);
-                return Err(message);
+                return Err(error);
             }
         };
         {
@@ -241,7 +260,7 @@ impl Autoscaler {
                 )
                 .await
                 .map(|l| l.items)
-                .map_err(|e| e.message.clone())?,
+                .map_err(ScaleSelectorError::List)?,
             None => Vec::new(),
         };
         let controlling: BTreeSet<String> = {
@@ -258,11 +277,11 @@ impl Autoscaler {
                 .collect()
         };
         if controlling.len() > 1 {
-            let message = format!(
-                "pods by selector {} are controlled by multiple HPAs: [{}]",
-                scale.selector,
-                controlling.iter().cloned().collect::<Vec<_>>().join(" ")
-            );
+            let error = ScaleSelectorError::Ambiguous {
+                selector: scale.selector.clone(),
+                controllers: controlling.iter().cloned().collect(),
+            };
+            let message = error.to_string();
             self.recorder
                 .warning(hpa, "AmbiguousSelector", message.clone(), &self.source);
             set_condition(
@@ -284,7 +303,7 @@ impl Autoscaler {
             for other in others {
                 self.queue.add(other);
             }
-            return Err(message);
+            return Err(error);
         }
         self.lock().ambiguous.remove(key);
         Ok(())
@@ -303,7 +322,7 @@ pub(super) async fn compute(
     if let Err(error) = c.check_selector(key, hpa, scale, status).await {
         return Failed {
             statuses: None,
-            error,
+            error: error.to_string(),
         };
     }
     let metrics = hpa

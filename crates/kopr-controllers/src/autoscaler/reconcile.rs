@@ -245,7 +245,8 @@ impl Autoscaler {
     /// Reads the scale of the object a `scaleTargetRef` names: its group
     /// and kind mapped to a served resource, then the object's scale.
     async fn get_scale(&self, r: &TargetRef) -> Result<Scale, ScaleError> {
-        let (group, _) = group_version(&r.api_version).map_err(ScaleError::final_)?;
+        let (group, _) =
+            group_version(&r.api_version).map_err(|e| ScaleError::final_(e.to_string()))?;
         let Some(rt) = self
             .api
             .catalog

@@ -27,6 +27,26 @@ use crate::registry::Api;
 use crate::status::ApiError;
 use crate::writes::{self, Part};
 
+/// Why writing a Service's slices failed; the messages are kube's (the Service as
+/// `namespace/name`, the slice by name).
+#[derive(Debug, thiserror::Error)]
+enum SliceWriteError {
+    #[error("failed to create EndpointSlice for Service {service}: {}", .error.message)]
+    Create { service: String, error: ApiError },
+    #[error("failed to update {slice} EndpointSlice for Service {service}: {}", .error.message)]
+    Update {
+        slice: String,
+        service: String,
+        error: ApiError,
+    },
+    #[error("failed to delete {slice} EndpointSlice for Service {service}: {}", .error.message)]
+    Delete {
+        slice: String,
+        service: String,
+        error: ApiError,
+    },
+}
+
 /// The controller.
 pub struct EndpointSliceController {
     api: Api,
@@ -139,7 +159,7 @@ impl EndpointSliceController {
         for mut plan in plans {
             errors.append(&mut plan.errors);
             if let Err(e) = self.finalize(&svc, plan, triggered).await {
-                errors.push(e);
+                errors.push(e.to_string());
             }
         }
         if errors.is_empty() {
@@ -158,15 +178,16 @@ impl EndpointSliceController {
         Err(ApiError::internal(message))
     }
 
-    /// Writes one plan (`finalize`).
+    /// Writes one plan (`finalize`); stops at the first write that fails.
     async fn finalize(
         &self,
         svc: &Value,
         mut plan: Plan,
         triggered: Option<jiff::Timestamp>,
-    ) -> Result<(), String> {
+    ) -> Result<(), SliceWriteError> {
         let ns = object::namespace(svc);
         let name = object::name(svc);
+        let service = || format!("{ns}/{name}");
         // Creates become updates of slices that would be deleted.
         let mut i = 0;
         while i < plan.delete.len() {
@@ -204,23 +225,21 @@ impl EndpointSliceController {
                 match self.api.create(&rt, Some(ns), slice, &opts).await {
                     Ok(w) => self.track(&w.object),
                     Err(e) if e.code == 403 && terminating_namespace(&e) => return Ok(()),
-                    Err(e) => {
-                        return Err(format!(
-                            "failed to create EndpointSlice for Service {ns}/{name}: {}",
-                            e.message
-                        ));
+                    Err(error) => {
+                        return Err(SliceWriteError::Create {
+                            service: service(),
+                            error,
+                        });
                     }
                 }
             }
         }
         for mut slice in plan.update {
             annotate(&mut slice, triggered);
-            let failed = |e: ApiError| {
-                format!(
-                    "failed to update {} EndpointSlice for Service {ns}/{name}: {}",
-                    object::name(&slice),
-                    e.message
-                )
+            let failed = |error: ApiError| SliceWriteError::Update {
+                slice: object::name(&slice).to_string(),
+                service: service(),
+                error,
             };
             let Some(t) = writes::target_of(&self.api, Kind::EndpointSlice, &slice) else {
                 continue;
@@ -246,14 +265,15 @@ impl EndpointSliceController {
             };
             let key = Kind::EndpointSlice.key(ns, object::name(&slice));
             self.tracker.deleting(&key);
-            if let Err(e) = writes::delete_same_uid(&self.api, &t, object::uid(&slice), None).await
+            if let Err(error) =
+                writes::delete_same_uid(&self.api, &t, object::uid(&slice), None).await
             {
                 self.tracker.forget(&key);
-                return Err(format!(
-                    "failed to delete {} EndpointSlice for Service {ns}/{name}: {}",
-                    object::name(&slice),
-                    e.message
-                ));
+                return Err(SliceWriteError::Delete {
+                    slice: object::name(&slice).to_string(),
+                    service: service(),
+                    error,
+                });
             }
         }
         Ok(())
