@@ -76,6 +76,7 @@ pub mod http;
 pub mod identity;
 pub mod impersonation;
 pub mod kinds;
+pub mod merge;
 pub mod metrics;
 pub mod node_runtime;
 pub mod object;

@@ -17,7 +17,8 @@
 //! fields where zero is meaningful: Go pointer fields (`replicas: 0`,
 //! `gracePeriodSeconds: 0`, `automountServiceAccountToken: false`, ...) and
 //! required fields. The per-type field tables live in the generated
-//! [`schema`] module (see `gen_schema.py`).
+//! [`schema`] module (see `gen_schema.py`); they are also the type graph the
+//! built-in kinds' merge rules are walked along (`crate::merge`).
 //!
 //! Malformed input of any kind yields a [`ProtobufError`]; the decoder never
 //! panics and bounds its recursion depth.
@@ -240,17 +241,24 @@ pub(crate) struct Field {
     pub(crate) pointer: bool,
 }
 
-/// One message table: its fields in Go struct order.
+/// One message table: its OpenAPI definition name (e.g.
+/// `io.k8s.api.core.v1.Container`) and its fields in Go struct order.
 #[derive(Debug)]
 pub(crate) struct Msg {
+    pub(crate) name: &'static str,
     pub(crate) fields: &'static [Field],
+}
+
+/// The index in [`schema::MESSAGES`] of a top-level kind's message, by
+/// `apiVersion` and `kind`.
+pub(crate) fn kind_message(api_version: &str, kind: &str) -> Option<u16> {
+    let found = schema::KINDS.binary_search_by(|(v, k, _)| (*v, *k).cmp(&(api_version, kind)));
+    schema::KINDS.get(found.ok()?).map(|(_, _, msg)| *msg)
 }
 
 /// The message table of a top-level kind, by `apiVersion` and `kind`.
 pub(crate) fn message_of(api_version: &str, kind: &str) -> Option<&'static Msg> {
-    let found = schema::KINDS.binary_search_by(|(v, k, _)| (*v, *k).cmp(&(api_version, kind)));
-    let (_, _, msg) = schema::KINDS.get(found.ok()?)?;
-    schema::MESSAGES.get(usize::from(*msg))
+    schema::MESSAGES.get(usize::from(kind_message(api_version, kind)?))
 }
 
 fn lossy(b: &[u8]) -> String {
