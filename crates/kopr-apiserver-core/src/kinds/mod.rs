@@ -4,9 +4,10 @@
 //! registry, http and the other stages find a kind through the catalog and
 //! never name one; a new built-in kind is one value in its group's module.
 //!
-//! The kinds' rules (validation, defaulting, table columns, field labels,
-//! merge rules) still live in their own modules, keyed by group and
-//! resource; they move here, group by group (issue 34).
+//! The kinds' rules (validation, defaulting, table columns, field labels)
+//! still live in their own modules, keyed by group and resource; they move
+//! here, group by group (issue 34). Merge rules are not keyed by kind: they
+//! belong to the types (`crate::merge`), reached from a kind's type.
 
 mod admissionregistration;
 mod apiextensions;

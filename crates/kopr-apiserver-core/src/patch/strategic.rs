@@ -17,8 +17,8 @@
 //! are cleaned of directives and nulls; unknown `$`-prefixed keys are dropped;
 //! `$deleteFromPrimitiveList` on a missing list is a no-op and always deletes
 //! by value. Strategic merge patch is not allowed on custom resources (kube
-//! answers 415); that check belongs to the caller (see
-//! `super::schema::strategic_schema`).
+//! answers 415); that check belongs to the caller, which also picks the
+//! schema (the built-in kinds': `crate::merge::strategic_schema`).
 
 use serde_json::{Map, Value};
 
@@ -116,7 +116,7 @@ impl PatchError {
 }
 
 /// Applies a strategic merge patch to `original` using `schema` for list
-/// semantics (see `super::schema::strategic_schema`). A `null` patch is a
+/// semantics (e.g. `crate::merge::strategic_schema`). A `null` patch is a
 /// no-op, as in kube.
 pub fn strategic_merge_patch(
     original: &Value,
@@ -799,12 +799,18 @@ fn validate_patch_with_order(
 
 #[cfg(test)]
 mod tests {
-    use super::super::schema::{ListStrategy, strategic_schema};
+    use super::super::schema::ListStrategy;
     use super::*;
+    use crate::merge::strategic_schema;
     use serde_json::json;
 
     fn smp(group: &str, kind: &str, original: Value, patch: Value) -> Result<Value, PatchError> {
-        let schema = strategic_schema(group, kind).expect("builtin");
+        let api_version = if group.is_empty() {
+            "v1".to_string()
+        } else {
+            format!("{group}/v1")
+        };
+        let schema = strategic_schema(&api_version, kind);
         strategic_merge_patch(&original, &patch, &schema)
     }
 

@@ -1,11 +1,13 @@
 //! Applying a patch to a kind's object, and recording a write's
-//! managedFields: the kind decides the merge rules (its strategic merge
-//! schema, or a CRD's structural schema) and which fields a subresource may
-//! not own.
+//! managedFields: the kind decides the merge rules (the built-in types'
+//! rules walked from its type, `crate::merge`, or a CRD's structural schema)
+//! and which fields a subresource may not own.
 
 use serde_json::Value;
 
-use crate::patch::{CUSTOM_PATCH_TYPES, PatchDocument, apply, last_applied, schema, strategic};
+use crate::merge;
+use crate::patch::schema::MergeSchema;
+use crate::patch::{CUSTOM_PATCH_TYPES, PatchDocument, apply, last_applied, strategic};
 use crate::resources::ResourceType;
 use crate::resources::kind::Sub;
 use crate::status::{ApiError, StatusCause};
@@ -67,7 +69,6 @@ pub fn apply_to(
     opts: &PatchOptions,
     subresource: Option<&str>,
 ) -> Result<Value, ApiError> {
-    let group = rt.group.as_str();
     let kind = rt.kind.as_str();
     match (doc, current) {
         (PatchDocument::Json(ops), Some(cur)) => {
@@ -84,9 +85,11 @@ pub fn apply_to(
             Ok(target)
         }
         (PatchDocument::Strategic(p), Some(cur)) => {
-            let Some(strategic_schema) = schema::strategic_schema(group, kind) else {
+            // Custom resources refuse strategic merge patch.
+            if !rt.strategy.accepts_strategic_merge_patch() {
                 return Err(ApiError::unsupported_media_type(CUSTOM_PATCH_TYPES));
-            };
+            }
+            let strategic_schema = merge::strategic_schema(&rt.api_version(), kind);
             strategic::strategic_merge_patch(cur, p, &strategic_schema).map_err(|e| {
                 let mut err = ApiError::new(e.status_code(), e.reason(), e.status_message());
                 if e.status_code() == 500 {
@@ -137,10 +140,10 @@ pub fn apply_to(
 }
 
 /// The list and map semantics server-side apply uses for a resource.
-fn merge_schema(rt: &ResourceType) -> Box<dyn schema::MergeSchema + '_> {
+fn merge_schema(rt: &ResourceType) -> Box<dyn MergeSchema + '_> {
     match &rt.custom {
         Some(custom) => Box::new(crate::crd::StructuralMergeSchema(&custom.schema)),
-        None => Box::new(schema::apply_schema(&rt.group, &rt.kind)),
+        None => Box::new(merge::apply_schema(&rt.api_version(), &rt.kind)),
     }
 }
 

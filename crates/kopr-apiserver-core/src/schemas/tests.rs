@@ -300,3 +300,36 @@ fn cached_and_stable() {
     let names: BTreeSet<&String> = a.iter().map(|(n, _)| n).collect();
     assert_eq!(names.len(), a.len(), "duplicate names");
 }
+
+#[test]
+fn extensions_follow_the_merge_rules_of_every_type() {
+    // Conditions keyed by type for apply, and for strategic merge patch only
+    // where kube's Go tags say so.
+    let d = doc("", "v1", "PersistentVolumeClaim");
+    let c = field(
+        &d,
+        "io.k8s.api.core.v1.PersistentVolumeClaim",
+        "status.conditions",
+    );
+    assert_eq!(c["x-kubernetes-list-type"], "map");
+    assert_eq!(c["x-kubernetes-patch-merge-key"], "type");
+    let d = doc("certificates.k8s.io", "v1", "CertificateSigningRequest");
+    let c = field(
+        &d,
+        "io.k8s.api.certificates.v1.CertificateSigningRequest",
+        "status.conditions",
+    );
+    assert_eq!(c["x-kubernetes-list-map-keys"], json!(["type"]));
+    assert!(c.get("x-kubernetes-patch-strategy").is_none());
+    // Embedded structs' rules are published on the embedding type.
+    let d = doc("", "v1", "Pod");
+    let ports = field(
+        &d,
+        "io.k8s.api.core.v1.Pod",
+        "spec.ephemeralContainers.ports",
+    );
+    assert_eq!(ports["x-kubernetes-patch-merge-key"], "containerPort");
+    let d = doc("storage.k8s.io", "v1", "CSINode");
+    let drivers = field(&d, "io.k8s.api.storage.v1.CSINode", "spec.drivers");
+    assert_eq!(drivers["x-kubernetes-patch-merge-key"], "name");
+}

@@ -1,7 +1,7 @@
 //! Tests of server-side apply and managed-fields tracking.
 
-use super::super::schema::apply_schema;
 use super::*;
+use crate::merge::apply_schema;
 
 const T1: &str = "2024-01-01T00:00:00Z";
 const T2: &str = "2024-01-01T00:00:05Z";
@@ -14,12 +14,7 @@ fn apply(
 ) -> Result<Value, ApplyError> {
     let api = applied["apiVersion"].as_str().unwrap_or("v1").to_string();
     let kind = applied["kind"].as_str().unwrap_or("ConfigMap").to_string();
-    let group = api
-        .split_once('/')
-        .map(|(g, _)| g)
-        .unwrap_or("")
-        .to_string();
-    let schema = apply_schema(&group, &kind);
+    let schema = apply_schema(&api, &kind);
     server_side_apply(
         ApplyRequest {
             live,
@@ -37,7 +32,7 @@ fn apply(
 }
 
 fn update(old: Option<&Value>, new: &mut Value, manager: &str, now: &str) {
-    let schema = apply_schema("", "ConfigMap");
+    let schema = apply_schema("v1", "ConfigMap");
     update_managed_fields(
         UpdateRequest {
             old,
@@ -285,7 +280,7 @@ fn apply_validation_errors() {
         err,
         ApplyError::BadRequest("metadata.managedFields must be nil".into())
     );
-    let schema = apply_schema("", "ConfigMap");
+    let schema = apply_schema("v1", "ConfigMap");
     let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}});
     let err = server_side_apply(
         ApplyRequest {
@@ -441,7 +436,7 @@ fn no_panics_on_odd_inputs() {
             let mut n = applied.clone();
             update(Some(live), &mut n, "u", T1);
             let mut n = live.clone();
-            let schema = apply_schema("", "ConfigMap");
+            let schema = apply_schema("v1", "ConfigMap");
             update_managed_fields(
                 UpdateRequest {
                     old: Some(applied),
