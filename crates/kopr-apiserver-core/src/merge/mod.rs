@@ -15,8 +15,6 @@
 //! patch; a kind without a message table (e.g. CustomResourceDefinition)
 //! gets the rules of `metadata` only, shared by every kind.
 
-#[cfg(test)]
-mod old;
 pub mod rules;
 #[cfg(test)]
 mod tests;
