@@ -463,7 +463,7 @@ pub fn capture_logs() -> Logs {
         };
         let lines = logs.lines.clone();
         let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-            tracing_subscriber::EnvFilter::new("info,kube=warn,hyper=warn,kopr_apiserver=warn,kopr_apiserver_core=warn,kopr_controllers=warn")
+            tracing_subscriber::EnvFilter::new("info,kube=warn,hyper=warn,kopr_apiserver=warn,kopr_apiserver_core=warn,kopr_controllers=warn,kopr_kubelet=warn")
         });
         let _ = tracing_subscriber::fmt()
             .with_env_filter(filter)

@@ -33,7 +33,7 @@ pub enum Verbosity {
 /// Libraries whose lines stay at warnings unless `-d` asks for everything. kube-rs's line
 /// for each failed request (`failed with error client error (Connect)`) is left out: it
 /// names neither the server nor the request, and kopr reports the same failure with both.
-const QUIET_LIBRARIES: &str = "kube=warn,kube_runtime=warn,kube_client=warn,kube_client::client::builder=off,hyper=warn,hyper_util=warn,h2=warn,tower=warn,rustls=warn,kopr_apiserver=warn,kopr_apiserver_core=warn,kopr_controllers=warn";
+const QUIET_LIBRARIES: &str = "kube=warn,kube_runtime=warn,kube_client=warn,kube_client::client::builder=off,hyper=warn,hyper_util=warn,h2=warn,tower=warn,rustls=warn,kopr_apiserver=warn,kopr_apiserver_core=warn,kopr_controllers=warn,kopr_kubelet=warn";
 
 impl Verbosity {
     /// The `tracing` filter directives of this verbosity.
