@@ -4,7 +4,7 @@ use k8s_openapi::api::admissionregistration;
 
 use super::{API_EXTENSIONS, generation};
 use crate::defaults;
-use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::resources::kind::{KindDef, Scope, Sub, schema_of};
 use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
@@ -23,6 +23,7 @@ pub(super) static KINDS: &[KindDef] = &[
         generation,
         decode_as::<admissionregistration::v1::MutatingWebhookConfiguration>,
     )
+    .schema(schema_of::<admissionregistration::v1::MutatingWebhookConfiguration>)
     .validate(validation::kinds::mutating_webhooks)
     .default(defaults::by_kind::mutating_webhooks)
     .printer(Printer::WebhookConfiguration),
@@ -39,6 +40,7 @@ pub(super) static KINDS: &[KindDef] = &[
         generation,
         decode_as::<admissionregistration::v1::ValidatingAdmissionPolicy>,
     )
+    .schema(schema_of::<admissionregistration::v1::ValidatingAdmissionPolicy>)
     .validate(validation::kinds::validating_admission_policy)
     .default(defaults::by_kind::validating_admission_policy)
     .printer(Printer::AdmissionPolicy),
@@ -54,6 +56,7 @@ pub(super) static KINDS: &[KindDef] = &[
         generation,
         decode_as::<admissionregistration::v1::ValidatingAdmissionPolicyBinding>,
     )
+    .schema(schema_of::<admissionregistration::v1::ValidatingAdmissionPolicyBinding>)
     .validate(validation::kinds::validating_admission_policy_binding)
     .default(defaults::by_kind::validating_admission_policy_binding)
     .printer(Printer::AdmissionPolicyBinding),
@@ -69,6 +72,7 @@ pub(super) static KINDS: &[KindDef] = &[
         generation,
         decode_as::<admissionregistration::v1::ValidatingWebhookConfiguration>,
     )
+    .schema(schema_of::<admissionregistration::v1::ValidatingWebhookConfiguration>)
     .validate(validation::kinds::validating_webhooks)
     .default(defaults::by_kind::validating_webhooks)
     .printer(Printer::WebhookConfiguration),

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::API_EXTENSIONS;
 use crate::registry::strategy::DefinitionStrategy;
-use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::resources::kind::{KindDef, Scope, Sub, schema_of};
 use crate::typed::decode_as;
 
 /// The kinds of `apiextensions.k8s.io`, in discovery order.
@@ -13,5 +13,6 @@ pub(super) static KINDS: &[KindDef] = &[
         .short(&["crd", "crds"])
         .categories(API_EXTENSIONS)
         .subresources(&[Sub::Status])
-        .stored(|| Arc::new(DefinitionStrategy), decode_as::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>),
+        .stored(|| Arc::new(DefinitionStrategy), decode_as::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>)
+        .schema(schema_of::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>),
 ];

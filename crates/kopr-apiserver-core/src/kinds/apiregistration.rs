@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::API_EXTENSIONS;
 use crate::defaults;
 use crate::registry::strategy::ApiServiceStrategy;
-use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::resources::kind::{KindDef, Scope, Sub, schema_of};
 use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
@@ -24,6 +24,7 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
     || Arc::new(ApiServiceStrategy),
     decode_as::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>,
 )
+.schema(schema_of::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>)
 .validate(validation::kinds::apiregistration::api_service)
 .default(defaults::by_kind::api_service)
 .printer(Printer::ApiService)];

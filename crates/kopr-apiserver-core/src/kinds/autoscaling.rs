@@ -7,7 +7,7 @@ use k8s_openapi::api::autoscaling;
 use super::{ALL, generation};
 use crate::defaults;
 use crate::registry::strategy::HpaV1Strategy;
-use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::resources::kind::{KindDef, Scope, Sub, schema_of};
 use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
@@ -28,6 +28,7 @@ pub(super) static KINDS: &[KindDef] = &[
         generation,
         decode_as::<autoscaling::v2::HorizontalPodAutoscaler>,
     )
+    .schema(schema_of::<autoscaling::v2::HorizontalPodAutoscaler>)
     .validate(validation::kinds::autoscaling::horizontal_pod_autoscaler)
     .default(defaults::by_kind::horizontal_pod_autoscaler)
     .printer(Printer::HorizontalPodAutoscaler),
@@ -45,6 +46,7 @@ pub(super) static KINDS: &[KindDef] = &[
         || Arc::new(HpaV1Strategy),
         decode_as::<autoscaling::v1::HorizontalPodAutoscaler>,
     )
+    .schema(schema_of::<autoscaling::v1::HorizontalPodAutoscaler>)
     .stored_as("autoscaling/horizontalpodautoscalers", "autoscaling/v2")
     .validate(validation::kinds::autoscaling::horizontal_pod_autoscaler)
     .default(defaults::by_kind::horizontal_pod_autoscaler)

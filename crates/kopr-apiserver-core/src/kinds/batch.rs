@@ -7,7 +7,7 @@ use k8s_openapi::api::batch;
 use super::{ALL, generation};
 use crate::defaults;
 use crate::registry::strategy::Builtin;
-use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::resources::kind::{KindDef, Scope, Sub, schema_of};
 use crate::selectors;
 use crate::table::Printer;
 use crate::typed::decode_as;
@@ -20,6 +20,7 @@ pub(super) static KINDS: &[KindDef] = &[
         .categories(ALL)
         .subresources(&[Sub::Status])
         .stored(generation, decode_as::<batch::v1::CronJob>)
+        .schema(schema_of::<batch::v1::CronJob>)
         .validate(validation::kinds::cronjob::cron_job)
         .default(defaults::by_kind::cron_job)
         .printer(Printer::CronJob),
@@ -27,6 +28,7 @@ pub(super) static KINDS: &[KindDef] = &[
         .categories(ALL)
         .subresources(&[Sub::Status])
         .stored(|| Arc::new(Builtin::JOB), decode_as::<batch::v1::Job>)
+        .schema(schema_of::<batch::v1::Job>)
         .validate(validation::kinds::job)
         .default(defaults::by_kind::job)
         .printer(Printer::Job)

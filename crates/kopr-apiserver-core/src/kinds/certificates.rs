@@ -5,7 +5,7 @@ use std::sync::Arc;
 use k8s_openapi::api::certificates;
 
 use crate::registry::strategy::SigningRequestStrategy;
-use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::resources::kind::{KindDef, Scope, Sub, schema_of};
 use crate::selectors;
 use crate::table::Printer;
 use crate::typed::decode_as;
@@ -25,6 +25,7 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
     || Arc::new(SigningRequestStrategy),
     decode_as::<certificates::v1::CertificateSigningRequest>,
 )
+.schema(schema_of::<certificates::v1::CertificateSigningRequest>)
 .validate(validation::kinds::certificates::certificate_signing_request)
 .printer(Printer::CertificateSigningRequest)
 .fields(&selectors::CERTIFICATE_SIGNING_REQUEST_FIELDS)];

@@ -3,7 +3,7 @@
 use k8s_openapi::api::coordination;
 
 use super::create_on_update;
-use crate::resources::kind::{KindDef, Scope};
+use crate::resources::kind::{KindDef, Scope, schema_of};
 use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
@@ -17,5 +17,6 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
     Scope::Namespaced,
 )
 .stored(create_on_update, decode_as::<coordination::v1::Lease>)
+.schema(schema_of::<coordination::v1::Lease>)
 .validate(validation::kinds::lease)
 .printer(Printer::Lease)];

@@ -10,7 +10,7 @@ use crate::registry::strategy::{
     NamespaceStrategy, NodeStrategy, PodStrategy, ServiceStrategy, VolumeStrategy,
 };
 use crate::resources::Computed;
-use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::resources::kind::{KindDef, Scope, Sub, schema_of};
 use crate::selectors;
 use crate::table::Printer;
 use crate::typed::decode_as;
@@ -29,27 +29,32 @@ pub(super) static KINDS: &[KindDef] = &[
     .short(&["cs"])
     .only_verbs(&["get", "list"])
     .computed(Computed::ComponentStatus)
+    .schema(schema_of::<core::v1::ComponentStatus>)
     .printer(Printer::ComponentStatus),
     KindDef::new("", "v1", "configmaps", "ConfigMap", Scope::Namespaced)
         .short(&["cm"])
         .stored(plain, decode_as::<core::v1::ConfigMap>)
+        .schema(schema_of::<core::v1::ConfigMap>)
         .validate(validation::kinds::config_map)
         .printer(Printer::ConfigMap),
     KindDef::new("", "v1", "endpoints", "Endpoints", Scope::Namespaced)
         .short(&["ep"])
         .stored(plain, decode_as::<core::v1::Endpoints>)
+        .schema(schema_of::<core::v1::Endpoints>)
         .validate(validation::kinds::endpoints::endpoints)
         .default(defaults::by_kind::endpoints)
         .printer(Printer::Endpoints),
     KindDef::new("", "v1", "events", "Event", Scope::Namespaced)
         .short(&["ev"])
         .stored(create_on_update, decode_as::<core::v1::Event>)
+        .schema(schema_of::<core::v1::Event>)
         .validate(validation::kinds::core_event)
         .printer(Printer::Event)
         .fields(&selectors::EVENT_FIELDS),
     KindDef::new("", "v1", "limitranges", "LimitRange", Scope::Namespaced)
         .short(&["limits"])
         .stored(plain, decode_as::<core::v1::LimitRange>)
+        .schema(schema_of::<core::v1::LimitRange>)
         .validate(validation::kinds::quota::limit_range)
         .default(defaults::by_kind::limit_range),
     KindDef::new("", "v1", "namespaces", "Namespace", Scope::Cluster)
@@ -59,6 +64,7 @@ pub(super) static KINDS: &[KindDef] = &[
             || Arc::new(NamespaceStrategy),
             decode_as::<core::v1::Namespace>,
         )
+        .schema(schema_of::<core::v1::Namespace>)
         .validate(validation::kinds::namespace)
         .default(defaults::by_kind::namespace)
         .printer(Printer::Namespace)
@@ -67,6 +73,7 @@ pub(super) static KINDS: &[KindDef] = &[
         .short(&["no"])
         .subresources(&[Sub::Status, Sub::Proxy])
         .stored(|| Arc::new(NodeStrategy), decode_as::<core::v1::Node>)
+        .schema(schema_of::<core::v1::Node>)
         .validate(validation::kinds::node)
         .default(defaults::by_kind::node)
         .printer(Printer::Node)
@@ -84,6 +91,7 @@ pub(super) static KINDS: &[KindDef] = &[
         || Arc::new(VolumeStrategy::CLAIM),
         decode_as::<core::v1::PersistentVolumeClaim>,
     )
+    .schema(schema_of::<core::v1::PersistentVolumeClaim>)
     .validate(validation::kinds::volumes::persistent_volume_claim)
     .default(defaults::by_kind::persistent_volume_claim)
     .printer(Printer::PersistentVolumeClaim),
@@ -100,6 +108,7 @@ pub(super) static KINDS: &[KindDef] = &[
         || Arc::new(VolumeStrategy::VOLUME),
         decode_as::<core::v1::PersistentVolume>,
     )
+    .schema(schema_of::<core::v1::PersistentVolume>)
     .validate(validation::kinds::volumes::persistent_volume)
     .default(defaults::by_kind::persistent_volume)
     .printer(Printer::PersistentVolume),
@@ -117,12 +126,14 @@ pub(super) static KINDS: &[KindDef] = &[
             Sub::PortForward,
         ])
         .stored(|| Arc::new(PodStrategy), decode_as::<core::v1::Pod>)
+        .schema(schema_of::<core::v1::Pod>)
         .validate(validation::kinds::pod_kind)
         .default(defaults::by_kind::pod)
         .printer(Printer::Pod)
         .fields(&selectors::POD_FIELDS),
     KindDef::new("", "v1", "podtemplates", "PodTemplate", Scope::Namespaced)
         .stored(generation, decode_as::<core::v1::PodTemplate>)
+        .schema(schema_of::<core::v1::PodTemplate>)
         .validate(validation::kinds::replication::pod_template)
         .default(defaults::by_kind::pod_template)
         .printer(Printer::PodTemplate),
@@ -137,6 +148,7 @@ pub(super) static KINDS: &[KindDef] = &[
     .categories(ALL)
     .subresources(&[Sub::Status, Sub::Scale])
     .stored(generation, decode_as::<core::v1::ReplicationController>)
+    .schema(schema_of::<core::v1::ReplicationController>)
     .validate(validation::kinds::replication::replication_controller)
     .default(defaults::by_kind::replication_controller)
     .printer(Printer::ReplicationController)
@@ -151,10 +163,12 @@ pub(super) static KINDS: &[KindDef] = &[
     .short(&["quota"])
     .subresources(&[Sub::Status])
     .stored(plain, decode_as::<core::v1::ResourceQuota>)
+    .schema(schema_of::<core::v1::ResourceQuota>)
     .validate(validation::kinds::quota::resource_quota)
     .printer(Printer::ResourceQuota),
     KindDef::new("", "v1", "secrets", "Secret", Scope::Namespaced)
         .stored(plain, decode_as::<core::v1::Secret>)
+        .schema(schema_of::<core::v1::Secret>)
         .validate(validation::kinds::secret)
         .default(defaults::by_kind::secret)
         .printer(Printer::Secret)
@@ -169,6 +183,7 @@ pub(super) static KINDS: &[KindDef] = &[
     .short(&["sa"])
     .subresources(&[Sub::Token])
     .stored(plain, decode_as::<core::v1::ServiceAccount>)
+    .schema(schema_of::<core::v1::ServiceAccount>)
     .validate(validation::kinds::service_account)
     .printer(Printer::ServiceAccount),
     KindDef::new("", "v1", "services", "Service", Scope::Namespaced)
@@ -176,6 +191,7 @@ pub(super) static KINDS: &[KindDef] = &[
         .categories(ALL)
         .subresources(&[Sub::Status])
         .stored(|| Arc::new(ServiceStrategy), decode_as::<core::v1::Service>)
+        .schema(schema_of::<core::v1::Service>)
         .validate(validation::kinds::service)
         .default(defaults::by_kind::service)
         .printer(Printer::Service)

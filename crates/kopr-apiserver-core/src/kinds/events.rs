@@ -5,7 +5,7 @@ use std::sync::Arc;
 use k8s_openapi::api::events;
 
 use crate::registry::strategy::EventStrategy;
-use crate::resources::kind::{KindDef, Scope};
+use crate::resources::kind::{KindDef, Scope, schema_of};
 use crate::selectors;
 use crate::table::Printer;
 use crate::typed::decode_as;
@@ -17,6 +17,7 @@ pub(super) static KINDS: &[KindDef] =
         KindDef::new("events.k8s.io", "v1", "events", "Event", Scope::Namespaced)
             .short(&["ev"])
             .stored(|| Arc::new(EventStrategy), decode_as::<events::v1::Event>)
+            .schema(schema_of::<events::v1::Event>)
             .stored_as("core/events", "v1")
             .validate(validation::kinds::events_event)
             .printer(Printer::Event)

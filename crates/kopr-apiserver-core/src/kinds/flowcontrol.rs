@@ -4,7 +4,7 @@ use k8s_openapi::api::flowcontrol;
 
 use super::generation;
 use crate::defaults;
-use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::resources::kind::{KindDef, Scope, Sub, schema_of};
 use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
@@ -20,6 +20,7 @@ pub(super) static KINDS: &[KindDef] = &[
     )
     .subresources(&[Sub::Status])
     .stored(generation, decode_as::<flowcontrol::v1::FlowSchema>)
+    .schema(schema_of::<flowcontrol::v1::FlowSchema>)
     .validate(validation::kinds::flowcontrol::flow_schema)
     .default(defaults::by_kind::flow_schema)
     .printer(Printer::FlowSchema),
@@ -35,6 +36,7 @@ pub(super) static KINDS: &[KindDef] = &[
         generation,
         decode_as::<flowcontrol::v1::PriorityLevelConfiguration>,
     )
+    .schema(schema_of::<flowcontrol::v1::PriorityLevelConfiguration>)
     .validate(validation::kinds::flowcontrol::priority_level_configuration)
     .default(defaults::by_kind::priority_level_configuration)
     .printer(Printer::PriorityLevelConfiguration),

@@ -173,8 +173,9 @@ pub fn is_builtin_group(group: &str) -> bool {
 mod tests {
     use super::*;
 
-    /// Every stored built-in kind decodes as its Go type and has kube's validation (a CRD's
-    /// is its strategy's, which also checks the schemas); computed kinds have neither.
+    /// Every stored built-in kind decodes as its Go type, is published with its OpenAPI
+    /// schema and has kube's validation (a CRD's is its strategy's, which also checks the
+    /// schemas); computed kinds have no decoding or strategy.
     #[test]
     fn every_stored_kind_decodes_and_validates() {
         let validated_by_strategy = ["customresourcedefinitions"];
@@ -186,6 +187,7 @@ mod tests {
             }
             assert!(kind.decode.is_some(), "{name}: no decoding");
             assert!(kind.strategy.is_some(), "{name}: no strategy");
+            assert!(kind.schema.is_some(), "{name}: no OpenAPI schema");
             assert_eq!(
                 kind.validate.is_none(),
                 validated_by_strategy.contains(&kind.plural),

@@ -4,7 +4,7 @@ use k8s_openapi::api::networking;
 
 use super::generation;
 use crate::defaults;
-use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::resources::kind::{KindDef, Scope, Sub, schema_of};
 use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
@@ -19,6 +19,7 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Cluster,
     )
     .stored(generation, decode_as::<networking::v1::IngressClass>)
+    .schema(schema_of::<networking::v1::IngressClass>)
     .validate(validation::kinds::networking::ingress_class)
     .default(defaults::by_kind::ingress_class)
     .printer(Printer::IngressClass),
@@ -32,6 +33,7 @@ pub(super) static KINDS: &[KindDef] = &[
     .short(&["ing"])
     .subresources(&[Sub::Status])
     .stored(generation, decode_as::<networking::v1::Ingress>)
+    .schema(schema_of::<networking::v1::Ingress>)
     .validate(validation::kinds::networking::ingress)
     .printer(Printer::Ingress),
     KindDef::new(
@@ -43,6 +45,7 @@ pub(super) static KINDS: &[KindDef] = &[
     )
     .short(&["netpol"])
     .stored(generation, decode_as::<networking::v1::NetworkPolicy>)
+    .schema(schema_of::<networking::v1::NetworkPolicy>)
     .validate(validation::kinds::networking::network_policy)
     .default(defaults::by_kind::network_policy)
     .printer(Printer::NetworkPolicy),

@@ -3,7 +3,7 @@
 use k8s_openapi::api::node;
 
 use super::plain;
-use crate::resources::kind::{KindDef, Scope};
+use crate::resources::kind::{KindDef, Scope, schema_of};
 use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
@@ -17,5 +17,6 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
     Scope::Cluster,
 )
 .stored(plain, decode_as::<node::v1::RuntimeClass>)
+.schema(schema_of::<node::v1::RuntimeClass>)
 .validate(validation::kinds::scheduling::runtime_class)
 .printer(Printer::RuntimeClass)];

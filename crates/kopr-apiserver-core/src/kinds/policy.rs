@@ -3,7 +3,7 @@
 use k8s_openapi::api::policy;
 
 use super::generation;
-use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::resources::kind::{KindDef, Scope, Sub, schema_of};
 use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
@@ -19,5 +19,6 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
 .short(&["pdb"])
 .subresources(&[Sub::Status])
 .stored(generation, decode_as::<policy::v1::PodDisruptionBudget>)
+.schema(schema_of::<policy::v1::PodDisruptionBudget>)
 .validate(validation::kinds::policy::pod_disruption_budget)
 .printer(Printer::PodDisruptionBudget)];

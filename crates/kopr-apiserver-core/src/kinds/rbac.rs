@@ -4,7 +4,7 @@ use k8s_openapi::api::rbac;
 
 use super::create_on_update;
 use crate::defaults;
-use crate::resources::kind::{KindDef, Scope};
+use crate::resources::kind::{KindDef, Scope, schema_of};
 use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
@@ -19,6 +19,7 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Cluster,
     )
     .stored(create_on_update, decode_as::<rbac::v1::ClusterRoleBinding>)
+    .schema(schema_of::<rbac::v1::ClusterRoleBinding>)
     .validate(validation::kinds::cluster_role_binding)
     .default(defaults::by_kind::role_binding)
     .printer(Printer::ClusterRoleBinding),
@@ -30,6 +31,7 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Cluster,
     )
     .stored(create_on_update, decode_as::<rbac::v1::ClusterRole>)
+    .schema(schema_of::<rbac::v1::ClusterRole>)
     .validate(validation::kinds::cluster_role),
     KindDef::new(
         "rbac.authorization.k8s.io",
@@ -39,6 +41,7 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Namespaced,
     )
     .stored(create_on_update, decode_as::<rbac::v1::RoleBinding>)
+    .schema(schema_of::<rbac::v1::RoleBinding>)
     .validate(validation::kinds::role_binding)
     .default(defaults::by_kind::role_binding)
     .printer(Printer::RoleBinding),
@@ -50,5 +53,6 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Namespaced,
     )
     .stored(create_on_update, decode_as::<rbac::v1::Role>)
+    .schema(schema_of::<rbac::v1::Role>)
     .validate(validation::kinds::role),
 ];

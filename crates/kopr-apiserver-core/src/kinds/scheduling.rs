@@ -4,7 +4,7 @@ use k8s_openapi::api::scheduling;
 
 use super::plain;
 use crate::defaults;
-use crate::resources::kind::{KindDef, Scope};
+use crate::resources::kind::{KindDef, Scope, schema_of};
 use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
@@ -19,6 +19,7 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
 )
 .short(&["pc"])
 .stored(plain, decode_as::<scheduling::v1::PriorityClass>)
+.schema(schema_of::<scheduling::v1::PriorityClass>)
 .validate(validation::kinds::scheduling::priority_class)
 .default(defaults::by_kind::priority_class)
 .printer(Printer::PriorityClass)];

@@ -4,7 +4,7 @@ use k8s_openapi::api::storage;
 
 use super::plain;
 use crate::defaults;
-use crate::resources::kind::{KindDef, Scope, Sub};
+use crate::resources::kind::{KindDef, Scope, Sub, schema_of};
 use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
@@ -19,6 +19,7 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Cluster,
     )
     .stored(plain, decode_as::<storage::v1::CSIDriver>)
+    .schema(schema_of::<storage::v1::CSIDriver>)
     .validate(validation::kinds::csi::csi_driver)
     .default(defaults::by_kind::csi_driver)
     .printer(Printer::CsiDriver),
@@ -30,6 +31,7 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Cluster,
     )
     .stored(plain, decode_as::<storage::v1::CSINode>)
+    .schema(schema_of::<storage::v1::CSINode>)
     .validate(validation::kinds::csi::csi_node)
     .printer(Printer::CsiNode),
     KindDef::new(
@@ -40,6 +42,7 @@ pub(super) static KINDS: &[KindDef] = &[
         Scope::Namespaced,
     )
     .stored(plain, decode_as::<storage::v1::CSIStorageCapacity>)
+    .schema(schema_of::<storage::v1::CSIStorageCapacity>)
     .validate(validation::kinds::storage::csi_storage_capacity)
     .printer(Printer::CsiStorageCapacity),
     KindDef::new(
@@ -51,6 +54,7 @@ pub(super) static KINDS: &[KindDef] = &[
     )
     .short(&["sc"])
     .stored(plain, decode_as::<storage::v1::StorageClass>)
+    .schema(schema_of::<storage::v1::StorageClass>)
     .validate(validation::kinds::storage::storage_class)
     .default(defaults::by_kind::storage_class)
     .printer(Printer::StorageClass),
@@ -63,6 +67,7 @@ pub(super) static KINDS: &[KindDef] = &[
     )
     .subresources(&[Sub::Status])
     .stored(plain, decode_as::<storage::v1::VolumeAttachment>)
+    .schema(schema_of::<storage::v1::VolumeAttachment>)
     .validate(validation::kinds::storage::volume_attachment)
     .printer(Printer::VolumeAttachment),
 ];

@@ -144,6 +144,17 @@ pub struct KindDef {
     /// Its field selectors; none for `metadata.name` and `metadata.namespace`
     /// alone.
     pub fields: Option<&'static FieldLabels>,
+    /// Puts its OpenAPI schema (and those it refers to) into a generator; none for a kind
+    /// published with a permissive schema.
+    pub schema: Option<SchemaFn>,
+}
+
+/// Adds a kind's OpenAPI schema to a generator.
+pub type SchemaFn = fn(&mut schemars::SchemaGenerator);
+
+/// The [`SchemaFn`] of a k8s-openapi type.
+pub fn schema_of<T: schemars::JsonSchema>(generator: &mut schemars::SchemaGenerator) {
+    let _ = generator.subschema_for::<T>();
 }
 
 impl KindDef {
@@ -173,6 +184,7 @@ impl KindDef {
             default: None,
             printer: None,
             fields: None,
+            schema: None,
         }
     }
 
@@ -263,6 +275,14 @@ impl KindDef {
     pub const fn fields(self, fields: &'static FieldLabels) -> KindDef {
         KindDef {
             fields: Some(fields),
+            ..self
+        }
+    }
+
+    /// Published in OpenAPI with the schema `schema` adds (e.g. [`schema_of`] its type).
+    pub const fn schema(self, schema: SchemaFn) -> KindDef {
+        KindDef {
+            schema: Some(schema),
             ..self
         }
     }

@@ -6,11 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::LazyLock;
 
-use k8s_openapi::api::{
-    admissionregistration, apps, autoscaling, batch, certificates, coordination, core, discovery,
-    events, flowcontrol, networking, node, policy, rbac, scheduling, storage,
-};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
+use k8s_openapi::api::{autoscaling, core, policy};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{Value, json};
@@ -161,12 +157,13 @@ fn gvk(group: &str, version: &str, kind: &str) -> Value {
 
 /// One built-in kind: where it lives, whether it has a list kind, and how to
 /// put its schema into a generator.
+#[derive(Clone, Copy)]
 struct Builtin {
     group: &'static str,
     version: &'static str,
     kind: &'static str,
     list: bool,
-    add: fn(&mut SchemaGenerator),
+    add: crate::resources::kind::SchemaFn,
 }
 
 fn add<T: schemars::JsonSchema>(g: &mut SchemaGenerator) {
@@ -185,249 +182,32 @@ macro_rules! builtin {
     };
 }
 
-/// The built-in kinds with generated schemas.
-const BUILTINS: &[Builtin] = &[
-    builtin!("", "v1", "Namespace", true, core::v1::Namespace),
-    builtin!("", "v1", "ConfigMap", true, core::v1::ConfigMap),
-    builtin!("", "v1", "Secret", true, core::v1::Secret),
-    builtin!("", "v1", "Service", true, core::v1::Service),
-    builtin!("", "v1", "ServiceAccount", true, core::v1::ServiceAccount),
-    builtin!("", "v1", "Pod", true, core::v1::Pod),
-    builtin!("", "v1", "Event", true, core::v1::Event),
-    builtin!("", "v1", "Node", true, core::v1::Node),
-    builtin!("apps", "v1", "Deployment", true, apps::v1::Deployment),
-    builtin!("apps", "v1", "ReplicaSet", true, apps::v1::ReplicaSet),
-    builtin!("apps", "v1", "StatefulSet", true, apps::v1::StatefulSet),
-    builtin!("batch", "v1", "Job", true, batch::v1::Job),
-    builtin!(
-        "coordination.k8s.io",
-        "v1",
-        "Lease",
-        true,
-        coordination::v1::Lease
-    ),
-    builtin!("events.k8s.io", "v1", "Event", true, events::v1::Event),
-    builtin!(
-        "rbac.authorization.k8s.io",
-        "v1",
-        "Role",
-        true,
-        rbac::v1::Role
-    ),
-    builtin!(
-        "rbac.authorization.k8s.io",
-        "v1",
-        "ClusterRole",
-        true,
-        rbac::v1::ClusterRole
-    ),
-    builtin!(
-        "rbac.authorization.k8s.io",
-        "v1",
-        "RoleBinding",
-        true,
-        rbac::v1::RoleBinding
-    ),
-    builtin!(
-        "rbac.authorization.k8s.io",
-        "v1",
-        "ClusterRoleBinding",
-        true,
-        rbac::v1::ClusterRoleBinding
-    ),
-    builtin!(
-        "admissionregistration.k8s.io",
-        "v1",
-        "ValidatingWebhookConfiguration",
-        true,
-        admissionregistration::v1::ValidatingWebhookConfiguration
-    ),
-    builtin!(
-        "admissionregistration.k8s.io",
-        "v1",
-        "MutatingWebhookConfiguration",
-        true,
-        admissionregistration::v1::MutatingWebhookConfiguration
-    ),
-    builtin!(
-        "admissionregistration.k8s.io",
-        "v1",
-        "ValidatingAdmissionPolicy",
-        true,
-        admissionregistration::v1::ValidatingAdmissionPolicy
-    ),
-    builtin!(
-        "admissionregistration.k8s.io",
-        "v1",
-        "ValidatingAdmissionPolicyBinding",
-        true,
-        admissionregistration::v1::ValidatingAdmissionPolicyBinding
-    ),
-    builtin!("", "v1", "Endpoints", true, core::v1::Endpoints),
-    builtin!("", "v1", "LimitRange", true, core::v1::LimitRange),
-    builtin!("", "v1", "ResourceQuota", true, core::v1::ResourceQuota),
-    builtin!("", "v1", "PodTemplate", true, core::v1::PodTemplate),
-    builtin!(
-        "",
-        "v1",
-        "PersistentVolume",
-        true,
-        core::v1::PersistentVolume
-    ),
-    builtin!(
-        "",
-        "v1",
-        "PersistentVolumeClaim",
-        true,
-        core::v1::PersistentVolumeClaim
-    ),
-    builtin!(
-        "",
-        "v1",
-        "ReplicationController",
-        true,
-        core::v1::ReplicationController
-    ),
-    builtin!("", "v1", "ComponentStatus", true, core::v1::ComponentStatus),
-    builtin!("apps", "v1", "DaemonSet", true, apps::v1::DaemonSet),
-    builtin!(
-        "apps",
-        "v1",
-        "ControllerRevision",
-        true,
-        apps::v1::ControllerRevision
-    ),
-    builtin!(
-        "autoscaling",
-        "v2",
-        "HorizontalPodAutoscaler",
-        true,
-        autoscaling::v2::HorizontalPodAutoscaler
-    ),
-    builtin!("batch", "v1", "CronJob", true, batch::v1::CronJob),
-    builtin!(
-        "certificates.k8s.io",
-        "v1",
-        "CertificateSigningRequest",
-        true,
-        certificates::v1::CertificateSigningRequest
-    ),
-    builtin!(
-        "discovery.k8s.io",
-        "v1",
-        "EndpointSlice",
-        true,
-        discovery::v1::EndpointSlice
-    ),
-    builtin!(
-        "flowcontrol.apiserver.k8s.io",
-        "v1",
-        "FlowSchema",
-        true,
-        flowcontrol::v1::FlowSchema
-    ),
-    builtin!(
-        "flowcontrol.apiserver.k8s.io",
-        "v1",
-        "PriorityLevelConfiguration",
-        true,
-        flowcontrol::v1::PriorityLevelConfiguration
-    ),
-    builtin!(
-        "networking.k8s.io",
-        "v1",
-        "Ingress",
-        true,
-        networking::v1::Ingress
-    ),
-    builtin!(
-        "networking.k8s.io",
-        "v1",
-        "IngressClass",
-        true,
-        networking::v1::IngressClass
-    ),
-    builtin!(
-        "networking.k8s.io",
-        "v1",
-        "NetworkPolicy",
-        true,
-        networking::v1::NetworkPolicy
-    ),
-    builtin!(
-        "node.k8s.io",
-        "v1",
-        "RuntimeClass",
-        true,
-        node::v1::RuntimeClass
-    ),
-    builtin!(
-        "policy",
-        "v1",
-        "PodDisruptionBudget",
-        true,
-        policy::v1::PodDisruptionBudget
-    ),
-    builtin!(
-        "scheduling.k8s.io",
-        "v1",
-        "PriorityClass",
-        true,
-        scheduling::v1::PriorityClass
-    ),
-    builtin!(
-        "storage.k8s.io",
-        "v1",
-        "StorageClass",
-        true,
-        storage::v1::StorageClass
-    ),
-    builtin!(
-        "storage.k8s.io",
-        "v1",
-        "CSIDriver",
-        true,
-        storage::v1::CSIDriver
-    ),
-    builtin!(
-        "storage.k8s.io",
-        "v1",
-        "CSINode",
-        true,
-        storage::v1::CSINode
-    ),
-    builtin!(
-        "storage.k8s.io",
-        "v1",
-        "CSIStorageCapacity",
-        true,
-        storage::v1::CSIStorageCapacity
-    ),
-    builtin!(
-        "storage.k8s.io",
-        "v1",
-        "VolumeAttachment",
-        true,
-        storage::v1::VolumeAttachment
-    ),
-    builtin!(
-        "apiregistration.k8s.io",
-        "v1",
-        "APIService",
-        true,
-        k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService
-    ),
+/// The bodies of subresources, published beside the kinds (they have no list).
+const SUBRESOURCE_BODIES: &[Builtin] = &[
     builtin!("policy", "v1", "Eviction", false, policy::v1::Eviction),
     builtin!("", "v1", "Binding", false, core::v1::Binding),
     builtin!("autoscaling", "v1", "Scale", false, autoscaling::v1::Scale),
-    builtin!(
-        "apiextensions.k8s.io",
-        "v1",
-        "CustomResourceDefinition",
-        true,
-        apiextensions::v1::CustomResourceDefinition
-    ),
 ];
+
+/// The built-in kinds with generated schemas: each kind whose [`KindDef`] gives one,
+/// and the subresource bodies.
+///
+/// [`KindDef`]: crate::resources::kind::KindDef
+static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
+    crate::kinds::all()
+        .into_iter()
+        .filter_map(|def| {
+            Some(Builtin {
+                group: def.group,
+                version: def.version,
+                kind: def.kind,
+                list: true,
+                add: def.schema?,
+            })
+        })
+        .chain(SUBRESOURCE_BODIES.iter().copied())
+        .collect()
+});
 
 /// Every generated schema, and for each built-in kind the names of the
 /// schemas describing it.
@@ -443,7 +223,7 @@ fn build() -> All {
     // panic, serve permissive schemas rather than take the server down.
     let defs = std::panic::catch_unwind(generate).unwrap_or_default();
     let mut closures = HashMap::new();
-    for b in BUILTINS {
+    for b in BUILTINS.iter() {
         let name = schema_name(b.group, b.version, b.kind);
         if !defs.contains_key(&name) {
             continue;
@@ -460,7 +240,7 @@ fn build() -> All {
 /// Generates, renames and touches up the schemas of all built-in kinds.
 fn generate() -> BTreeMap<String, Value> {
     let mut g = SchemaSettings::openapi3().into_generator();
-    for b in BUILTINS {
+    for b in BUILTINS.iter() {
         (b.add)(&mut g);
     }
     add::<meta::ObjectMeta>(&mut g);
@@ -477,7 +257,7 @@ fn generate() -> BTreeMap<String, Value> {
     }
     fix_special_types(&mut defs);
     apply_extensions(&mut defs);
-    for b in BUILTINS {
+    for b in BUILTINS.iter() {
         let name = schema_name(b.group, b.version, b.kind);
         let Some(schema) = defs.get_mut(&name) else {
             continue;

@@ -104,7 +104,7 @@ fn names_follow_kube() {
 
 #[test]
 fn every_builtin_generates_with_gvk_and_list() {
-    for b in BUILTINS {
+    for b in BUILTINS.iter() {
         let name = schema_name(b.group, b.version, b.kind);
         let d = doc(b.group, b.version, b.kind);
         let s = d.get(&name).unwrap_or_else(|| panic!("no schema {name}"));
