@@ -248,6 +248,7 @@ fn go_float6(f: f64) -> String {
     format!("{f:.6}")
 }
 
+/// One item of `spec.limits` (`ValidateLimitRange`'s loop body).
 fn limit_item(ck: &mut Checker, item: &Obj, ip: &str, seen_types: &mut BTreeSet<String>) {
     let ty = ck.string(item, "type", ip);
     let tp = child(ip, "type");
@@ -255,66 +256,116 @@ fn limit_item(ck: &mut Checker, item: &Obj, ip: &str, seen_types: &mut BTreeSet<
     if !seen_types.insert(ty.to_string()) {
         ck.push(FieldError::duplicate(&tp, ty));
     }
-    let mut keys: Vec<&str> = Vec::new();
-    let mut lists: BTreeMap<&str, Vec<(&str, Quantity)>> = BTreeMap::new();
-    let mut take = |ck: &mut Checker, field: &'static str| {
-        let list = resource_list(ck, item, field, ip);
-        for (k, _) in &list {
-            limit_resource_name(ck, ty, k, &key(&child(ip, field), k));
-            if !keys.contains(k) {
-                keys.push(k);
+    let lists = LimitLists::read(ck, item, ip, ty);
+    for k in &lists.names {
+        let bounds = LimitBounds::of(&lists, k);
+        bounds.check_order(ck, ip, k);
+        bounds.check_ratio(ck, ip, k);
+        bounds.check_overcommit(ck, ip, k);
+    }
+}
+
+/// The resource lists of a LimitRange item by field, and the resource names
+/// they mention in first-seen order.
+#[derive(Default)]
+struct LimitLists<'a> {
+    names: Vec<&'a str>,
+    lists: BTreeMap<&'static str, Vec<(&'a str, Quantity)>>,
+}
+
+impl<'a> LimitLists<'a> {
+    /// Reads the item's lists, with the checks of the fields its type allows
+    /// or requires.
+    fn read(ck: &mut Checker, item: &'a Obj, ip: &str, ty: &str) -> Self {
+        let mut l = LimitLists::default();
+        l.take(ck, item, ip, ty, "max");
+        l.take(ck, item, ip, ty, "min");
+        if ty == "Pod" {
+            for f in ["default", "defaultRequest"] {
+                if item
+                    .get(f)
+                    .and_then(Value::as_object)
+                    .is_some_and(|m| !m.is_empty())
+                {
+                    ck.push(FieldError::forbidden(
+                        child(ip, f),
+                        "may not be specified when `type` is 'Pod'",
+                    ));
+                }
             }
+        } else {
+            l.take(ck, item, ip, ty, "default");
+            l.take(ck, item, ip, ty, "defaultRequest");
         }
-        lists.insert(field, list);
-    };
-    take(ck, "max");
-    take(ck, "min");
-    if ty == "Pod" {
-        for f in ["default", "defaultRequest"] {
-            if item
-                .get(f)
-                .and_then(Value::as_object)
-                .is_some_and(|m| !m.is_empty())
-            {
-                ck.push(FieldError::forbidden(
-                    child(ip, f),
-                    "may not be specified when `type` is 'Pod'",
+        if ty == "PersistentVolumeClaim" {
+            let has = |f: &str| {
+                item.get(f)
+                    .and_then(Value::as_object)
+                    .is_some_and(|m| m.contains_key("storage"))
+            };
+            if !has("min") && !has("max") {
+                ck.push(FieldError::required(
+                    child(ip, "limits"),
+                    "either minimum or maximum storage value is required, but neither was provided",
                 ));
             }
         }
-    } else {
-        take(ck, "default");
-        take(ck, "defaultRequest");
+        l.take(ck, item, ip, ty, "maxLimitRequestRatio");
+        l
     }
-    if ty == "PersistentVolumeClaim" {
-        let has = |f: &str| {
-            item.get(f)
-                .and_then(Value::as_object)
-                .is_some_and(|m| m.contains_key("storage"))
-        };
-        if !has("min") && !has("max") {
-            ck.push(FieldError::required(
-                child(ip, "limits"),
-                "either minimum or maximum storage value is required, but neither was provided",
-            ));
+
+    /// Reads one list, checking its resource names.
+    fn take(&mut self, ck: &mut Checker, item: &'a Obj, ip: &str, ty: &str, field: &'static str) {
+        let list = resource_list(ck, item, field, ip);
+        for (k, _) in &list {
+            limit_resource_name(ck, ty, k, &key(&child(ip, field), k));
+            if !self.names.contains(k) {
+                self.names.push(k);
+            }
         }
+        self.lists.insert(field, list);
     }
-    take(ck, "maxLimitRequestRatio");
-    let get = |field: &str, k: &str| -> Option<Quantity> {
-        lists
+
+    /// The quantity of resource `k` in list `field`.
+    fn get(&self, field: &str, k: &str) -> Option<Quantity> {
+        self.lists
             .get(field)
             .and_then(|l| l.iter().find(|(n, _)| *n == k))
             .map(|(_, q)| q.clone())
-    };
-    for k in keys {
-        let min = get("min", k);
-        let max = get("max", k);
-        let def = get("default", k);
-        let def_req = get("defaultRequest", k);
-        let ratio = get("maxLimitRequestRatio", k);
+    }
+}
+
+/// What a LimitRange item says of one resource.
+struct LimitBounds {
+    min: Option<Quantity>,
+    max: Option<Quantity>,
+    def: Option<Quantity>,
+    def_req: Option<Quantity>,
+    ratio: Option<Quantity>,
+}
+
+/// Whether `a` is greater than `b`.
+fn gt(a: &Quantity, b: &Quantity) -> bool {
+    a.cmp_value(b) == Ordering::Greater
+}
+
+impl LimitBounds {
+    /// Resource `k`'s entries in the item's lists.
+    fn of(lists: &LimitLists<'_>, k: &str) -> Self {
+        LimitBounds {
+            min: lists.get("min", k),
+            max: lists.get("max", k),
+            def: lists.get("default", k),
+            def_req: lists.get("defaultRequest", k),
+            ratio: lists.get("maxLimitRequestRatio", k),
+        }
+    }
+
+    /// min <= defaultRequest <= default <= max, as far as they are given.
+    fn check_order(&self, ck: &mut Checker, ip: &str, k: &str) {
         let at = |f: &str| key(&child(ip, f), k);
-        let gt = |a: &Quantity, b: &Quantity| a.cmp_value(b) == Ordering::Greater;
-        if let (Some(mn), Some(mx)) = (&min, &max)
+        let (min, max, def, def_req) = (&self.min, &self.max, &self.def, &self.def_req);
+        if let (Some(mn), Some(mx)) = (min, max)
             && gt(mn, mx)
         {
             ck.push(FieldError::invalid(
@@ -327,7 +378,7 @@ fn limit_item(ck: &mut Checker, item: &Obj, ip: &str, seen_types: &mut BTreeSet<
                 ),
             ));
         }
-        if let (Some(dr), Some(mn)) = (&def_req, &min)
+        if let (Some(dr), Some(mn)) = (def_req, min)
             && gt(mn, dr)
         {
             ck.push(FieldError::invalid(
@@ -340,7 +391,7 @@ fn limit_item(ck: &mut Checker, item: &Obj, ip: &str, seen_types: &mut BTreeSet<
                 ),
             ));
         }
-        if let (Some(dr), Some(mx)) = (&def_req, &max)
+        if let (Some(dr), Some(mx)) = (def_req, max)
             && gt(dr, mx)
         {
             ck.push(FieldError::invalid(
@@ -353,7 +404,7 @@ fn limit_item(ck: &mut Checker, item: &Obj, ip: &str, seen_types: &mut BTreeSet<
                 ),
             ));
         }
-        if let (Some(dr), Some(d)) = (&def_req, &def)
+        if let (Some(dr), Some(d)) = (def_req, def)
             && gt(dr, d)
         {
             ck.push(FieldError::invalid(
@@ -366,7 +417,13 @@ fn limit_item(ck: &mut Checker, item: &Obj, ip: &str, seen_types: &mut BTreeSet<
                 ),
             ));
         }
-        if let (Some(d), Some(mn)) = (&def, &min)
+        self.check_default_order(ck, ip, k);
+    }
+
+    /// min <= default <= max, as far as they are given.
+    fn check_default_order(&self, ck: &mut Checker, ip: &str, k: &str) {
+        let at = |f: &str| key(&child(ip, f), k);
+        if let (Some(d), Some(mn)) = (&self.def, &self.min)
             && gt(mn, d)
         {
             ck.push(FieldError::invalid(
@@ -379,7 +436,7 @@ fn limit_item(ck: &mut Checker, item: &Obj, ip: &str, seen_types: &mut BTreeSet<
                 ),
             ));
         }
-        if let (Some(d), Some(mx)) = (&def, &max)
+        if let (Some(d), Some(mx)) = (&self.def, &self.max)
             && gt(d, mx)
         {
             ck.push(FieldError::invalid(
@@ -392,42 +449,50 @@ fn limit_item(ck: &mut Checker, item: &Obj, ip: &str, seen_types: &mut BTreeSet<
                 ),
             ));
         }
-        if let Some(r) = &ratio {
-            if r.nano < 1_000_000_000 {
+    }
+
+    /// `maxLimitRequestRatio` is at least 1 and at most max/min.
+    fn check_ratio(&self, ck: &mut Checker, ip: &str, k: &str) {
+        let Some(r) = &self.ratio else { return };
+        let at = key(&child(ip, "maxLimitRequestRatio"), k);
+        if r.nano < 1_000_000_000 {
+            ck.push(FieldError::invalid(
+                at.clone(),
+                shown(r),
+                format!("ratio {} is less than 1", r.canonical()),
+            ));
+        }
+        if let (Some(mn), Some(mx)) = (&self.min, &self.max) {
+            const MAX_MILLI: i128 = (i64::MAX / 1000) as i128;
+            let (mut rv, mut lo, mut hi) = (r.value() as f64, mn.value(), mx.value());
+            if r.value() < MAX_MILLI && lo < MAX_MILLI && hi < MAX_MILLI {
+                rv = r.milli_value() as f64 / 1000.0;
+                lo = mn.milli_value();
+                hi = mx.milli_value();
+            }
+            let limit = hi as f64 / lo as f64;
+            if rv > limit {
                 ck.push(FieldError::invalid(
-                    at("maxLimitRequestRatio"),
+                    at,
                     shown(r),
-                    format!("ratio {} is less than 1", r.canonical()),
+                    format!(
+                        "ratio {} is greater than max/min = {}",
+                        r.canonical(),
+                        go_float6(limit)
+                    ),
                 ));
             }
-            if let (Some(mn), Some(mx)) = (&min, &max) {
-                const MAX_MILLI: i128 = (i64::MAX / 1000) as i128;
-                let (mut rv, mut lo, mut hi) = (r.value() as f64, mn.value(), mx.value());
-                if r.value() < MAX_MILLI && lo < MAX_MILLI && hi < MAX_MILLI {
-                    rv = r.milli_value() as f64 / 1000.0;
-                    lo = mn.milli_value();
-                    hi = mx.milli_value();
-                }
-                let limit = hi as f64 / lo as f64;
-                if rv > limit {
-                    ck.push(FieldError::invalid(
-                        at("maxLimitRequestRatio"),
-                        shown(r),
-                        format!(
-                            "ratio {} is greater than max/min = {}",
-                            r.canonical(),
-                            go_float6(limit)
-                        ),
-                    ));
-                }
-            }
         }
+    }
+
+    /// Resources that may not be overcommitted need default == defaultRequest.
+    fn check_overcommit(&self, ck: &mut Checker, ip: &str, k: &str) {
         if !is_overcommit_allowed(k)
-            && let (Some(d), Some(dr)) = (&def, &def_req)
+            && let (Some(d), Some(dr)) = (&self.def, &self.def_req)
             && d.cmp_value(dr) != Ordering::Equal
         {
             ck.push(FieldError::invalid(
-                at("defaultRequest"),
+                key(&child(ip, "defaultRequest"), k),
                 shown(dr),
                 format!(
                     "default value {} must equal to defaultRequest value {} in {k}",
