@@ -92,6 +92,32 @@ pub(super) struct Compiler {
     pub(super) depth: usize,
 }
 
+/// Where a node is being compiled: its schemas, declared type and position.
+struct Site<'s> {
+    /// The schema carrying the rules.
+    vs: &'s Value,
+    /// The schema carrying the structure.
+    ns: &'s Value,
+    /// The node's declared type.
+    ty: Option<Arc<Ty>>,
+    /// The CRD path of `vs`.
+    path: &'s str,
+    /// The path of an enclosing non-map list.
+    uncorrelatable: Option<&'s str>,
+    /// Its schema nesting depth.
+    depth: usize,
+}
+
+impl Site<'_> {
+    /// The type of the items or values of a list or map node.
+    fn elem_ty(&self) -> Option<Arc<Ty>> {
+        match self.ty.as_deref() {
+            Some(Ty::List(e)) | Some(Ty::Map(e)) => Some(e.clone()),
+            _ => None,
+        }
+    }
+}
+
 impl Compiler {
     /// Builds the validator of a node: `vs` carries the rules, `ns` the
     /// structure; `ty` is the node's declared type. `path` is the CRD path of
@@ -116,39 +142,12 @@ impl Compiler {
             ));
             return None;
         }
-        let rules_raw = vs
-            .get("x-kubernetes-validations")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        let vpath = format!("{path}.x-kubernetes-validations");
         let conv_ty = if resource_root {
             schema_ty(ns, true, depth)
         } else {
             ty.clone()
         };
-        let mut rules = Vec::new();
-        let mut init_error = None;
-        if !rules_raw.is_empty() {
-            match &conv_ty {
-                None => {
-                    let msg = format!(
-                        "rule declared on schema that does not support validation rules type: '{}' x-kubernetes-preserve-unknown-fields: '{}'",
-                        str_of(ns, "type").unwrap_or(""),
-                        flag(ns, "x-kubernetes-preserve-unknown-fields")
-                    );
-                    self.errs
-                        .push(FieldError::internal(vpath.clone(), msg.clone()));
-                    init_error = Some(msg);
-                }
-                Some(t) => {
-                    for (i, raw) in rules_raw.iter().enumerate() {
-                        let rpath = format!("{vpath}[{i}]");
-                        rules.push(self.rule(raw, t, ns, &rpath, uncorrelatable));
-                    }
-                }
-            }
-        }
+        let (rules, init_error) = self.node_rules(vs, ns, conv_ty.as_ref(), path, uncorrelatable);
 
         let list_type = str_of(ns, "x-kubernetes-list-type").map(str::to_string);
         let list_map_keys: Vec<String> = ns
@@ -161,104 +160,18 @@ impl Compiler {
             })
             .unwrap_or_default();
 
-        let elem_ty = match ty.as_deref() {
-            Some(Ty::List(e)) | Some(Ty::Map(e)) => Some(e.clone()),
-            _ => None,
+        let site = Site {
+            vs,
+            ns,
+            ty,
+            path,
+            uncorrelatable,
+            depth,
         };
-
-        let mut items = None;
-        if let (Some(vi), Some(ni)) = (
-            vs.get("items").filter(|i| i.is_object()),
-            ns.get("items").filter(|i| i.is_object()),
-        ) {
-            let ipath = format!("{path}.items");
-            let unc = if list_type.as_deref() == Some("map") {
-                uncorrelatable.map(str::to_string)
-            } else {
-                Some(uncorrelatable.unwrap_or(path).to_string())
-            };
-            items = self
-                .node(
-                    vi,
-                    ni,
-                    flag(ni, "x-kubernetes-embedded-resource"),
-                    elem_ty.clone(),
-                    &ipath,
-                    unc.as_deref(),
-                    depth + 1,
-                )
-                .map(Box::new);
-        }
-
-        let mut properties = Vec::new();
-        if let (Some(vp), Some(np)) = (
-            vs.get("properties").and_then(Value::as_object),
-            ns.get("properties").and_then(Value::as_object),
-        ) {
-            for (k, vprop) in vp {
-                let Some(nprop) = np.get(k) else { continue };
-                let embedded = flag(nprop, "x-kubernetes-embedded-resource");
-                let fty = match escape(k) {
-                    Some(esc) => match ty.as_deref().and_then(|t| t.field(&esc)) {
-                        Some(f) => Some(f.ty.clone()),
-                        None => continue,
-                    },
-                    None => match schema_ty(nprop, embedded, depth + 1) {
-                        Some(t) => Some(t),
-                        None => continue,
-                    },
-                };
-                let ppath = format!("{path}.properties[{k}]");
-                if let Some(n) = self.node(
-                    vprop,
-                    nprop,
-                    embedded,
-                    fty,
-                    &ppath,
-                    uncorrelatable,
-                    depth + 1,
-                ) {
-                    properties.push((k.clone(), n));
-                }
-            }
-        }
-
-        let mut additional = None;
-        if let (Some(va), Some(na)) = (
-            vs.get("additionalProperties").filter(|a| a.is_object()),
-            ns.get("additionalProperties").filter(|a| a.is_object()),
-        ) {
-            let apath = format!("{path}.additionalProperties");
-            additional = self
-                .node(
-                    va,
-                    na,
-                    flag(na, "x-kubernetes-embedded-resource"),
-                    elem_ty,
-                    &apath,
-                    uncorrelatable,
-                    depth + 1,
-                )
-                .map(Box::new);
-        }
-
-        let mut all_of = Vec::new();
-        if let Some(list) = vs.get("allOf").and_then(Value::as_array) {
-            for (i, a) in list.iter().enumerate() {
-                let apath = format!("{path}.allOf[{i}]");
-                if let Some(n) = self.node(
-                    a,
-                    ns,
-                    resource_root,
-                    ty.clone(),
-                    &apath,
-                    uncorrelatable,
-                    depth + 1,
-                ) {
-                    all_of.push(n);
-                }
-            }
-        }
+        let items = self.items_node(&site, list_type.as_deref());
+        let properties = self.property_nodes(&site);
+        let additional = self.additional_node(&site);
+        let all_of = self.all_of_nodes(&site, resource_root);
 
         if rules.is_empty()
             && init_error.is_none()
@@ -283,6 +196,159 @@ impl Compiler {
         })
     }
 
+    /// The rules of a node, compiled against its conversion type `conv_ty`;
+    /// or, when the node's type cannot carry rules, the error that keeps
+    /// them all from running.
+    fn node_rules(
+        &mut self,
+        vs: &Value,
+        ns: &Value,
+        conv_ty: Option<&Arc<Ty>>,
+        path: &str,
+        uncorrelatable: Option<&str>,
+    ) -> (Vec<Rule>, Option<String>) {
+        let rules_raw = vs
+            .get("x-kubernetes-validations")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let mut rules = Vec::new();
+        if rules_raw.is_empty() {
+            return (rules, None);
+        }
+        let vpath = format!("{path}.x-kubernetes-validations");
+        match conv_ty {
+            None => {
+                let msg = format!(
+                    "rule declared on schema that does not support validation rules type: '{}' x-kubernetes-preserve-unknown-fields: '{}'",
+                    str_of(ns, "type").unwrap_or(""),
+                    flag(ns, "x-kubernetes-preserve-unknown-fields")
+                );
+                self.errs
+                    .push(FieldError::internal(vpath.clone(), msg.clone()));
+                (rules, Some(msg))
+            }
+            Some(t) => {
+                for (i, raw) in rules_raw.iter().enumerate() {
+                    let rpath = format!("{vpath}[{i}]");
+                    rules.push(self.rule(raw, t, ns, &rpath, uncorrelatable));
+                }
+                (rules, None)
+            }
+        }
+    }
+
+    /// The node of a list's `items`, when both schemas have them.
+    fn items_node(&mut self, site: &Site<'_>, list_type: Option<&str>) -> Option<Box<Node>> {
+        let (Some(vi), Some(ni)) = (
+            site.vs.get("items").filter(|i| i.is_object()),
+            site.ns.get("items").filter(|i| i.is_object()),
+        ) else {
+            return None;
+        };
+        let ipath = format!("{}.items", site.path);
+        let unc = if list_type == Some("map") {
+            site.uncorrelatable.map(str::to_string)
+        } else {
+            Some(site.uncorrelatable.unwrap_or(site.path).to_string())
+        };
+        self.node(
+            vi,
+            ni,
+            flag(ni, "x-kubernetes-embedded-resource"),
+            site.elem_ty(),
+            &ipath,
+            unc.as_deref(),
+            site.depth + 1,
+        )
+        .map(Box::new)
+    }
+
+    /// The nodes of an object's `properties` that have a type and rules.
+    fn property_nodes(&mut self, site: &Site<'_>) -> Vec<(String, Node)> {
+        let mut properties = Vec::new();
+        let (Some(vp), Some(np)) = (
+            site.vs.get("properties").and_then(Value::as_object),
+            site.ns.get("properties").and_then(Value::as_object),
+        ) else {
+            return properties;
+        };
+        for (k, vprop) in vp {
+            let Some(nprop) = np.get(k) else { continue };
+            let embedded = flag(nprop, "x-kubernetes-embedded-resource");
+            let fty = match escape(k) {
+                Some(esc) => match site.ty.as_deref().and_then(|t| t.field(&esc)) {
+                    Some(f) => Some(f.ty.clone()),
+                    None => continue,
+                },
+                None => match schema_ty(nprop, embedded, site.depth + 1) {
+                    Some(t) => Some(t),
+                    None => continue,
+                },
+            };
+            let ppath = format!("{}.properties[{k}]", site.path);
+            if let Some(n) = self.node(
+                vprop,
+                nprop,
+                embedded,
+                fty,
+                &ppath,
+                site.uncorrelatable,
+                site.depth + 1,
+            ) {
+                properties.push((k.clone(), n));
+            }
+        }
+        properties
+    }
+
+    /// The node of a map's `additionalProperties`, when both schemas have it.
+    fn additional_node(&mut self, site: &Site<'_>) -> Option<Box<Node>> {
+        let (Some(va), Some(na)) = (
+            site.vs
+                .get("additionalProperties")
+                .filter(|a| a.is_object()),
+            site.ns
+                .get("additionalProperties")
+                .filter(|a| a.is_object()),
+        ) else {
+            return None;
+        };
+        let apath = format!("{}.additionalProperties", site.path);
+        self.node(
+            va,
+            na,
+            flag(na, "x-kubernetes-embedded-resource"),
+            site.elem_ty(),
+            &apath,
+            site.uncorrelatable,
+            site.depth + 1,
+        )
+        .map(Box::new)
+    }
+
+    /// The nodes of `allOf` entries, over the same structure as the node.
+    fn all_of_nodes(&mut self, site: &Site<'_>, resource_root: bool) -> Vec<Node> {
+        let mut all_of = Vec::new();
+        if let Some(list) = site.vs.get("allOf").and_then(Value::as_array) {
+            for (i, a) in list.iter().enumerate() {
+                let apath = format!("{}.allOf[{i}]", site.path);
+                if let Some(n) = self.node(
+                    a,
+                    site.ns,
+                    resource_root,
+                    site.ty.clone(),
+                    &apath,
+                    site.uncorrelatable,
+                    site.depth + 1,
+                ) {
+                    all_of.push(n);
+                }
+            }
+        }
+        all_of
+    }
+
     /// Validates and compiles one rule; errors go to `self.errs`. The rule
     /// is returned even when it does not compile (kube serves it and reports
     /// the compile error on every validation).
@@ -298,10 +364,56 @@ impl Compiler {
         let message = str_of(raw, "message").unwrap_or("");
         let message_expr = str_of(raw, "messageExpression").unwrap_or("");
         let reason = str_of(raw, "reason").map(str::to_string);
-        let field_path = str_of(raw, "fieldPath").unwrap_or("");
         let optional_old_self = raw.get("optionalOldSelf").and_then(Value::as_bool);
-        let (trimmed_rule, trimmed_msg) = (text.trim(), message.trim());
         let before = self.errs.len();
+        self.check_rule_texts(text, message, message_expr, rpath);
+        if let Some(r) = &reason {
+            self.check_rule_reason(r, rpath);
+        }
+        let normalized_path = self.check_rule_field_path(raw, ns, rpath);
+        // kube skips compiling (and reporting on) the rules of a node with
+        // schema errors, but serves them compiled all the same.
+        let report = self.errs.len() == before;
+        let mut rule = Rule {
+            rule: text.to_string(),
+            message: message.to_string(),
+            message_expression: None,
+            reason,
+            field_path: normalized_path.filter(|p| !p.is_empty()),
+            optional_old_self: optional_old_self == Some(true),
+            uses_old_self: false,
+            program: None,
+            compile_error: None,
+        };
+        if text.trim().is_empty() {
+            return rule;
+        }
+        let mut errs = self.compile_rule(&mut rule, raw, self_ty, rpath);
+        if rule.uses_old_self {
+            if let Some(u) = uncorrelatable {
+                errs.push(FieldError::invalid(
+                    format!("{rpath}.rule"),
+                    text,
+                    format!("oldSelf cannot be used on the uncorrelatable portion of the schema within {u}"),
+                ));
+            }
+        } else if let Some(b) = optional_old_self {
+            errs.push(FieldError::invalid(
+                format!("{rpath}.optionalOldSelf"),
+                b,
+                "may not be set if oldSelf is not used in rule",
+            ));
+        }
+        if report {
+            self.errs.extend(errs);
+        }
+        rule
+    }
+
+    /// A rule's `rule`, `message` and `messageExpression` texts: present,
+    /// non-blank and on one line where required.
+    fn check_rule_texts(&mut self, text: &str, message: &str, message_expr: &str, rpath: &str) {
+        let (trimmed_rule, trimmed_msg) = (text.trim(), message.trim());
         if trimmed_rule.is_empty() {
             self.errs.push(FieldError::required(
                 format!("{rpath}.rule"),
@@ -331,64 +443,72 @@ impl Compiler {
                 "messageExpression must be non-empty if specified",
             ));
         }
-        if let Some(r) = &reason {
-            const SUPPORTED: [&str; 4] = [
-                "FieldValueDuplicate",
-                "FieldValueForbidden",
-                "FieldValueInvalid",
-                "FieldValueRequired",
-            ];
-            if !SUPPORTED.contains(&r.as_str()) {
-                self.errs.push(FieldError::not_supported(
-                    format!("{rpath}.reason"),
-                    r.as_str(),
-                    &SUPPORTED,
-                ));
-            }
+    }
+
+    /// A rule's `reason`: one of the supported field error types.
+    fn check_rule_reason(&mut self, r: &str, rpath: &str) {
+        const SUPPORTED: [&str; 4] = [
+            "FieldValueDuplicate",
+            "FieldValueForbidden",
+            "FieldValueInvalid",
+            "FieldValueRequired",
+        ];
+        if !SUPPORTED.contains(&r) {
+            self.errs.push(FieldError::not_supported(
+                format!("{rpath}.reason"),
+                r,
+                &SUPPORTED,
+            ));
         }
-        let mut normalized_path = None;
-        if !field_path.is_empty() {
-            let fpath = format!("{rpath}.fieldPath");
-            if field_path.trim().is_empty() {
+    }
+
+    /// A rule's `fieldPath`: non-blank, on one line and valid in the schema
+    /// `ns`; returns it normalized when valid.
+    fn check_rule_field_path(&mut self, raw: &Value, ns: &Value, rpath: &str) -> Option<String> {
+        let field_path = str_of(raw, "fieldPath").unwrap_or("");
+        if field_path.is_empty() {
+            return None;
+        }
+        let fpath = format!("{rpath}.fieldPath");
+        if field_path.trim().is_empty() {
+            self.errs.push(FieldError::invalid(
+                fpath.clone(),
+                field_path,
+                "fieldPath must be non-empty if specified",
+            ));
+        }
+        if has_newlines(field_path) {
+            self.errs.push(FieldError::invalid(
+                fpath.clone(),
+                field_path,
+                "fieldPath must not contain line breaks",
+            ));
+        }
+        match valid_field_path(field_path, ns) {
+            Ok(p) => Some(p),
+            Err(_) => {
                 self.errs.push(FieldError::invalid(
-                    fpath.clone(),
-                    field_path,
-                    "fieldPath must be non-empty if specified",
-                ));
-            }
-            if has_newlines(field_path) {
-                self.errs.push(FieldError::invalid(
-                    fpath.clone(),
-                    field_path,
-                    "fieldPath must not contain line breaks",
-                ));
-            }
-            match valid_field_path(field_path, ns) {
-                Ok(p) => normalized_path = Some(p),
-                Err(_) => self.errs.push(FieldError::invalid(
                     fpath,
                     field_path,
                     "fieldPath must be a valid path",
-                )),
+                ));
+                None
             }
         }
-        // kube skips compiling (and reporting on) the rules of a node with
-        // schema errors, but serves them compiled all the same.
-        let report = self.errs.len() == before;
-        let mut rule = Rule {
-            rule: text.to_string(),
-            message: message.to_string(),
-            message_expression: None,
-            reason,
-            field_path: normalized_path.filter(|p| !p.is_empty()),
-            optional_old_self: optional_old_self == Some(true),
-            uses_old_self: false,
-            program: None,
-            compile_error: None,
-        };
-        if trimmed_rule.is_empty() {
-            return rule;
-        }
+    }
+
+    /// Compiles a (non-empty) rule's expression and message expression into
+    /// `rule`; returns the compile errors, to report if the rule's fields
+    /// were valid.
+    fn compile_rule(
+        &mut self,
+        rule: &mut Rule,
+        raw: &Value,
+        self_ty: &Arc<Ty>,
+        rpath: &str,
+    ) -> Vec<FieldError> {
+        let text = str_of(raw, "rule").unwrap_or("");
+        let message_expr = str_of(raw, "messageExpression").unwrap_or("");
         let repr = rule_repr(raw);
         let old_ty = if rule.optional_old_self {
             CTy::Optional(Box::new(CTy::Decl(self_ty.clone())))
@@ -439,25 +559,7 @@ impl Compiler {
                 }
             }
         }
-        if rule.uses_old_self {
-            if let Some(u) = uncorrelatable {
-                errs.push(FieldError::invalid(
-                    format!("{rpath}.rule"),
-                    text,
-                    format!("oldSelf cannot be used on the uncorrelatable portion of the schema within {u}"),
-                ));
-            }
-        } else if let Some(b) = optional_old_self {
-            errs.push(FieldError::invalid(
-                format!("{rpath}.optionalOldSelf"),
-                b,
-                "may not be set if oldSelf is not used in rule",
-            ));
-        }
-        if report {
-            self.errs.extend(errs);
-        }
-        rule
+        errs
     }
 }
 

@@ -378,7 +378,7 @@ pub fn accepted_status(crd: &Value, existing: &[&Value], now: &str) -> Value {
         .and_then(Value::as_str)
         .unwrap_or("");
     let requested = Names::from_json(spec.and_then(|s| s.get("names")));
-    let mut status = crd
+    let status = crd
         .get("status")
         .and_then(Value::as_object)
         .cloned()
@@ -391,102 +391,146 @@ pub fn accepted_status(crd: &Value, existing: &[&Value], now: &str) -> Value {
         .unwrap_or_default();
 
     // NamingConditionController.sync: nothing to do when names already match.
+    let new_names = if requested == accepted {
+        accepted
+    } else {
+        sync_names(&mut conds, &requested, &accepted, existing, group, now)
+    };
+    sync_established(&mut conds, now);
+    if is_protected_group(group) {
+        sync_api_approval(&mut conds, crd, now);
+    }
+    sync_serving_violations(&mut conds, crd, now);
+    assemble_status(status, &new_names, conds, spec)
+}
+
+/// The resource names (plural, singular, short) and kind names (kind, list
+/// kind) the group's definitions have accepted.
+fn names_in_use(existing: &[&Value], group: &str) -> (Vec<String>, Vec<String>) {
+    let mut resources: Vec<String> = Vec::new();
+    let mut kinds: Vec<String> = Vec::new();
+    for e in existing {
+        let eg = e
+            .get("spec")
+            .and_then(|s| s.get("group"))
+            .and_then(Value::as_str);
+        if eg != Some(group) {
+            continue;
+        }
+        let an = Names::from_json(e.get("status").and_then(|s| s.get("acceptedNames")));
+        resources.push(an.plural);
+        resources.push(an.singular);
+        resources.extend(an.short_names);
+        kinds.push(an.kind);
+        kinds.push(an.list_kind);
+    }
+    (resources, kinds)
+}
+
+/// `calculateNamesAndConditions`' names: each requested name that is not in
+/// use, the accepted one otherwise; and the reason and message of the last
+/// conflict found, if any.
+fn negotiate_names(
+    requested: &Names,
+    accepted: &Names,
+    resources: &[String],
+    kinds: &[String],
+) -> (Names, Option<(String, String)>) {
     let mut new_names = accepted.clone();
-    if requested != accepted {
-        let mut resources: Vec<String> = Vec::new();
-        let mut kinds: Vec<String> = Vec::new();
-        for e in existing {
-            let eg = e
-                .get("spec")
-                .and_then(|s| s.get("group"))
-                .and_then(Value::as_str);
-            if eg != Some(group) {
+    let mut cond: Option<(String, String)> = None;
+    match fresh(&requested.plural, &accepted.plural, resources) {
+        Ok(()) => new_names.plural = requested.plural.clone(),
+        Err(m) => cond = Some(("PluralConflict".into(), m.to_string())),
+    }
+    match fresh(&requested.singular, &accepted.singular, resources) {
+        Ok(()) => new_names.singular = requested.singular.clone(),
+        Err(m) => cond = Some(("SingularConflict".into(), m.to_string())),
+    }
+    if requested.short_names != accepted.short_names {
+        let mut msgs = Vec::new();
+        for sn in &requested.short_names {
+            if accepted.short_names.contains(sn) {
                 continue;
             }
-            let an = Names::from_json(e.get("status").and_then(|s| s.get("acceptedNames")));
-            resources.push(an.plural);
-            resources.push(an.singular);
-            resources.extend(an.short_names);
-            kinds.push(an.kind);
-            kinds.push(an.list_kind);
-        }
-        let mut cond: Option<(String, String)> = None;
-        match fresh(&requested.plural, &accepted.plural, &resources) {
-            Ok(()) => new_names.plural = requested.plural.clone(),
-            Err(m) => cond = Some(("PluralConflict".into(), m.to_string())),
-        }
-        match fresh(&requested.singular, &accepted.singular, &resources) {
-            Ok(()) => new_names.singular = requested.singular.clone(),
-            Err(m) => cond = Some(("SingularConflict".into(), m.to_string())),
-        }
-        if requested.short_names != accepted.short_names {
-            let mut msgs = Vec::new();
-            for sn in &requested.short_names {
-                if accepted.short_names.contains(sn) {
-                    continue;
-                }
-                if let Err(m) = fresh(sn, "", &resources) {
-                    msgs.push(m.to_string());
-                }
-            }
-            if msgs.is_empty() {
-                new_names.short_names = requested.short_names.clone();
-            } else {
-                cond = Some(("ShortNamesConflict".into(), aggregate(&msgs)));
+            if let Err(m) = fresh(sn, "", resources) {
+                msgs.push(m.to_string());
             }
         }
-        match fresh(&requested.kind, &accepted.kind, &kinds) {
-            Ok(()) => new_names.kind = requested.kind.clone(),
-            Err(m) => cond = Some(("KindConflict".into(), m.to_string())),
-        }
-        match fresh(&requested.list_kind, &accepted.list_kind, &kinds) {
-            Ok(()) => new_names.list_kind = requested.list_kind.clone(),
-            Err(m) => cond = Some(("ListKindConflict".into(), m.to_string())),
-        }
-        new_names.categories = requested.categories.clone();
-
-        let names_cond = match &cond {
-            None => condition("NamesAccepted", "True", "NoConflicts", "no conflicts found"),
-            Some((r, m)) => condition("NamesAccepted", "False", r, m),
-        };
-        let names_ok = cond.is_none();
-        let mut est = match find_condition(&conds, "Established") {
-            Some(old) => old.clone(),
-            None => condition(
-                "Established",
-                "False",
-                "NotAccepted",
-                "not all names are accepted",
-            ),
-        };
-        if est.get("status").and_then(Value::as_str) != Some("True") && names_ok {
-            est = condition(
-                "Established",
-                "False",
-                "Installing",
-                "the initial names have been accepted",
-            );
-        }
-        let unchanged = new_names == accepted
-            && find_condition(&conds, "NamesAccepted").is_some_and(|c| {
-                ["status", "reason", "message"]
-                    .iter()
-                    .all(|k| c.get(*k) == names_cond.get(*k))
-            });
-        if !unchanged {
-            set_condition(&mut conds, names_cond, now);
-            let est_clean: Map<String, Value> = est
-                .into_iter()
-                .filter(|(k, _)| matches!(k.as_str(), "type" | "status" | "reason" | "message"))
-                .collect();
-            set_condition(&mut conds, est_clean, now);
+        if msgs.is_empty() {
+            new_names.short_names = requested.short_names.clone();
+        } else {
+            cond = Some(("ShortNamesConflict".into(), aggregate(&msgs)));
         }
     }
+    match fresh(&requested.kind, &accepted.kind, kinds) {
+        Ok(()) => new_names.kind = requested.kind.clone(),
+        Err(m) => cond = Some(("KindConflict".into(), m.to_string())),
+    }
+    match fresh(&requested.list_kind, &accepted.list_kind, kinds) {
+        Ok(()) => new_names.list_kind = requested.list_kind.clone(),
+        Err(m) => cond = Some(("ListKindConflict".into(), m.to_string())),
+    }
+    new_names.categories = requested.categories.clone();
+    (new_names, cond)
+}
 
-    // EstablishingController.sync.
-    if condition_true(&conds, "NamesAccepted") && !condition_true(&conds, "Established") {
+/// NamingConditionController.sync for requested names that differ from the
+/// accepted ones: the names accepted now, with the NamesAccepted and
+/// Established conditions set in `conds` when they change.
+fn sync_names(
+    conds: &mut Vec<Value>,
+    requested: &Names,
+    accepted: &Names,
+    existing: &[&Value],
+    group: &str,
+    now: &str,
+) -> Names {
+    let (resources, kinds) = names_in_use(existing, group);
+    let (new_names, cond) = negotiate_names(requested, accepted, &resources, &kinds);
+    let names_cond = match &cond {
+        None => condition("NamesAccepted", "True", "NoConflicts", "no conflicts found"),
+        Some((r, m)) => condition("NamesAccepted", "False", r, m),
+    };
+    let names_ok = cond.is_none();
+    let mut est = match find_condition(conds, "Established") {
+        Some(old) => old.clone(),
+        None => condition(
+            "Established",
+            "False",
+            "NotAccepted",
+            "not all names are accepted",
+        ),
+    };
+    if est.get("status").and_then(Value::as_str) != Some("True") && names_ok {
+        est = condition(
+            "Established",
+            "False",
+            "Installing",
+            "the initial names have been accepted",
+        );
+    }
+    let unchanged = new_names == *accepted
+        && find_condition(conds, "NamesAccepted").is_some_and(|c| {
+            ["status", "reason", "message"]
+                .iter()
+                .all(|k| c.get(*k) == names_cond.get(*k))
+        });
+    if !unchanged {
+        set_condition(conds, names_cond, now);
+        let est_clean: Map<String, Value> = est
+            .into_iter()
+            .filter(|(k, _)| matches!(k.as_str(), "type" | "status" | "reason" | "message"))
+            .collect();
+        set_condition(conds, est_clean, now);
+    }
+    new_names
+}
+
+/// EstablishingController.sync: accepted names make the definition established.
+fn sync_established(conds: &mut Vec<Value>, now: &str) {
+    if condition_true(conds, "NamesAccepted") && !condition_true(conds, "Established") {
         set_condition(
-            &mut conds,
+            conds,
             condition(
                 "Established",
                 "True",
@@ -496,33 +540,36 @@ pub fn accepted_status(crd: &Value, existing: &[&Value], now: &str) -> Value {
             now,
         );
     }
+}
 
-    // KubernetesAPIApprovalPolicyConformantConditionController.
-    if is_protected_group(group) {
-        let ann = crd
-            .get("metadata")
-            .and_then(|m| m.get("annotations"))
-            .and_then(|a| a.get(API_APPROVED_ANNOTATION))
-            .and_then(Value::as_str);
-        let (state, reason) = approval_state(ann);
-        let (st, r) = match state {
-            Approval::Approved => ("True", "ApprovedAnnotation"),
-            Approval::Bypassed => ("False", "UnapprovedAnnotation"),
-            Approval::Invalid => ("False", "InvalidAnnotation"),
-            Approval::Missing => ("False", "MissingAnnotation"),
-        };
-        set_condition(
-            &mut conds,
-            condition("KubernetesAPIApprovalPolicyConformant", st, r, &reason),
-            now,
-        );
-    }
+/// KubernetesAPIApprovalPolicyConformantConditionController, for a
+/// definition of a protected group.
+fn sync_api_approval(conds: &mut Vec<Value>, crd: &Value, now: &str) {
+    let ann = crd
+        .get("metadata")
+        .and_then(|m| m.get("annotations"))
+        .and_then(|a| a.get(API_APPROVED_ANNOTATION))
+        .and_then(Value::as_str);
+    let (state, reason) = approval_state(ann);
+    let (st, r) = match state {
+        Approval::Approved => ("True", "ApprovedAnnotation"),
+        Approval::Bypassed => ("False", "UnapprovedAnnotation"),
+        Approval::Invalid => ("False", "InvalidAnnotation"),
+        Approval::Missing => ("False", "MissingAnnotation"),
+    };
+    set_condition(
+        conds,
+        condition("KubernetesAPIApprovalPolicyConformant", st, r, &reason),
+        now,
+    );
+}
 
-    // Served versions must never disappear silently: if one cannot be
-    // built for serving, say so like kube's NonStructuralSchema condition.
+/// Served versions must never disappear silently: if one cannot be built
+/// for serving, say so like kube's NonStructuralSchema condition.
+fn sync_serving_violations(conds: &mut Vec<Value>, crd: &Value, now: &str) {
     match serving_violations(crd) {
         Some(message) => set_condition(
-            &mut conds,
+            conds,
             condition(NON_SERVABLE_CONDITION, "True", "Violations", &message),
             now,
         ),
@@ -530,7 +577,16 @@ pub fn accepted_status(crd: &Value, existing: &[&Value], now: &str) -> Value {
             conds.retain(|c| c.get("type").and_then(Value::as_str) != Some(NON_SERVABLE_CONDITION))
         }
     }
+}
 
+/// The status with the accepted names and conditions set, `storedVersions`
+/// defaulted to the storage version, and kube's order of the known fields.
+fn assemble_status(
+    mut status: Map<String, Value>,
+    new_names: &Names,
+    conds: Vec<Value>,
+    spec: Option<&Value>,
+) -> Value {
     status.insert("acceptedNames".into(), new_names.to_json());
     status.insert("conditions".into(), Value::Array(conds));
     if !status.contains_key("storedVersions") {

@@ -144,6 +144,7 @@ pub(super) fn q(s: &str) -> String {
     crate::validation::go_quote(s)
 }
 
+/// `ValidateCustomResourceDefinitionSpec`: errors go to `errs`, in kube's order.
 pub(super) fn validate_spec(
     spec: &Spec<'_>,
     opts: &VOpts,
@@ -160,109 +161,16 @@ pub(super) fn validate_spec(
             &["Cluster", "Namespaced"],
         )),
     }
-    let mut require_structural = opts.require_structural || !spec.preserve_unknown_fields;
-    let top_schema = spec.validation.as_ref().and_then(|v| v.openapi.as_ref());
-    if top_schema.is_none() {
-        for (i, v) in spec.versions.iter().enumerate() {
-            let missing = v.schema.as_ref().is_none_or(|s| s.openapi.is_none());
-            let p = child(
-                &child(&index("spec.versions", i), "schema"),
-                "openAPIV3Schema",
-            );
-            if opts.require_openapi_schema {
-                if missing {
-                    errs.push(FieldError::required(p, "schemas are required"));
-                }
-            } else if !spec.preserve_unknown_fields && v.served && missing {
-                errs.push(FieldError::required(
-                    p,
-                    "because otherwise all fields are pruned",
-                ));
-            }
-        }
-    }
-    if opts.allow_defaults && spec.has_schema_with(&mut |s| s.default.is_some()) {
-        require_structural = true;
-        if spec.preserve_unknown_fields {
-            errs.push(FieldError::invalid(
-                "spec.preserveUnknownFields",
-                true,
-                "must be false in order to use defaults in the schema",
-            ));
-        }
-    }
-    if spec.has_schema_with(&mut |s| {
-        s.x_embedded
-            || s.x_preserve.is_some()
-            || s.x_int_or_string
-            || s.x_list_map_keys.as_ref().is_some_and(|k| !k.is_empty())
-            || s.x_list_type.is_some()
-            || !s.x_validations.is_empty()
-    }) {
-        require_structural = true;
-    }
-    let sopts = SchemaOpts {
-        base: Opts {
-            allow_defaults: opts.allow_defaults,
-            disallow_defaults_reason: String::new(),
-            inside_resource_meta: false,
-            require_valid_property_type: opts.require_valid_property_type,
-            require_atomic_set_type: opts.require_atomic_set_type,
-            require_map_list_keys_map_set_validation: opts.require_map_list_keys,
-        },
-        require_structural,
-        require_pruned_defaults: opts.require_pruned_defaults,
-        hooks,
-    };
-
-    let mut storage_count = 0;
-    let mut seen: Vec<&str> = Vec::new();
-    let mut unique = true;
-    let per_version_sub = spec.versions.iter().any(|v| v.subresources.is_some());
-    for (i, v) in spec.versions.iter().enumerate() {
-        if v.storage {
-            storage_count += 1;
-        }
-        if seen.contains(&v.name) {
-            unique = false;
-        } else {
-            seen.push(v.name);
-        }
-        let vp = index("spec.versions", i);
-        let e = is_dns1035_label(v.name);
-        if !e.is_empty() {
-            errs.push(FieldError::invalid(child(&vp, "name"), v.name, e.join(",")));
-        }
-        let sub = if per_version_sub {
-            v.subresources.as_ref()
-        } else {
-            spec.subresources.as_ref()
-        };
-        validate_version(v, &vp, sub.is_some_and(|s| s.status), &sopts, errs);
-    }
-    if !unique {
-        errs.push(FieldError::invalid(
-            "spec.versions",
-            versions_repr(spec),
-            "must contain unique version names",
-        ));
-    }
-    if storage_count != 1 {
-        errs.push(FieldError::invalid(
-            "spec.versions",
-            versions_repr(spec),
-            "must have exactly one version marked as storage version",
-        ));
-    }
-    // spec.version is versions[0].name after conversion.
-    if let Some(v0) = spec.versions.first()
-        && !v0.name.is_empty()
+    if spec
+        .validation
+        .as_ref()
+        .and_then(|v| v.openapi.as_ref())
+        .is_none()
     {
-        let e = is_dns1035_label(v0.name);
-        if !e.is_empty() {
-            errs.push(FieldError::invalid("spec.version", v0.name, e.join(",")));
-        }
+        validate_version_schemas_present(spec, opts, errs);
     }
+    let sopts = schema_opts(spec, opts, hooks, errs);
+    validate_versions(spec, &sopts, errs);
     for (f, v) in [
         ("plural", &spec.names.plural),
         ("singular", &spec.names.singular),
@@ -293,20 +201,7 @@ pub(super) fn validate_spec(
         validate_column(c, &index("spec.additionalPrinterColumns", i), errs);
     }
     if let Some(sel) = spec.selectable.as_ref().filter(|s| !s.is_empty()) {
-        match &spec.validation {
-            None => errs.push(FieldError::invalid(
-                "spec.selectableFields",
-                "",
-                "selectableFields may only be set when validations.schema is included",
-            )),
-            Some(v) => {
-                let schema = v.openapi.as_ref();
-                if let Some(e) = schema.and_then(structural::new_structural_error) {
-                    errs.push(FieldError::invalid("spec.schema.openAPIV3Schema", "", e));
-                }
-                validate_selectable(sel, schema, "spec.selectableFields", errs);
-            }
-        }
+        validate_top_selectable(spec, sel, errs);
     }
     if let Some(c) = &spec.conversion {
         if c.strategy != "None" && spec.preserve_unknown_fields {
@@ -317,6 +212,146 @@ pub(super) fn validate_spec(
             ));
         }
         validate_conversion(c, opts.require_recognized_review_version, errs);
+    }
+}
+
+/// Without a top-level schema, each version needs its own (or, when schemas
+/// are optional, each served version that would otherwise be pruned empty).
+fn validate_version_schemas_present(spec: &Spec<'_>, opts: &VOpts, errs: &mut Vec<FieldError>) {
+    for (i, v) in spec.versions.iter().enumerate() {
+        let missing = v.schema.as_ref().is_none_or(|s| s.openapi.is_none());
+        let p = child(
+            &child(&index("spec.versions", i), "schema"),
+            "openAPIV3Schema",
+        );
+        if opts.require_openapi_schema {
+            if missing {
+                errs.push(FieldError::required(p, "schemas are required"));
+            }
+        } else if !spec.preserve_unknown_fields && v.served && missing {
+            errs.push(FieldError::required(
+                p,
+                "because otherwise all fields are pruned",
+            ));
+        }
+    }
+}
+
+/// The options schemas are validated with: structural schemas are required
+/// when asked, without preserveUnknownFields, or when defaults or
+/// structural-only extensions are used (defaults also need
+/// preserveUnknownFields false).
+fn schema_opts<'h>(
+    spec: &Spec<'_>,
+    opts: &VOpts,
+    hooks: Hooks<'h>,
+    errs: &mut Vec<FieldError>,
+) -> SchemaOpts<'h> {
+    let mut require_structural = opts.require_structural || !spec.preserve_unknown_fields;
+    if opts.allow_defaults && spec.has_schema_with(&mut |s| s.default.is_some()) {
+        require_structural = true;
+        if spec.preserve_unknown_fields {
+            errs.push(FieldError::invalid(
+                "spec.preserveUnknownFields",
+                true,
+                "must be false in order to use defaults in the schema",
+            ));
+        }
+    }
+    if spec.has_schema_with(&mut |s| {
+        s.x_embedded
+            || s.x_preserve.is_some()
+            || s.x_int_or_string
+            || s.x_list_map_keys.as_ref().is_some_and(|k| !k.is_empty())
+            || s.x_list_type.is_some()
+            || !s.x_validations.is_empty()
+    }) {
+        require_structural = true;
+    }
+    SchemaOpts {
+        base: Opts {
+            allow_defaults: opts.allow_defaults,
+            disallow_defaults_reason: String::new(),
+            inside_resource_meta: false,
+            require_valid_property_type: opts.require_valid_property_type,
+            require_atomic_set_type: opts.require_atomic_set_type,
+            require_map_list_keys_map_set_validation: opts.require_map_list_keys,
+        },
+        require_structural,
+        require_pruned_defaults: opts.require_pruned_defaults,
+        hooks,
+    }
+}
+
+/// `spec.versions`: each version, unique names, exactly one storage
+/// version, and `spec.version` (the first version's name).
+fn validate_versions(spec: &Spec<'_>, sopts: &SchemaOpts<'_>, errs: &mut Vec<FieldError>) {
+    let mut storage_count = 0;
+    let mut seen: Vec<&str> = Vec::new();
+    let mut unique = true;
+    let per_version_sub = spec.versions.iter().any(|v| v.subresources.is_some());
+    for (i, v) in spec.versions.iter().enumerate() {
+        if v.storage {
+            storage_count += 1;
+        }
+        if seen.contains(&v.name) {
+            unique = false;
+        } else {
+            seen.push(v.name);
+        }
+        let vp = index("spec.versions", i);
+        let e = is_dns1035_label(v.name);
+        if !e.is_empty() {
+            errs.push(FieldError::invalid(child(&vp, "name"), v.name, e.join(",")));
+        }
+        let sub = if per_version_sub {
+            v.subresources.as_ref()
+        } else {
+            spec.subresources.as_ref()
+        };
+        validate_version(v, &vp, sub.is_some_and(|s| s.status), sopts, errs);
+    }
+    if !unique {
+        errs.push(FieldError::invalid(
+            "spec.versions",
+            versions_repr(spec),
+            "must contain unique version names",
+        ));
+    }
+    if storage_count != 1 {
+        errs.push(FieldError::invalid(
+            "spec.versions",
+            versions_repr(spec),
+            "must have exactly one version marked as storage version",
+        ));
+    }
+    // spec.version is versions[0].name after conversion.
+    if let Some(v0) = spec.versions.first()
+        && !v0.name.is_empty()
+    {
+        let e = is_dns1035_label(v0.name);
+        if !e.is_empty() {
+            errs.push(FieldError::invalid("spec.version", v0.name, e.join(",")));
+        }
+    }
+}
+
+/// Top-level `spec.selectableFields`: only with a top-level (structural)
+/// schema.
+fn validate_top_selectable(spec: &Spec<'_>, sel: &[&str], errs: &mut Vec<FieldError>) {
+    match &spec.validation {
+        None => errs.push(FieldError::invalid(
+            "spec.selectableFields",
+            "",
+            "selectableFields may only be set when validations.schema is included",
+        )),
+        Some(v) => {
+            let schema = v.openapi.as_ref();
+            if let Some(e) = schema.and_then(structural::new_structural_error) {
+                errs.push(FieldError::invalid("spec.schema.openAPIV3Schema", "", e));
+            }
+            validate_selectable(sel, schema, "spec.selectableFields", errs);
+        }
     }
 }
 
