@@ -103,46 +103,121 @@ impl DeploymentController {
             .collect();
         let new_revision = old.iter().map(|r| revision(r)).max().unwrap_or(0) + 1;
         if let Some(rs) = new_rs {
-            let existing = object::meta(&rs)
-                .and_then(|m| m.get("annotations"))
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
-            let (ann, changed) = self.new_rs_annotations(d, &existing, new_revision, true);
-            let min_ready_changed =
-                int_at(&rs, "/spec/minReadySeconds").unwrap_or(0) != d.min_ready;
-            if changed || min_ready_changed {
-                let Some(t) = self.target(Kind::ReplicaSet, &d.ns, object::name(&rs)) else {
-                    return Ok((Some(rs), old));
-                };
-                let min_ready = d.min_ready;
-                let w = self
-                    .update(&t, object::uid(&rs), |cur| {
-                        let mut new = cur.clone();
-                        if let Some(m) = object::meta_mut(&mut new) {
-                            m.insert("annotations".into(), Value::Object(ann.clone()));
-                        }
-                        new["spec"]["minReadySeconds"] = json!(min_ready);
-                        Ok(new)
-                    })
-                    .await?;
-                return Ok((Some(w), old));
-            }
-            let rs_revision = annotation(&rs, REVISION).unwrap_or("").to_string();
-            self.set_revision(d, &rs_revision).await?;
-            if d.has_progress_deadline() && condition(&d.status, "Progressing").is_none() {
-                let message = format!("Found new replica set \"{}\"", object::name(&rs));
-                let cond = new_condition("Progressing", "True", "FoundNewReplicaSet", &message);
-                self.write_condition(d, cond).await?;
-            }
+            let rs = self.sync_new_rs(d, rs, new_revision).await?;
             return Ok((Some(rs), old));
         }
         if !create {
             return Ok((None, old));
         }
-        // Create the new ReplicaSet.
+        let created = self.create_new_rs(d, &template, &old, new_revision).await?;
+        Ok((created, old))
+    }
+
+    /// The existing new ReplicaSet brought up to date: its annotations and
+    /// minReadySeconds, or else the Deployment's revision and Progressing
+    /// condition.
+    async fn sync_new_rs(
+        &self,
+        d: &mut Dep,
+        rs: Arc<Value>,
+        new_revision: i64,
+    ) -> Result<Arc<Value>, ApiError> {
+        let existing = object::meta(&rs)
+            .and_then(|m| m.get("annotations"))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let (ann, changed) = self.new_rs_annotations(d, &existing, new_revision, true);
+        let min_ready_changed = int_at(&rs, "/spec/minReadySeconds").unwrap_or(0) != d.min_ready;
+        if changed || min_ready_changed {
+            let Some(t) = self.target(Kind::ReplicaSet, &d.ns, object::name(&rs)) else {
+                return Ok(rs);
+            };
+            let min_ready = d.min_ready;
+            return self
+                .update(&t, object::uid(&rs), |cur| {
+                    let mut new = cur.clone();
+                    if let Some(m) = object::meta_mut(&mut new) {
+                        m.insert("annotations".into(), Value::Object(ann.clone()));
+                    }
+                    new["spec"]["minReadySeconds"] = json!(min_ready);
+                    Ok(new)
+                })
+                .await;
+        }
+        let rs_revision = annotation(&rs, REVISION).unwrap_or("").to_string();
+        self.set_revision(d, &rs_revision).await?;
+        if d.has_progress_deadline() && condition(&d.status, "Progressing").is_none() {
+            let message = format!("Found new replica set \"{}\"", object::name(&rs));
+            let cond = new_condition("Progressing", "True", "FoundNewReplicaSet", &message);
+            self.write_condition(d, cond).await?;
+        }
+        Ok(rs)
+    }
+
+    /// Creates the new ReplicaSet (or adopts the one of its name already
+    /// made from the same template), then records the revision, the event
+    /// and the Progressing condition. `None` if ReplicaSets are not served.
+    async fn create_new_rs(
+        &self,
+        d: &mut Dep,
+        template: &Value,
+        old: &[Arc<Value>],
+        new_revision: i64,
+    ) -> Result<Option<Arc<Value>>, ApiError> {
         let collision = d.status.get("collisionCount").and_then(Value::as_i64);
-        let hash = podutil::template_hash(&template, collision);
+        let hash = podutil::template_hash(template, collision);
+        let name = format!("{}-{hash}", d.name);
+        let mut all = old.to_vec();
+        let placeholder = Arc::new(json!({"spec": {"replicas": 0}}));
+        all.push(placeholder.clone());
+        let new_replicas = self.new_rs_new_replicas(d, &all, &placeholder);
+        let body = self.new_rs_body(d, template, &hash, &name, new_replicas, new_revision);
+        let Some(rt) = self.api.catalog.get("apps", "v1", "replicasets") else {
+            return Ok(None);
+        };
+        let created = self
+            .api
+            .create(&rt, Some(&d.ns), body, &podutil::writer(CONTROLLER_MANAGER))
+            .await;
+        let (created, already_existed) = match created {
+            Ok(w) => (w.object, false),
+            Err(e) => {
+                let existing = self
+                    .on_create_error(d, e, template, &name, collision)
+                    .await?;
+                (existing, true)
+            }
+        };
+        if !already_existed && new_replicas > 0 {
+            self.recorder.normal(
+                &d.obj,
+                "ScalingReplicaSet",
+                format!("Scaled up replica set {name} from 0 to {new_replicas}"),
+                &self.source,
+            );
+        }
+        self.set_revision(d, &new_revision.to_string()).await?;
+        if !already_existed && d.has_progress_deadline() {
+            let message = format!("Created new replica set \"{name}\"");
+            let cond = new_condition("Progressing", "True", "NewReplicaSetCreated", &message);
+            self.write_condition(d, cond).await?;
+        }
+        Ok(Some(created))
+    }
+
+    /// The new ReplicaSet to create: the template and selector labelled
+    /// with the template hash, the new-ReplicaSet annotations, owned by the
+    /// Deployment.
+    fn new_rs_body(
+        &self,
+        d: &Dep,
+        template: &Value,
+        hash: &str,
+        name: &str,
+        new_replicas: i64,
+        new_revision: i64,
+    ) -> Value {
         let mut rs_template = template.clone();
         if !rs_template.get("metadata").is_some_and(Value::is_object) {
             rs_template["metadata"] = json!({});
@@ -163,13 +238,8 @@ impl DeploymentController {
             selector["matchLabels"] = json!({});
         }
         selector["matchLabels"][POD_TEMPLATE_HASH] = json!(hash);
-        let name = format!("{}-{hash}", d.name);
-        let mut all = old.clone();
-        let placeholder = Arc::new(json!({"spec": {"replicas": 0}}));
-        all.push(placeholder.clone());
-        let new_replicas = self.new_rs_new_replicas(d, &all, &placeholder);
         let (ann, _) = self.new_rs_annotations(d, &Map::new(), new_revision, false);
-        let body = json!({
+        json!({
             "apiVersion": "apps/v1",
             "kind": "ReplicaSet",
             "metadata": {
@@ -185,65 +255,51 @@ impl DeploymentController {
                 "selector": selector,
                 "template": rs_template,
             },
-        });
-        let Some(rt) = self.api.catalog.get("apps", "v1", "replicasets") else {
-            return Ok((None, old));
-        };
-        let created = self
-            .api
-            .create(&rt, Some(&d.ns), body, &podutil::writer(CONTROLLER_MANAGER))
-            .await;
-        let (created, already_existed) = match created {
-            Ok(w) => (w.object, false),
-            Err(e) if e.reason == "AlreadyExists" => {
-                let existing = match self.target(Kind::ReplicaSet, &d.ns, &name) {
-                    Some(t) => self.api.get(&t).await?,
-                    None => return Err(e),
-                };
-                if podutil::controller_uid(&existing) == Some(d.uid.as_str())
-                    && equal_ignore_hash(
-                        existing.pointer("/spec/template").unwrap_or(&Value::Null),
-                        &template,
-                    )
-                {
-                    (existing, true)
-                } else {
-                    // A hash collision: bump collisionCount and try again.
-                    let mut s = d.status.clone();
-                    s["collisionCount"] = json!(collision.unwrap_or(0) + 1);
-                    self.write_status(d, s).await?;
-                    return Err(e);
-                }
+        })
+    }
+
+    /// A failed create of the new ReplicaSet: the existing one of that name
+    /// if it is the Deployment's with the same template; otherwise the
+    /// error, after bumping collisionCount on a hash collision or recording
+    /// the failure.
+    async fn on_create_error(
+        &self,
+        d: &mut Dep,
+        e: ApiError,
+        template: &Value,
+        name: &str,
+        collision: Option<i64>,
+    ) -> Result<Arc<Value>, ApiError> {
+        if e.reason == "AlreadyExists" {
+            let existing = match self.target(Kind::ReplicaSet, &d.ns, name) {
+                Some(t) => self.api.get(&t).await?,
+                None => return Err(e),
+            };
+            if podutil::controller_uid(&existing) == Some(d.uid.as_str())
+                && equal_ignore_hash(
+                    existing.pointer("/spec/template").unwrap_or(&Value::Null),
+                    template,
+                )
+            {
+                return Ok(existing);
             }
-            Err(e) if e.causes.iter().any(|c| c.reason == "NamespaceTerminating") => {
-                return Err(e);
-            }
-            Err(e) => {
-                let msg = format!("Failed to create new replica set \"{name}\": {}", e.message);
-                if d.has_progress_deadline() {
-                    let cond = new_condition("Progressing", "False", "ReplicaSetCreateError", &msg);
-                    let _ = self.write_condition(d, cond).await;
-                }
-                self.recorder
-                    .warning(&d.obj, "ReplicaSetCreateError", msg, &self.source);
-                return Err(e);
-            }
-        };
-        if !already_existed && new_replicas > 0 {
-            self.recorder.normal(
-                &d.obj,
-                "ScalingReplicaSet",
-                format!("Scaled up replica set {name} from 0 to {new_replicas}"),
-                &self.source,
-            );
+            // A hash collision: bump collisionCount and try again.
+            let mut s = d.status.clone();
+            s["collisionCount"] = json!(collision.unwrap_or(0) + 1);
+            self.write_status(d, s).await?;
+            return Err(e);
         }
-        self.set_revision(d, &new_revision.to_string()).await?;
-        if !already_existed && d.has_progress_deadline() {
-            let message = format!("Created new replica set \"{name}\"");
-            let cond = new_condition("Progressing", "True", "NewReplicaSetCreated", &message);
-            self.write_condition(d, cond).await?;
+        if e.causes.iter().any(|c| c.reason == "NamespaceTerminating") {
+            return Err(e);
         }
-        Ok((Some(created), old))
+        let msg = format!("Failed to create new replica set \"{name}\": {}", e.message);
+        if d.has_progress_deadline() {
+            let cond = new_condition("Progressing", "False", "ReplicaSetCreateError", &msg);
+            let _ = self.write_condition(d, cond).await;
+        }
+        self.recorder
+            .warning(&d.obj, "ReplicaSetCreateError", msg, &self.source);
+        Err(e)
     }
 
     /// `NewRSNewReplicas`: how many replicas the new ReplicaSet may have now.
