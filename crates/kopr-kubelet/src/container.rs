@@ -114,6 +114,22 @@ pub(super) fn expired(last: jiff::Timestamp, at: jiff::Timestamp) -> bool {
     podutil::until(at, last) > BACKOFF_MAX * 2
 }
 
+/// What handling one state asks of [`Ctr::step`]'s loop.
+enum Next {
+    /// The state changed: handle the new one.
+    Again,
+    /// Nothing more to do now; the next change is due then (if ever).
+    Done(Option<jiff::Timestamp>),
+}
+
+/// The fields of [`CState::PullFailed`].
+struct PullFailure {
+    failed_at: jiff::Timestamp,
+    message: String,
+    backoff_shown: bool,
+    retry_at: jiff::Timestamp,
+}
+
 impl Ctr {
     pub(super) fn from_spec(pod: &Value, spec: &Value, init: bool) -> Ctr {
         let s = |k: &str| {
@@ -303,65 +319,10 @@ impl Ctr {
     ) -> Option<jiff::Timestamp> {
         let reference = simulation::with_default_tag(&self.image);
         for _ in 0..64 {
-            match self.state.clone() {
-                CState::New => {
-                    let qualified = simulation::qualified_image(&self.image);
-                    let present = images.contains(&qualified);
-                    if self.pull_policy == "Never" && !present {
-                        let message = format!(
-                            "Container image \"{reference}\" is not present with pull policy of Never"
-                        );
-                        self.ev(evs, true, "ErrImageNeverPull", message.clone());
-                        self.state = CState::NeverPull { message };
-                        return None;
-                    }
-                    if self.pull_policy != "Always" && present {
-                        self.ev(
-                            evs,
-                            false,
-                            "Pulled",
-                            format!("Container image \"{reference}\" already present on machine"),
-                        );
-                        self.start(now, evs);
-                        continue;
-                    }
-                    self.begin_pull(&reference, now, evs);
-                }
+            let next = match self.state.clone() {
+                CState::New => self.step_new(images, &reference, now, evs),
                 CState::Pulling { done_at } => {
-                    if now < done_at {
-                        return Some(done_at);
-                    }
-                    if simulation::image_missing(&self.image) {
-                        let message = simulation::pull_error(&self.image);
-                        self.ev(
-                            evs,
-                            true,
-                            "Failed",
-                            format!("Failed to pull image \"{reference}\": {message}"),
-                        );
-                        self.ev(evs, true, "Failed", "Error: ErrImagePull".into());
-                        let backoff = next_backoff(self.pull_backoff, done_at);
-                        self.pull_backoff = Some(backoff);
-                        self.state = CState::PullFailed {
-                            failed_at: done_at,
-                            message,
-                            backoff_shown: false,
-                            retry_at: after(done_at, backoff.0),
-                        };
-                        continue;
-                    }
-                    images.insert(simulation::qualified_image(&self.image));
-                    let took = go_duration(simulation::PULL_TIME);
-                    self.ev(
-                        evs,
-                        false,
-                        "Pulled",
-                        format!(
-                            "Successfully pulled image \"{reference}\" in {took} ({took} including waiting). Image size: {} bytes.",
-                            simulation::image_size(&self.image)
-                        ),
-                    );
-                    self.start(done_at, evs);
+                    self.step_pulling(done_at, images, &reference, now, evs)
                 }
                 CState::PullFailed {
                     failed_at,
@@ -369,121 +330,249 @@ impl Ctr {
                     backoff_shown,
                     retry_at,
                 } => {
-                    if now >= retry_at {
-                        self.begin_pull(&reference, now, evs);
-                        continue;
-                    }
-                    let show_at = after(failed_at, SHOW_PULL_BACKOFF);
-                    if backoff_shown {
-                        return Some(retry_at);
-                    }
-                    if now < show_at {
-                        return Some(show_at.min(retry_at));
-                    }
-                    self.ev(
-                        evs,
-                        false,
-                        "BackOff",
-                        format!("Back-off pulling image \"{reference}\""),
-                    );
-                    self.ev(evs, true, "Failed", "Error: ImagePullBackOff".into());
-                    self.state = CState::PullFailed {
+                    let failed = PullFailure {
                         failed_at,
                         message,
-                        backoff_shown: true,
+                        backoff_shown,
                         retry_at,
                     };
-                    return Some(retry_at);
+                    self.step_pull_failed(failed, &reference, now, evs)
                 }
-                CState::NeverPull { .. } => return None,
+                CState::NeverPull { .. } => Next::Done(None),
                 CState::Running {
                     started_at,
                     ready_at,
                     exit_at,
-                } => {
-                    let mut ready_at = ready_at;
-                    if let Some(r) = ready_at
-                        && now >= r
-                    {
-                        self.ready = true;
-                        ready_at = None;
-                        self.state = CState::Running {
-                            started_at,
-                            ready_at,
-                            exit_at,
-                        };
-                    }
-                    if let Some((t, code)) = exit_at
-                        && now >= t
-                    {
-                        self.ready = false;
-                        self.state = CState::Exited(Term {
-                            exit_code: code,
-                            reason: if code == 0 { "Completed" } else { "Error" },
-                            started_at,
-                            finished_at: t,
-                            container_id: self.container_id.clone(),
-                        });
-                        continue;
-                    }
-                    return earliest(ready_at, exit_at.map(|(t, _)| t));
-                }
-                CState::Exited(term) => {
-                    let restart = match restart_policy {
-                        "Never" => false,
-                        "OnFailure" => term.exit_code != 0,
-                        _ => true,
-                    };
-                    if !restart {
-                        return None;
-                    }
-                    match self.crash_backoff {
-                        Some((delay, last)) if !expired(last, term.finished_at) => {
-                            let until = after(term.finished_at, delay);
-                            if now < until {
-                                self.ev(
-                                    evs,
-                                    true,
-                                    "BackOff",
-                                    format!(
-                                        "Back-off restarting failed container {} in pod {pod_ref}",
-                                        self.name
-                                    ),
-                                );
-                                let message = format!(
-                                    "back-off {} restarting failed container={} pod={pod_ref}",
-                                    go_duration(delay),
-                                    self.name
-                                );
-                                self.state = CState::CrashBackOff {
-                                    term,
-                                    until,
-                                    delay,
-                                    message,
-                                };
-                                return Some(until);
-                            }
-                            self.crash_backoff =
-                                Some(((delay * 2).min(BACKOFF_MAX), term.finished_at));
-                        }
-                        _ => self.crash_backoff = Some((BACKOFF_INITIAL, term.finished_at)),
-                    }
-                    self.last_term = Some(term);
-                    self.state = CState::New;
-                }
+                } => self.step_running(started_at, ready_at, exit_at, now),
+                CState::Exited(term) => self.step_exited(term, restart_policy, now, pod_ref, evs),
                 CState::CrashBackOff {
                     term, until, delay, ..
                 } => {
                     if now < until {
-                        return Some(until);
+                        Next::Done(Some(until))
+                    } else {
+                        self.crash_backoff = Some(((delay * 2).min(BACKOFF_MAX), term.finished_at));
+                        self.last_term = Some(term);
+                        self.state = CState::New;
+                        Next::Again
                     }
-                    self.crash_backoff = Some(((delay * 2).min(BACKOFF_MAX), term.finished_at));
-                    self.last_term = Some(term);
-                    self.state = CState::New;
                 }
+            };
+            if let Next::Done(at) = next {
+                return at;
             }
         }
         None
+    }
+
+    /// A new container: fails without its image under pull policy Never,
+    /// starts with the image present, or pulls it.
+    fn step_new(
+        &mut self,
+        images: &HashSet<String>,
+        reference: &str,
+        now: jiff::Timestamp,
+        evs: &mut Vec<Ev>,
+    ) -> Next {
+        let qualified = simulation::qualified_image(&self.image);
+        let present = images.contains(&qualified);
+        if self.pull_policy == "Never" && !present {
+            let message =
+                format!("Container image \"{reference}\" is not present with pull policy of Never");
+            self.ev(evs, true, "ErrImageNeverPull", message.clone());
+            self.state = CState::NeverPull { message };
+            return Next::Done(None);
+        }
+        if self.pull_policy != "Always" && present {
+            self.ev(
+                evs,
+                false,
+                "Pulled",
+                format!("Container image \"{reference}\" already present on machine"),
+            );
+            self.start(now, evs);
+            return Next::Again;
+        }
+        self.begin_pull(reference, now, evs);
+        Next::Again
+    }
+
+    /// A pull in progress: once done, it fails (for a missing image) or
+    /// starts the container.
+    fn step_pulling(
+        &mut self,
+        done_at: jiff::Timestamp,
+        images: &mut HashSet<String>,
+        reference: &str,
+        now: jiff::Timestamp,
+        evs: &mut Vec<Ev>,
+    ) -> Next {
+        if now < done_at {
+            return Next::Done(Some(done_at));
+        }
+        if simulation::image_missing(&self.image) {
+            let message = simulation::pull_error(&self.image);
+            self.ev(
+                evs,
+                true,
+                "Failed",
+                format!("Failed to pull image \"{reference}\": {message}"),
+            );
+            self.ev(evs, true, "Failed", "Error: ErrImagePull".into());
+            let backoff = next_backoff(self.pull_backoff, done_at);
+            self.pull_backoff = Some(backoff);
+            self.state = CState::PullFailed {
+                failed_at: done_at,
+                message,
+                backoff_shown: false,
+                retry_at: after(done_at, backoff.0),
+            };
+            return Next::Again;
+        }
+        images.insert(simulation::qualified_image(&self.image));
+        let took = go_duration(simulation::PULL_TIME);
+        self.ev(
+            evs,
+            false,
+            "Pulled",
+            format!(
+                "Successfully pulled image \"{reference}\" in {took} ({took} including waiting). Image size: {} bytes.",
+                simulation::image_size(&self.image)
+            ),
+        );
+        self.start(done_at, evs);
+        Next::Again
+    }
+
+    /// A failed pull: retried when its back-off ends, shown as
+    /// `ImagePullBackOff` a moment after the failure.
+    fn step_pull_failed(
+        &mut self,
+        failed: PullFailure,
+        reference: &str,
+        now: jiff::Timestamp,
+        evs: &mut Vec<Ev>,
+    ) -> Next {
+        let PullFailure {
+            failed_at,
+            message,
+            backoff_shown,
+            retry_at,
+        } = failed;
+        if now >= retry_at {
+            self.begin_pull(reference, now, evs);
+            return Next::Again;
+        }
+        let show_at = after(failed_at, SHOW_PULL_BACKOFF);
+        if backoff_shown {
+            return Next::Done(Some(retry_at));
+        }
+        if now < show_at {
+            return Next::Done(Some(show_at.min(retry_at)));
+        }
+        self.ev(
+            evs,
+            false,
+            "BackOff",
+            format!("Back-off pulling image \"{reference}\""),
+        );
+        self.ev(evs, true, "Failed", "Error: ImagePullBackOff".into());
+        self.state = CState::PullFailed {
+            failed_at,
+            message,
+            backoff_shown: true,
+            retry_at,
+        };
+        Next::Done(Some(retry_at))
+    }
+
+    /// A running container: becomes ready, and exits when its behaviour
+    /// says so.
+    fn step_running(
+        &mut self,
+        started_at: jiff::Timestamp,
+        mut ready_at: Option<jiff::Timestamp>,
+        exit_at: Option<(jiff::Timestamp, i32)>,
+        now: jiff::Timestamp,
+    ) -> Next {
+        if let Some(r) = ready_at
+            && now >= r
+        {
+            self.ready = true;
+            ready_at = None;
+            self.state = CState::Running {
+                started_at,
+                ready_at,
+                exit_at,
+            };
+        }
+        if let Some((t, code)) = exit_at
+            && now >= t
+        {
+            self.ready = false;
+            self.state = CState::Exited(Term {
+                exit_code: code,
+                reason: if code == 0 { "Completed" } else { "Error" },
+                started_at,
+                finished_at: t,
+                container_id: self.container_id.clone(),
+            });
+            return Next::Again;
+        }
+        Next::Done(earliest(ready_at, exit_at.map(|(t, _)| t)))
+    }
+
+    /// An exited container: stays so unless the restart policy restarts
+    /// it, after the crash-loop back-off if one is running.
+    fn step_exited(
+        &mut self,
+        term: Term,
+        restart_policy: &str,
+        now: jiff::Timestamp,
+        pod_ref: &str,
+        evs: &mut Vec<Ev>,
+    ) -> Next {
+        let restart = match restart_policy {
+            "Never" => false,
+            "OnFailure" => term.exit_code != 0,
+            _ => true,
+        };
+        if !restart {
+            return Next::Done(None);
+        }
+        match self.crash_backoff {
+            Some((delay, last)) if !expired(last, term.finished_at) => {
+                let until = after(term.finished_at, delay);
+                if now < until {
+                    self.ev(
+                        evs,
+                        true,
+                        "BackOff",
+                        format!(
+                            "Back-off restarting failed container {} in pod {pod_ref}",
+                            self.name
+                        ),
+                    );
+                    let message = format!(
+                        "back-off {} restarting failed container={} pod={pod_ref}",
+                        go_duration(delay),
+                        self.name
+                    );
+                    self.state = CState::CrashBackOff {
+                        term,
+                        until,
+                        delay,
+                        message,
+                    };
+                    return Next::Done(Some(until));
+                }
+                self.crash_backoff = Some(((delay * 2).min(BACKOFF_MAX), term.finished_at));
+            }
+            _ => self.crash_backoff = Some((BACKOFF_INITIAL, term.finished_at)),
+        }
+        self.last_term = Some(term);
+        self.state = CState::New;
+        Next::Again
     }
 
     /// Stops a running container when its pod is killed.

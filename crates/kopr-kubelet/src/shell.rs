@@ -133,158 +133,181 @@ pub enum SyntaxError {
     EndOfFile,
 }
 
-fn tokenize(src: &str) -> Result<Vec<Tok>, SyntaxError> {
-    let chars: Vec<char> = src.chars().collect();
-    let mut toks = Vec::new();
-    let mut i = 0;
-    let mut word = Word::default();
-    let mut in_word = false;
-    let flush = |toks: &mut Vec<Tok>, word: &mut Word, in_word: &mut bool| {
-        if *in_word {
-            toks.push(Tok::Word(std::mem::take(word)));
-            *in_word = false;
+/// The state of [`tokenize`]: the input, where it is read, the tokens so far
+/// and the word being read.
+struct Lexer {
+    chars: Vec<char>,
+    i: usize,
+    toks: Vec<Tok>,
+    word: Word,
+    in_word: bool,
+}
+
+impl Lexer {
+    /// Ends the word being read, if any.
+    fn flush(&mut self) {
+        if self.in_word {
+            self.toks.push(Tok::Word(std::mem::take(&mut self.word)));
+            self.in_word = false;
         }
+    }
+
+    /// An operator of `len` characters: ends the word, then pushes `tok`.
+    fn op(&mut self, tok: Tok, len: usize) {
+        self.flush();
+        self.toks.push(tok);
+        self.i += len;
+    }
+
+    /// Appends a `$` expansion read just after `chars[dollar_at]` (a
+    /// literal `$` if none follows).
+    fn expansion(&mut self, dollar_at: usize) {
+        let (part, next) = dollar(&self.chars, dollar_at + 1);
+        match part {
+            Some(p) => self.word.parts.push(p),
+            None => push_lit(&mut self.word.parts, '$'),
+        }
+        self.i = next;
+    }
+
+    /// A redirection operator at `i`; a lone unquoted `1` or `2` word just
+    /// before it is its file descriptor.
+    fn redirection(&mut self, c: char) {
+        let mut fd = if c == '>' { 1 } else { 0 };
+        let lone = |w: &Word, d: &str| w.parts == [Part::Lit(d.into())] && !w.quoted;
+        if self.in_word && lone(&self.word, "2") {
+            fd = 2;
+            self.word = Word::default();
+            self.in_word = false;
+        } else if self.in_word && lone(&self.word, "1") {
+            self.word = Word::default();
+            self.in_word = false;
+        }
+        self.flush();
+        let i = self.i;
+        let rest: String = self.chars[i..self.chars.len().min(i + 3)].iter().collect();
+        let (op, len) = if rest.starts_with(">&2") {
+            (">&2", 3)
+        } else if rest.starts_with(">&1") {
+            (">&1", 3)
+        } else if rest.starts_with(">>") {
+            (">>", 2)
+        } else if c == '>' {
+            (">", 1)
+        } else {
+            ("<", 1)
+        };
+        self.toks.push(Tok::Redir(fd, op));
+        self.i += len;
+    }
+
+    /// A single-quoted string at `i`: all literal up to the closing quote.
+    fn single_quoted(&mut self) -> Result<(), SyntaxError> {
+        self.in_word = true;
+        self.word.quoted = true;
+        let start = self.i + 1;
+        let mut j = start;
+        while j < self.chars.len() && self.chars[j] != '\'' {
+            j += 1;
+        }
+        if j >= self.chars.len() {
+            return Err(SyntaxError::Unterminated);
+        }
+        for ch in &self.chars[start..j] {
+            push_lit(&mut self.word.parts, *ch);
+        }
+        if start == j {
+            self.word.parts.push(Part::Lit(String::new()));
+        }
+        self.i = j + 1;
+        Ok(())
+    }
+
+    /// A double-quoted string at `i`: backslash escapes of `"`, `\`, `$`
+    /// and `` ` ``, and `$` expansions, up to the closing quote.
+    fn double_quoted(&mut self) -> Result<(), SyntaxError> {
+        self.in_word = true;
+        self.word.quoted = true;
+        self.i += 1;
+        while self.i < self.chars.len() {
+            let i = self.i;
+            match self.chars[i] {
+                '"' => {
+                    self.i += 1;
+                    return Ok(());
+                }
+                '\\' if matches!(self.chars.get(i + 1), Some('"' | '\\' | '$' | '`')) => {
+                    push_lit(&mut self.word.parts, self.chars[i + 1]);
+                    self.i += 2;
+                }
+                '$' => self.expansion(i),
+                ch => {
+                    push_lit(&mut self.word.parts, ch);
+                    self.i += 1;
+                }
+            }
+        }
+        Err(SyntaxError::Unterminated)
+    }
+
+    /// A backslash outside quotes: the next character is literal (a
+    /// backslash-newline is removed).
+    fn escaped(&mut self) {
+        self.in_word = true;
+        match self.chars.get(self.i + 1) {
+            Some('\n') => {}
+            Some(ch) => push_lit(&mut self.word.parts, *ch),
+            None => {}
+        }
+        self.i += 2;
+    }
+}
+
+/// Splits a script into words and operator tokens.
+fn tokenize(src: &str) -> Result<Vec<Tok>, SyntaxError> {
+    let mut lx = Lexer {
+        chars: src.chars().collect(),
+        i: 0,
+        toks: Vec::new(),
+        word: Word::default(),
+        in_word: false,
     };
-    while i < chars.len() {
-        let c = chars[i];
+    while lx.i < lx.chars.len() {
+        let i = lx.i;
+        let c = lx.chars[i];
+        let next = lx.chars.get(i + 1).copied();
         match c {
             ' ' | '\t' => {
-                flush(&mut toks, &mut word, &mut in_word);
-                i += 1;
+                lx.flush();
+                lx.i += 1;
             }
-            '\n' | ';' => {
-                flush(&mut toks, &mut word, &mut in_word);
-                toks.push(Tok::Semi);
-                i += 1;
-            }
-            '#' if !in_word => {
-                while i < chars.len() && chars[i] != '\n' {
-                    i += 1;
+            '\n' | ';' => lx.op(Tok::Semi, 1),
+            '#' if !lx.in_word => {
+                while lx.i < lx.chars.len() && lx.chars[lx.i] != '\n' {
+                    lx.i += 1;
                 }
             }
-            '&' if chars.get(i + 1) == Some(&'&') => {
-                flush(&mut toks, &mut word, &mut in_word);
-                toks.push(Tok::And);
-                i += 2;
-            }
-            '|' if chars.get(i + 1) == Some(&'|') => {
-                flush(&mut toks, &mut word, &mut in_word);
-                toks.push(Tok::Or);
-                i += 2;
-            }
-            '|' => {
-                flush(&mut toks, &mut word, &mut in_word);
-                toks.push(Tok::Pipe);
-                i += 1;
-            }
+            '&' if next == Some('&') => lx.op(Tok::And, 2),
+            '|' if next == Some('|') => lx.op(Tok::Or, 2),
+            '|' => lx.op(Tok::Pipe, 1),
             '&' => return Err(SyntaxError::Background),
-            '>' | '<' => {
-                // `2>` and friends: a lone digit word before the operator is its fd.
-                let mut fd = if c == '>' { 1 } else { 0 };
-                if in_word && word.parts == [Part::Lit("2".into())] && !word.quoted {
-                    fd = 2;
-                    word = Word::default();
-                    in_word = false;
-                } else if in_word && word.parts == [Part::Lit("1".into())] && !word.quoted {
-                    word = Word::default();
-                    in_word = false;
-                }
-                flush(&mut toks, &mut word, &mut in_word);
-                let rest: String = chars[i..chars.len().min(i + 3)].iter().collect();
-                let (op, len) = if rest.starts_with(">&2") {
-                    (">&2", 3)
-                } else if rest.starts_with(">&1") {
-                    (">&1", 3)
-                } else if rest.starts_with(">>") {
-                    (">>", 2)
-                } else if c == '>' {
-                    (">", 1)
-                } else {
-                    ("<", 1)
-                };
-                toks.push(Tok::Redir(fd, op));
-                i += len;
-            }
-            '\'' => {
-                in_word = true;
-                word.quoted = true;
-                let start = i + 1;
-                let mut j = start;
-                while j < chars.len() && chars[j] != '\'' {
-                    j += 1;
-                }
-                if j >= chars.len() {
-                    return Err(SyntaxError::Unterminated);
-                }
-                for ch in &chars[start..j] {
-                    push_lit(&mut word.parts, *ch);
-                }
-                if start == j {
-                    word.parts.push(Part::Lit(String::new()));
-                }
-                i = j + 1;
-            }
-            '"' => {
-                in_word = true;
-                word.quoted = true;
-                i += 1;
-                let mut closed = false;
-                while i < chars.len() {
-                    match chars[i] {
-                        '"' => {
-                            closed = true;
-                            i += 1;
-                            break;
-                        }
-                        '\\' if matches!(chars.get(i + 1), Some('"' | '\\' | '$' | '`')) => {
-                            push_lit(&mut word.parts, chars[i + 1]);
-                            i += 2;
-                        }
-                        '$' => {
-                            let (part, next) = dollar(&chars, i + 1);
-                            match part {
-                                Some(p) => word.parts.push(p),
-                                None => push_lit(&mut word.parts, '$'),
-                            }
-                            i = next;
-                        }
-                        ch => {
-                            push_lit(&mut word.parts, ch);
-                            i += 1;
-                        }
-                    }
-                }
-                if !closed {
-                    return Err(SyntaxError::Unterminated);
-                }
-            }
-            '\\' => {
-                in_word = true;
-                match chars.get(i + 1) {
-                    Some('\n') => {}
-                    Some(ch) => push_lit(&mut word.parts, *ch),
-                    None => {}
-                }
-                i += 2;
-            }
+            '>' | '<' => lx.redirection(c),
+            '\'' => lx.single_quoted()?,
+            '"' => lx.double_quoted()?,
+            '\\' => lx.escaped(),
             '$' => {
-                in_word = true;
-                let (part, next) = dollar(&chars, i + 1);
-                match part {
-                    Some(p) => word.parts.push(p),
-                    None => push_lit(&mut word.parts, '$'),
-                }
-                i = next;
+                lx.in_word = true;
+                lx.expansion(i);
             }
             ch => {
-                in_word = true;
-                push_lit(&mut word.parts, ch);
-                i += 1;
+                lx.in_word = true;
+                push_lit(&mut lx.word.parts, ch);
+                lx.i += 1;
             }
         }
     }
-    flush(&mut toks, &mut word, &mut in_word);
-    Ok(toks)
+    lx.flush();
+    Ok(lx.toks)
 }
 
 /// Parses a script.
