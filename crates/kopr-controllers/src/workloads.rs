@@ -31,9 +31,6 @@ use crate::agent::{AgentFactory, NodeAgent};
 use crate::object;
 use crate::registry::Api;
 
-/// The default number of simulated nodes.
-pub const DEFAULT_NODES: usize = 3;
-
 struct Router {
     informer: Arc<Informer>,
     deployments: Arc<WorkQueue>,

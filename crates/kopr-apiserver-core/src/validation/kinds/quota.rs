@@ -335,6 +335,13 @@ impl<'a> LimitLists<'a> {
     }
 }
 
+/// Which bound of an order rule its error shows as the value.
+#[derive(Clone, Copy, PartialEq)]
+enum Shown {
+    Low,
+    High,
+}
+
 /// What a LimitRange item says of one resource.
 struct LimitBounds {
     min: Option<Quantity>,
@@ -361,93 +368,44 @@ impl LimitBounds {
         }
     }
 
-    /// min <= defaultRequest <= default <= max, as far as they are given.
+    /// min <= defaultRequest <= default <= max and min <= default, as far as they are given:
+    /// kube's checks in its order, each naming the field it faults and the value it shows.
     fn check_order(&self, ck: &mut Checker, ip: &str, k: &str) {
-        let at = |f: &str| key(&child(ip, f), k);
-        let (min, max, def, def_req) = (&self.min, &self.max, &self.def, &self.def_req);
-        if let (Some(mn), Some(mx)) = (min, max)
-            && gt(mn, mx)
-        {
-            ck.push(FieldError::invalid(
-                at("min"),
-                shown(mn),
-                format!(
-                    "min value {} is greater than max value {}",
-                    mn.canonical(),
-                    mx.canonical()
-                ),
-            ));
+        fn named<'q>(
+            name: &'static str,
+            q: &'q Option<Quantity>,
+        ) -> Option<(&'static str, &'q Quantity)> {
+            q.as_ref().map(|q| (name, q))
         }
-        if let (Some(dr), Some(mn)) = (def_req, min)
-            && gt(mn, dr)
-        {
-            ck.push(FieldError::invalid(
-                at("defaultRequest"),
-                shown(dr),
-                format!(
-                    "min value {} is greater than default request value {}",
-                    mn.canonical(),
-                    dr.canonical()
-                ),
-            ));
-        }
-        if let (Some(dr), Some(mx)) = (def_req, max)
-            && gt(dr, mx)
-        {
-            ck.push(FieldError::invalid(
-                at("defaultRequest"),
-                shown(dr),
-                format!(
-                    "default request value {} is greater than max value {}",
-                    dr.canonical(),
-                    mx.canonical()
-                ),
-            ));
-        }
-        if let (Some(dr), Some(d)) = (def_req, def)
-            && gt(dr, d)
-        {
-            ck.push(FieldError::invalid(
-                at("defaultRequest"),
-                shown(dr),
-                format!(
-                    "default request value {} is greater than default limit value {}",
-                    dr.canonical(),
-                    d.canonical()
-                ),
-            ));
-        }
-        self.check_default_order(ck, ip, k);
-    }
-
-    /// min <= default <= max, as far as they are given.
-    fn check_default_order(&self, ck: &mut Checker, ip: &str, k: &str) {
-        let at = |f: &str| key(&child(ip, f), k);
-        if let (Some(d), Some(mn)) = (&self.def, &self.min)
-            && gt(mn, d)
-        {
-            ck.push(FieldError::invalid(
-                at("default"),
-                shown(mn),
-                format!(
-                    "min value {} is greater than default value {}",
-                    mn.canonical(),
-                    d.canonical()
-                ),
-            ));
-        }
-        if let (Some(d), Some(mx)) = (&self.def, &self.max)
-            && gt(d, mx)
-        {
-            ck.push(FieldError::invalid(
-                at("default"),
-                shown(mx),
-                format!(
-                    "default value {} is greater than max value {}",
-                    d.canonical(),
-                    mx.canonical()
-                ),
-            ));
+        let (min, max) = (named("min", &self.min), named("max", &self.max));
+        let def_req = named("default request", &self.def_req);
+        let (def, def_limit) = (
+            named("default", &self.def),
+            named("default limit", &self.def),
+        );
+        let rules = [
+            ("min", min, max, Shown::Low),
+            ("defaultRequest", min, def_req, Shown::High),
+            ("defaultRequest", def_req, max, Shown::Low),
+            ("defaultRequest", def_req, def_limit, Shown::Low),
+            ("default", min, def, Shown::Low),
+            ("default", def, max, Shown::High),
+        ];
+        for (field, low, high, which) in rules {
+            let (Some((low_name, lo)), Some((high_name, hi))) = (low, high) else {
+                continue;
+            };
+            if gt(lo, hi) {
+                ck.push(FieldError::invalid(
+                    key(&child(ip, field), k),
+                    shown(if which == Shown::Low { lo } else { hi }),
+                    format!(
+                        "{low_name} value {} is greater than {high_name} value {}",
+                        lo.canonical(),
+                        hi.canonical()
+                    ),
+                ));
+            }
         }
     }
 
