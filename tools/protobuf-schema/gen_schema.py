@@ -132,6 +132,8 @@ oan = {norm(k): v for k, v in oa.items()}
 # The OpenAPI definition name of each message (e.g. `io.k8s.kube-aggregator…`
 # where the prost module says `kube_aggregator`), which the merge rules key on.
 oa_names = {norm(k): k for k in oa}
+def openapi_name(m):
+    return 'io.k8s.' + (m if m in oa else oa_names.get(norm(m), m))
 def listed(name):
     path = os.path.join(HERE, name)
     if not os.path.exists(path):
@@ -203,15 +205,15 @@ for m in seen:
         if k in values: flags.append('VALUE'); used_values.add(k)
         if k in always: flags.append('ALWAYS'); used_always.add(k)
         fl.append(f'        f({f["tag"]}, "{json}", {ty_of(f)}, {card}, {"|".join(flags) or "0"}),')
-    pkg = 'io.k8s.' + (m if m in oa else oa_names.get(norm(m), m))
+    pkg = openapi_name(m)
     out.append(f'    // {idx[m]}\n    Msg {{\n        name: "{pkg}",\n        fields: &[\n' + '\n'.join(fl) + '\n        ],\n    },')
 missing = pointers - used_pointers
 if missing: raise SystemExit('unused pointer entries: %s' % sorted(missing))
 for name, want, used in (('values.txt', values, used_values), ('always.txt', always, used_always)):
     if want - used: print('%s entries matching no field: %s' % (name, sorted(want - used)), file=sys.stderr)
 kinds = []
-for av, k, m in sorted(((f'{g}/{v}' if g else v), k, m) for g, v, k, m in top if k != 'DeleteOptions'):
-    kinds.append(f'    ("{av}", "{k}", {idx[m]}),')
+for name, i in sorted((openapi_name(m), idx[m]) for g, v, k, m in top if k != 'DeleteOptions'):
+    kinds.append(f'    {i}, // {name}')
 do = idx['apimachinery.pkg.apis.meta.v1.DeleteOptions']
 om = idx['apimachinery.pkg.apis.meta.v1.ObjectMeta']
 src = f'''//! Field tables for the Kubernetes protobuf decoder: one entry per message
@@ -259,8 +261,8 @@ pub(super) const DELETE_OPTIONS: u16 = {do};
 /// Index of `io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta` in [`MESSAGES`].
 pub(crate) const OBJECT_META: u16 = {om};
 
-/// Top-level kinds: `(apiVersion, kind, index into MESSAGES)`, sorted.
-pub(crate) static KINDS: &[(&str, &str, u16)] = &[
+/// The top-level kinds' messages (indices into [`MESSAGES`]), sorted by name.
+pub(crate) static KINDS: &[u16] = &[
 {chr(10).join(kinds)}
 ];
 

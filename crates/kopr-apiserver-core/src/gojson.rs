@@ -18,7 +18,7 @@ use std::io;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value};
 
-use crate::protobuf::schema::MESSAGES;
+use crate::protobuf::schema::{MESSAGES, OBJECT_META};
 use crate::protobuf::{Card, Field, Msg, Ty, message_of};
 
 /// Serialises `value` as kube-apiserver writes JSON (no trailing newline).
@@ -529,14 +529,9 @@ const TABLE_COLUMN: &[&str] = &["name", "type", "format", "description", "priori
 /// `metav1.TableRowCondition`.
 const TABLE_ROW_CONDITION: &[&str] = &["type", "status", "reason", "message"];
 
-/// The message table of ObjectMeta (found through a kind that embeds it).
+/// The message table of ObjectMeta.
 fn object_meta() -> Option<&'static Msg> {
-    let holder = message_of("v1", "ConfigMap")?;
-    let field = holder.fields.iter().find(|f| f.name == "metadata")?;
-    match field.ty {
-        Ty::Msg(i) => MESSAGES.get(usize::from(i)),
-        _ => None,
-    }
+    MESSAGES.get(usize::from(OBJECT_META))
 }
 
 /// What the elements of an [`Each`] are.

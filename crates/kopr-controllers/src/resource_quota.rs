@@ -116,7 +116,7 @@ fn namespace_to_sync(api: &Api, ev: &WatchEvent) -> Option<String> {
         return None;
     }
     let group = if *group == "core" { "" } else { group };
-    let evaluator = Evaluator::of(group, plural);
+    let evaluator = api.catalog.evaluator(group, plural);
     let now = podutil::now();
     let replenish = match (&ev.event_type, &ev.previous) {
         (EventType::Deleted, _) => true,
@@ -136,18 +136,16 @@ async fn sync(api: &Api, namespace: &str) -> Result<bool, ApiError> {
     };
     let quotas = api.store.current_objects(&format!("{QUOTAS}{namespace}/"));
     let any = !quotas.is_empty();
-    let catalog = api.catalog.all();
+    let of = |group: &str, plural: &str| api.catalog.evaluator(group, plural);
     let objects = |e: &Evaluator| {
-        let (group, plural) = e.resource();
-        catalog
-            .iter()
-            .find(|rt| rt.group == group && rt.plural == plural)
+        api.catalog
+            .measured_by(e)
             .map(|rt| api.store.current_objects(&rt.list_prefix(Some(namespace))))
             .unwrap_or_default()
     };
     for q in quotas {
         let hard = list::from_json(q["spec"].get("hard"));
-        let used = quota::usage_of(&q, &hard, &objects, podutil::now());
+        let used = quota::usage_of(&q, &hard, &of, &objects, podutil::now());
         let same = list::equals(&hard, &list::from_json(q["status"].get("hard")))
             && list::equals(&used, &list::from_json(q["status"].get("used")));
         if same {

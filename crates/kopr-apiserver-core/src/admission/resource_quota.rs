@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::quota::{self, Evaluator, ResourceList};
+use crate::quota::{self, ResourceList};
 use crate::registry::{AdmissionRequest, Operation};
 use crate::status::{ApiError, ResourceRef};
 use crate::storage::{Store, WriteOutcome};
@@ -59,7 +59,7 @@ impl ResourceQuotaAdmission {
         if !rt.namespaced || request.subresource.is_some() || request.namespace.is_empty() {
             return Ok(());
         }
-        let evaluator = Evaluator::of(&rt.group, &rt.plural);
+        let evaluator = rt.evaluator();
         if !evaluator.handles(create) {
             return Ok(());
         }

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use crate::kinds::API_SERVICE_PRIORITIES;
 use crate::object;
 use crate::registry::{Api, Target};
+use crate::resources::kind::Known;
 use crate::storage::{EventType, WatchEvent};
 
 const AUTOMANAGED: &str = "kube-aggregator.kubernetes.io/automanaged";
@@ -68,10 +69,7 @@ fn api_service(name: &str, w: &(String, String, u32, u32, &'static str)) -> Valu
 
 /// Brings the APIServices in line with the served group versions.
 pub async fn resync(api: &Api) {
-    let Some(rt) = api
-        .catalog
-        .get("apiregistration.k8s.io", "v1", "apiservices")
-    else {
+    let Some(rt) = api.catalog.known(Known::ApiServices) else {
         return;
     };
     let wanted = wanted(api);

@@ -9,6 +9,7 @@ pub mod rbac;
 use serde_json::json;
 
 use crate::registry::{Api, Target, WriteOptions};
+use crate::resources::kind::Known;
 use crate::status::ApiError;
 
 /// Field manager of objects the server creates itself.
@@ -24,7 +25,7 @@ pub fn system_options() -> WriteOptions {
 
 /// Creates the system namespaces and their default ServiceAccounts if missing.
 pub async fn ensure_system_objects(api: &Api) -> Result<(), ApiError> {
-    let Some(ns_rt) = api.catalog.get("", "v1", "namespaces") else {
+    let Some(ns_rt) = api.catalog.known(Known::Namespaces) else {
         return Ok(());
     };
     for ns in crate::kinds::SYSTEM_NAMESPACES {
@@ -55,7 +56,7 @@ pub async fn ensure_system_objects(api: &Api) -> Result<(), ApiError> {
 
 /// The `kubernetes` Service in `default`, at the first address of the range.
 async fn ensure_kubernetes_service(api: &Api) -> Result<(), ApiError> {
-    let Some(rt) = api.catalog.get("", "v1", "services") else {
+    let Some(rt) = api.catalog.known(Known::Services) else {
         return Ok(());
     };
     let t = Target {
@@ -89,7 +90,7 @@ async fn ensure_kubernetes_service(api: &Api) -> Result<(), ApiError> {
 
 /// Creates the `default` ServiceAccount of a namespace if missing.
 pub async fn ensure_default_service_account(api: &Api, namespace: &str) -> Result<(), ApiError> {
-    let Some(sa_rt) = api.catalog.get("", "v1", "serviceaccounts") else {
+    let Some(sa_rt) = api.catalog.known(Known::ServiceAccounts) else {
         return Ok(());
     };
     let t = Target {

@@ -15,6 +15,7 @@ use super::path::ResourcePath;
 use super::query::Query;
 use super::{AppState, body, response};
 use crate::registry::{DeleteOptions, Evict};
+use crate::resources::ResourceType;
 use crate::status::ApiError;
 
 /// The versions of Eviction the subresource takes.
@@ -29,6 +30,7 @@ const ACCEPTED: &[&str] = &["policy/v1", "policy/v1beta1"];
 pub async fn handle(
     state: &AppState,
     parts: &Parts,
+    rt: &Arc<ResourceType>,
     rp: &ResourcePath,
     query: &Query,
     body_bytes: &[u8],
@@ -67,6 +69,7 @@ pub async fn handle(
     }
     let options = delete_options(&eviction, query.dry_run)?;
     let evict = Evict {
+        pods: rt,
         namespace,
         name,
         options: DeleteOptions {

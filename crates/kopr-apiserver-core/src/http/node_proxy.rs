@@ -23,6 +23,7 @@ use super::AppState;
 use super::path::NodeProxyPath;
 use crate::node_runtime::{NodeView, ProxyRequest};
 use crate::registry::{ListOptions, ListParams, Target};
+use crate::resources::kind::Known;
 use crate::status::ApiError;
 
 /// The methods the node proxy connects (`ProxyREST.ConnectMethods`).
@@ -130,7 +131,7 @@ fn unreachable(host: &str, port: &str) -> ApiError {
 
 /// The Node named `name`, whose kubelet a request reaches.
 pub(super) async fn node_named(state: &AppState, name: &str) -> Result<Arc<Value>, ApiError> {
-    let Some(rt) = state.api.catalog.get("", "v1", "nodes") else {
+    let Some(rt) = state.api.catalog.known(Known::Nodes) else {
         return Err(ApiError::path_not_found());
     };
     state
@@ -222,7 +223,7 @@ pub async fn handle(
 
 /// The pods bound to the node.
 async fn pods_on(state: &AppState, node: &str) -> Result<Vec<Arc<Value>>, ApiError> {
-    let Some(rt) = state.api.catalog.get("", "v1", "pods") else {
+    let Some(rt) = state.api.catalog.known(Known::Pods) else {
         return Ok(Vec::new());
     };
     let selector = format!("spec.nodeName={node}");

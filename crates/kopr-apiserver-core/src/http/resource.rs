@@ -109,7 +109,7 @@ pub async fn handle(
             return super::binding::handle(state, parts, &rp, &body).await;
         }
         Some("eviction") if rt.serves(Sub::Eviction) && rp.name.is_some() => {
-            return super::eviction::handle(state, parts, &rp, &query, &body, user).await;
+            return super::eviction::handle(state, parts, &rt, &rp, &query, &body, user).await;
         }
         Some("finalize") if rt.strategy.has_spec_finalizers() => {}
         Some("scale") if rt.serves(Sub::Scale) => {

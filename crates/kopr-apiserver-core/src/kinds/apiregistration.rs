@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::API_EXTENSIONS;
 use crate::defaults;
 use crate::registry::strategy::ApiServiceStrategy;
-use crate::resources::kind::{KindDef, Scope, Sub, schema_of};
+use crate::resources::kind::{KindDef, Known, Scope, Sub, schema_of};
 use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
@@ -18,6 +18,7 @@ pub(super) static KINDS: &[KindDef] = &[KindDef::new(
     "APIService",
     Scope::Cluster,
 )
+.known(Known::ApiServices)
 .categories(API_EXTENSIONS)
 .subresources(&[Sub::Status])
 .stored(

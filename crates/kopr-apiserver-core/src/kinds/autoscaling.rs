@@ -7,7 +7,7 @@ use k8s_openapi::api::autoscaling;
 use super::{ALL, generation};
 use crate::defaults;
 use crate::registry::strategy::HpaV1Strategy;
-use crate::resources::kind::{KindDef, Scope, Sub, schema_of};
+use crate::resources::kind::{BodyDef, KindDef, Scope, Sub, schema_of};
 use crate::table::Printer;
 use crate::typed::decode_as;
 use crate::validation;
@@ -52,3 +52,11 @@ pub(super) static KINDS: &[KindDef] = &[
     .default(defaults::by_kind::horizontal_pod_autoscaler)
     .printer(Printer::HorizontalPodAutoscaler),
 ];
+
+/// The body of the `scale` subresources.
+pub(super) static BODIES: &[BodyDef] = &[BodyDef {
+    group: "autoscaling",
+    version: "v1",
+    kind: "Scale",
+    schema: schema_of::<autoscaling::v1::Scale>,
+}];

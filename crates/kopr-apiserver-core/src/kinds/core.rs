@@ -6,11 +6,12 @@ use k8s_openapi::api::core;
 
 use super::{ALL, create_on_update, generation, plain};
 use crate::defaults;
+use crate::quota::evaluators::Measured;
 use crate::registry::strategy::{
     NamespaceStrategy, NodeStrategy, PodStrategy, ServiceStrategy, VolumeStrategy,
 };
 use crate::resources::Computed;
-use crate::resources::kind::{KindDef, Scope, Sub, schema_of};
+use crate::resources::kind::{BodyDef, KindDef, Known, Scope, Sub, schema_of};
 use crate::selectors;
 use crate::table::Printer;
 use crate::typed::decode_as;
@@ -58,6 +59,7 @@ pub(super) static KINDS: &[KindDef] = &[
         .validate(validation::kinds::quota::limit_range)
         .default(defaults::by_kind::limit_range),
     KindDef::new("", "v1", "namespaces", "Namespace", Scope::Cluster)
+        .known(Known::Namespaces)
         .short(&["ns"])
         .subresources(&[Sub::Status])
         .stored(
@@ -70,6 +72,7 @@ pub(super) static KINDS: &[KindDef] = &[
         .printer(Printer::Namespace)
         .fields(&selectors::NAMESPACE_FIELDS),
     KindDef::new("", "v1", "nodes", "Node", Scope::Cluster)
+        .known(Known::Nodes)
         .short(&["no"])
         .subresources(&[Sub::Status, Sub::Proxy])
         .stored(|| Arc::new(NodeStrategy), decode_as::<core::v1::Node>)
@@ -85,6 +88,7 @@ pub(super) static KINDS: &[KindDef] = &[
         "PersistentVolumeClaim",
         Scope::Namespaced,
     )
+    .quota(Measured::Claims)
     .short(&["pvc"])
     .subresources(&[Sub::Status])
     .stored(
@@ -113,6 +117,8 @@ pub(super) static KINDS: &[KindDef] = &[
     .default(defaults::by_kind::persistent_volume)
     .printer(Printer::PersistentVolume),
     KindDef::new("", "v1", "pods", "Pod", Scope::Namespaced)
+        .known(Known::Pods)
+        .quota(Measured::Pods)
         .short(&["po"])
         .categories(ALL)
         .subresources(&[
@@ -180,6 +186,7 @@ pub(super) static KINDS: &[KindDef] = &[
         "ServiceAccount",
         Scope::Namespaced,
     )
+    .known(Known::ServiceAccounts)
     .short(&["sa"])
     .subresources(&[Sub::Token])
     .stored(plain, decode_as::<core::v1::ServiceAccount>)
@@ -187,6 +194,8 @@ pub(super) static KINDS: &[KindDef] = &[
     .validate(validation::kinds::service_account)
     .printer(Printer::ServiceAccount),
     KindDef::new("", "v1", "services", "Service", Scope::Namespaced)
+        .known(Known::Services)
+        .quota(Measured::Services)
         .short(&["svc"])
         .categories(ALL)
         .subresources(&[Sub::Status])
@@ -197,3 +206,11 @@ pub(super) static KINDS: &[KindDef] = &[
         .printer(Printer::Service)
         .fields(&selectors::SERVICE_FIELDS),
 ];
+
+/// The body of a pod's `binding` subresource.
+pub(super) static BODIES: &[BodyDef] = &[BodyDef {
+    group: "",
+    version: "v1",
+    kind: "Binding",
+    schema: schema_of::<core::v1::Binding>,
+}];

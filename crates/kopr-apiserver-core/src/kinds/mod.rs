@@ -4,10 +4,13 @@
 //! registry, http and the other stages find a kind through the catalog and
 //! never name one; a new built-in kind is one value in its group's module.
 //!
-//! The kinds' rules (validation, defaulting, table columns, field labels)
-//! still live in their own modules, keyed by group and resource; they move
-//! here, group by group (issue 34). Merge rules are not keyed by kind: they
-//! belong to the types (`crate::merge`), reached from a kind's type.
+//! A kind's value names its rules (validation, defaulting, table printer,
+//! field labels, quota evaluator) and the role the server's own verbs find it
+//! by (`Known`: eviction reaches pods and disruption budgets through it); the
+//! rules' code sits in those stages' modules, reached only through the value.
+//! Merge rules are not keyed by kind: they belong to the types
+//! (`crate::merge`), reached from a kind's type. Subresource bodies that are
+//! no kind of their own (Eviction, Binding, Scale) are [`bodies`].
 
 mod admissionregistration;
 mod apiextensions;
@@ -33,7 +36,7 @@ mod storage;
 use std::sync::Arc;
 
 use crate::registry::strategy::Builtin;
-use crate::resources::kind::KindDef;
+use crate::resources::kind::{BodyDef, KindDef};
 use crate::resources::{Catalog, Strategy};
 
 /// Every built-in kind, each group's in discovery order, the groups by their
@@ -67,6 +70,13 @@ pub fn all() -> Vec<&'static KindDef> {
     // Discovery lists the groups by their APIServices' priorities.
     all.sort_by_key(|k| std::cmp::Reverse(group_priority(k.group)));
     all
+}
+
+/// The subresources' bodies published beside the kinds.
+pub fn bodies() -> impl Iterator<Item = &'static BodyDef> {
+    [core::BODIES, policy::BODIES, autoscaling::BODIES]
+        .into_iter()
+        .flatten()
 }
 
 /// Registers every built-in kind in `catalog`.
@@ -232,5 +242,75 @@ mod tests {
         let catalog = Catalog::default();
         register(&catalog);
         assert_eq!(catalog.all().len(), seen.len());
+    }
+
+    /// The kinds kube selects by more fields than `metadata.name` and
+    /// `metadata.namespace` (those with field label conversions in kube's
+    /// schemes) have their field labels; no other has any. Persistent volumes
+    /// and claims carry a `name` field in kube's storage, but no conversion
+    /// admits it in a request, so they are not here.
+    #[test]
+    fn field_labels_are_kubes() {
+        let mut labelled: Vec<String> = all()
+            .into_iter()
+            .filter(|k| k.fields.is_some())
+            .map(|k| format!("{}/{}", k.group, k.plural))
+            .collect();
+        labelled.sort();
+        let expected = [
+            "/events",
+            "/namespaces",
+            "/nodes",
+            "/pods",
+            "/replicationcontrollers",
+            "/secrets",
+            "/services",
+            "batch/jobs",
+            "certificates.k8s.io/certificatesigningrequests",
+            "events.k8s.io/events",
+        ];
+        assert_eq!(labelled, expected);
+    }
+
+    /// Each role the server's verbs look a kind up by, and each quota
+    /// evaluator, is played by exactly one kind.
+    #[test]
+    fn roles_and_quota_evaluators_are_played_once() {
+        use crate::quota::evaluators::Measured;
+        use crate::resources::kind::Known;
+        let known = [
+            Known::Pods,
+            Known::Nodes,
+            Known::Namespaces,
+            Known::Services,
+            Known::ServiceAccounts,
+            Known::DisruptionBudgets,
+            Known::ApiServices,
+        ];
+        for k in known {
+            let n = all().into_iter().filter(|d| d.known == Some(k)).count();
+            assert_eq!(n, 1, "{k:?}");
+        }
+        for m in [Measured::Pods, Measured::Services, Measured::Claims] {
+            let n = all().into_iter().filter(|d| d.quota == Some(m)).count();
+            assert_eq!(n, 1, "{m:?}");
+        }
+        let catalog = Catalog::default();
+        register(&catalog);
+        let pods = catalog.known(Known::Pods).map(|rt| rt.plural.clone());
+        assert_eq!(pods.as_deref(), Some("pods"));
+        let claims = catalog.measured_by(&crate::quota::Evaluator::Claims);
+        assert_eq!(
+            claims.map(|rt| rt.plural.clone()).as_deref(),
+            Some("persistentvolumeclaims")
+        );
+        assert_eq!(
+            catalog.evaluator("", "configmaps"),
+            crate::quota::Evaluator::count("", "configmaps")
+        );
+        assert_eq!(
+            catalog.evaluator("", "services"),
+            crate::quota::Evaluator::Services
+        );
     }
 }

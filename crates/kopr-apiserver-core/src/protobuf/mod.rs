@@ -172,10 +172,8 @@ fn decode_envelope(body: &[u8], depth: usize) -> Result<Value, ProtobufError> {
     let msg = if kind == "DeleteOptions" {
         schema::DELETE_OPTIONS
     } else {
-        let found = schema::KINDS
-            .binary_search_by(|(v, k, _)| (*v, *k).cmp(&(api_version.as_str(), kind.as_str())));
-        match found.ok().and_then(|i| schema::KINDS.get(i)) {
-            Some((_, _, msg)) => *msg,
+        match kind_message(&api_version, &kind) {
+            Some(msg) => msg,
             None => return Err(ProtobufError::UnknownKind { api_version, kind }),
         }
     };
@@ -251,9 +249,35 @@ pub(crate) struct Msg {
 
 /// The index in [`schema::MESSAGES`] of a top-level kind's message, by
 /// `apiVersion` and `kind`.
+///
+/// Kube names a built-in group's types after the group's first label
+/// (`io.k8s.api.<label>.<version>.<Kind>`, `core` for the legacy group; the
+/// aggregator's under `io.k8s.kube-aggregator.pkg.apis`). Only the legacy
+/// group, dotless groups and `*.k8s.io` groups are built in: a custom
+/// resource's group (which has a dot and is not `k8s.io`'s) has no message.
 pub(crate) fn kind_message(api_version: &str, kind: &str) -> Option<u16> {
-    let found = schema::KINDS.binary_search_by(|(v, k, _)| (*v, *k).cmp(&(api_version, kind)));
-    schema::KINDS.get(found.ok()?).map(|(_, _, msg)| *msg)
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let label = match group.split_once('.') {
+        None if group.is_empty() => "core",
+        None => group,
+        Some((label, _)) if group.ends_with(".k8s.io") => label,
+        Some(_) => return None,
+    };
+    PACKAGES.iter().find_map(|root| {
+        let name = format!("{root}.{label}.{version}.{kind}");
+        let found = schema::KINDS.binary_search_by(|i| message_name(*i).cmp(name.as_str()));
+        schema::KINDS.get(found.ok()?).copied()
+    })
+}
+
+/// Where kube's OpenAPI names put the built-in groups' types.
+const PACKAGES: &[&str] = &["io.k8s.api", "io.k8s.kube-aggregator.pkg.apis"];
+
+/// The OpenAPI name of a message.
+fn message_name(index: u16) -> &'static str {
+    schema::MESSAGES
+        .get(usize::from(index))
+        .map_or("", |m| m.name)
 }
 
 /// The message table of a top-level kind, by `apiVersion` and `kind`.

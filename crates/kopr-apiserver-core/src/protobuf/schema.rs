@@ -43,92 +43,72 @@ pub(super) const DELETE_OPTIONS: u16 = 423;
 /// Index of `io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta` in [`MESSAGES`].
 pub(crate) const OBJECT_META: u16 = 428;
 
-/// Top-level kinds: `(apiVersion, kind, index into MESSAGES)`, sorted.
-pub(crate) static KINDS: &[(&str, &str, u16)] = &[
-    (
-        "admissionregistration.k8s.io/v1",
-        "MutatingWebhookConfiguration",
-        5,
-    ),
-    (
-        "admissionregistration.k8s.io/v1",
-        "ValidatingAdmissionPolicy",
-        13,
-    ),
-    (
-        "admissionregistration.k8s.io/v1",
-        "ValidatingAdmissionPolicyBinding",
-        14,
-    ),
-    (
-        "admissionregistration.k8s.io/v1",
-        "ValidatingWebhookConfiguration",
-        19,
-    ),
-    ("apiregistration.k8s.io/v1", "APIService", 431),
-    ("apps/v1", "ControllerRevision", 23),
-    ("apps/v1", "DaemonSet", 24),
-    ("apps/v1", "Deployment", 29),
-    ("apps/v1", "ReplicaSet", 34),
-    ("apps/v1", "StatefulSet", 41),
-    ("authentication.k8s.io/v1", "SelfSubjectReview", 49),
-    ("authentication.k8s.io/v1", "TokenRequest", 51),
-    ("authentication.k8s.io/v1", "TokenReview", 54),
-    ("authorization.k8s.io/v1", "LocalSubjectAccessReview", 60),
-    ("authorization.k8s.io/v1", "SelfSubjectAccessReview", 65),
-    ("authorization.k8s.io/v1", "SelfSubjectRulesReview", 67),
-    ("authorization.k8s.io/v1", "SubjectAccessReview", 69),
-    ("autoscaling/v1", "HorizontalPodAutoscaler", 74),
-    ("autoscaling/v1", "Scale", 77),
-    ("autoscaling/v2", "HorizontalPodAutoscaler", 85),
-    ("batch/v1", "CronJob", 103),
-    ("batch/v1", "Job", 106),
-    ("certificates.k8s.io/v1", "CertificateSigningRequest", 118),
-    ("coordination.k8s.io/v1", "Lease", 122),
-    ("discovery.k8s.io/v1", "EndpointSlice", 335),
-    ("events.k8s.io/v1", "Event", 338),
-    ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", 342),
-    (
-        "flowcontrol.apiserver.k8s.io/v1",
-        "PriorityLevelConfiguration",
-        351,
-    ),
-    ("networking.k8s.io/v1", "IPAddress", 363),
-    ("networking.k8s.io/v1", "Ingress", 365),
-    ("networking.k8s.io/v1", "IngressClass", 367),
-    ("networking.k8s.io/v1", "NetworkPolicy", 380),
-    ("networking.k8s.io/v1", "ServiceCIDR", 388),
-    ("node.k8s.io/v1", "RuntimeClass", 392),
-    ("policy/v1", "Eviction", 394),
-    ("policy/v1", "PodDisruptionBudget", 395),
-    ("rbac.authorization.k8s.io/v1", "ClusterRole", 399),
-    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", 400),
-    ("rbac.authorization.k8s.io/v1", "Role", 402),
-    ("rbac.authorization.k8s.io/v1", "RoleBinding", 403),
-    ("scheduling.k8s.io/v1", "PriorityClass", 406),
-    ("storage.k8s.io/v1", "CSIDriver", 407),
-    ("storage.k8s.io/v1", "CSINode", 409),
-    ("storage.k8s.io/v1", "CSIStorageCapacity", 412),
-    ("storage.k8s.io/v1", "StorageClass", 413),
-    ("storage.k8s.io/v1", "VolumeAttachment", 415),
-    ("storage.k8s.io/v1", "VolumeAttributesClass", 419),
-    ("v1", "Binding", 131),
-    ("v1", "ComponentStatus", 142),
-    ("v1", "ConfigMap", 143),
-    ("v1", "Endpoints", 170),
-    ("v1", "Event", 177),
-    ("v1", "LimitRange", 202),
-    ("v1", "Namespace", 211),
-    ("v1", "Node", 216),
-    ("v1", "PersistentVolume", 235),
-    ("v1", "PersistentVolumeClaim", 236),
-    ("v1", "Pod", 246),
-    ("v1", "PodTemplate", 264),
-    ("v1", "ReplicationController", 275),
-    ("v1", "ResourceQuota", 282),
-    ("v1", "Secret", 293),
-    ("v1", "Service", 300),
-    ("v1", "ServiceAccount", 301),
+/// The top-level kinds' messages (indices into [`MESSAGES`]), sorted by name.
+pub(crate) static KINDS: &[u16] = &[
+    5,   // io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration
+    13,  // io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy
+    14,  // io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding
+    19,  // io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration
+    23,  // io.k8s.api.apps.v1.ControllerRevision
+    24,  // io.k8s.api.apps.v1.DaemonSet
+    29,  // io.k8s.api.apps.v1.Deployment
+    34,  // io.k8s.api.apps.v1.ReplicaSet
+    41,  // io.k8s.api.apps.v1.StatefulSet
+    49,  // io.k8s.api.authentication.v1.SelfSubjectReview
+    51,  // io.k8s.api.authentication.v1.TokenRequest
+    54,  // io.k8s.api.authentication.v1.TokenReview
+    60,  // io.k8s.api.authorization.v1.LocalSubjectAccessReview
+    65,  // io.k8s.api.authorization.v1.SelfSubjectAccessReview
+    67,  // io.k8s.api.authorization.v1.SelfSubjectRulesReview
+    69,  // io.k8s.api.authorization.v1.SubjectAccessReview
+    74,  // io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler
+    77,  // io.k8s.api.autoscaling.v1.Scale
+    85,  // io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler
+    103, // io.k8s.api.batch.v1.CronJob
+    106, // io.k8s.api.batch.v1.Job
+    118, // io.k8s.api.certificates.v1.CertificateSigningRequest
+    122, // io.k8s.api.coordination.v1.Lease
+    131, // io.k8s.api.core.v1.Binding
+    142, // io.k8s.api.core.v1.ComponentStatus
+    143, // io.k8s.api.core.v1.ConfigMap
+    170, // io.k8s.api.core.v1.Endpoints
+    177, // io.k8s.api.core.v1.Event
+    202, // io.k8s.api.core.v1.LimitRange
+    211, // io.k8s.api.core.v1.Namespace
+    216, // io.k8s.api.core.v1.Node
+    235, // io.k8s.api.core.v1.PersistentVolume
+    236, // io.k8s.api.core.v1.PersistentVolumeClaim
+    246, // io.k8s.api.core.v1.Pod
+    264, // io.k8s.api.core.v1.PodTemplate
+    275, // io.k8s.api.core.v1.ReplicationController
+    282, // io.k8s.api.core.v1.ResourceQuota
+    293, // io.k8s.api.core.v1.Secret
+    300, // io.k8s.api.core.v1.Service
+    301, // io.k8s.api.core.v1.ServiceAccount
+    335, // io.k8s.api.discovery.v1.EndpointSlice
+    338, // io.k8s.api.events.v1.Event
+    342, // io.k8s.api.flowcontrol.v1.FlowSchema
+    351, // io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration
+    363, // io.k8s.api.networking.v1.IPAddress
+    365, // io.k8s.api.networking.v1.Ingress
+    367, // io.k8s.api.networking.v1.IngressClass
+    380, // io.k8s.api.networking.v1.NetworkPolicy
+    388, // io.k8s.api.networking.v1.ServiceCIDR
+    392, // io.k8s.api.node.v1.RuntimeClass
+    394, // io.k8s.api.policy.v1.Eviction
+    395, // io.k8s.api.policy.v1.PodDisruptionBudget
+    399, // io.k8s.api.rbac.v1.ClusterRole
+    400, // io.k8s.api.rbac.v1.ClusterRoleBinding
+    402, // io.k8s.api.rbac.v1.Role
+    403, // io.k8s.api.rbac.v1.RoleBinding
+    406, // io.k8s.api.scheduling.v1.PriorityClass
+    407, // io.k8s.api.storage.v1.CSIDriver
+    409, // io.k8s.api.storage.v1.CSINode
+    412, // io.k8s.api.storage.v1.CSIStorageCapacity
+    413, // io.k8s.api.storage.v1.StorageClass
+    415, // io.k8s.api.storage.v1.VolumeAttachment
+    419, // io.k8s.api.storage.v1.VolumeAttributesClass
+    431, // io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService
 ];
 
 /// Message tables, by index: each message's OpenAPI definition name and its

@@ -118,10 +118,11 @@ fn schema_tables_are_consistent() {
             assert!(!f.inline || matches!((f.ty, f.card), (Ty::Msg(_), Card::One)));
         }
     }
+    assert!(schema::KINDS.iter().all(|k| usize::from(*k) < n));
     for w in schema::KINDS.windows(2) {
-        assert!((w[0].0, w[0].1) < (w[1].0, w[1].1), "KINDS not sorted");
+        let name = |i: u16| schema::MESSAGES[usize::from(i)].name;
+        assert!(name(w[0]) < name(w[1]), "KINDS not sorted by name");
     }
-    assert!(schema::KINDS.iter().all(|k| usize::from(k.2) < n));
     assert!(usize::from(schema::DELETE_OPTIONS) < n);
 }
 
@@ -1019,4 +1020,33 @@ fn truncation_and_mutation_never_panic() {
         body.extend((0..len).map(|_| (next() & 0xff) as u8));
         let _ = decode(&body);
     }
+}
+
+#[test]
+fn kinds_found_by_api_version_and_kind() {
+    let name = |av: &str, k: &str| {
+        super::kind_message(av, k).map(|i| schema::MESSAGES[usize::from(i)].name)
+    };
+    assert_eq!(name("v1", "Pod"), Some("io.k8s.api.core.v1.Pod"));
+    assert_eq!(
+        name("apps/v1", "Deployment"),
+        Some("io.k8s.api.apps.v1.Deployment")
+    );
+    assert_eq!(
+        name("rbac.authorization.k8s.io/v1", "Role"),
+        Some("io.k8s.api.rbac.v1.Role")
+    );
+    assert_eq!(
+        name("apiregistration.k8s.io/v1", "APIService"),
+        Some("io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService")
+    );
+    assert_eq!(
+        name("autoscaling/v1", "Scale"),
+        Some("io.k8s.api.autoscaling.v1.Scale")
+    );
+    // Types that are not top-level kinds, other versions and custom groups have none.
+    assert_eq!(name("v1", "PodSpec"), None);
+    assert_eq!(name("apps/v2", "Deployment"), None);
+    assert_eq!(name("apps.example.com/v1", "Deployment"), None);
+    assert_eq!(name("rbac.example.com/v1", "Role"), None);
 }

@@ -62,14 +62,16 @@ const LEGACY_COUNTS: &[&str] = &[
     "resourcequotas",
 ];
 
-/// How one resource is measured.
+/// How one resource is measured. A kind measured by more than its count says
+/// which evaluator measures it in its definition (`KindDef::quota`); any other
+/// resource is counted ([`Evaluator::count`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Evaluator {
-    /// core/v1 pods.
+    /// Pods: their count, compute requests and limits, extended resources.
     Pods,
-    /// core/v1 services.
+    /// Services: their count, node ports and load balancers.
     Services,
-    /// core/v1 persistentvolumeclaims.
+    /// Persistent volume claims: their count and storage, per storage class.
     Claims,
     /// Any other resource: one per object.
     Count {
@@ -93,31 +95,52 @@ fn one() -> Quantity {
     Quantity::from_int(1)
 }
 
+/// The kinds measured by more than their count, as their definitions name
+/// their evaluator (`KindDef::quota`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measured {
+    /// By [`Evaluator::Pods`].
+    Pods,
+    /// By [`Evaluator::Services`].
+    Services,
+    /// By [`Evaluator::Claims`].
+    Claims,
+}
+
+impl From<Measured> for Evaluator {
+    fn from(m: Measured) -> Evaluator {
+        match m {
+            Measured::Pods => Evaluator::Pods,
+            Measured::Services => Evaluator::Services,
+            Measured::Claims => Evaluator::Claims,
+        }
+    }
+}
+
 impl Evaluator {
-    /// The evaluator of a resource.
-    pub fn of(group: &str, plural: &str) -> Evaluator {
-        match (group, plural) {
-            ("", "pods") => Evaluator::Pods,
-            ("", "services") => Evaluator::Services,
-            ("", "persistentvolumeclaims") => Evaluator::Claims,
-            _ => Evaluator::Count {
-                group: group.to_string(),
-                plural: plural.to_string(),
-            },
+    /// The evaluator that counts a resource's objects.
+    pub fn count(group: &str, plural: &str) -> Evaluator {
+        Evaluator::Count {
+            group: group.to_string(),
+            plural: plural.to_string(),
         }
     }
 
-    /// The evaluators a quota limiting `names` needs to compute its usage.
-    pub fn for_names<'a>(names: impl IntoIterator<Item = &'a String>) -> Vec<Evaluator> {
+    /// The evaluators a quota limiting `names` needs to compute its usage;
+    /// `of` gives a resource's evaluator (by group and plural).
+    pub fn for_names<'a>(
+        names: impl IntoIterator<Item = &'a String>,
+        of: &dyn Fn(&str, &str) -> Evaluator,
+    ) -> Vec<Evaluator> {
         let mut out = vec![Evaluator::Pods, Evaluator::Services, Evaluator::Claims];
         for name in names {
             let counted = if let Some(rest) = name.strip_prefix("count/") {
                 match rest.split_once('.') {
-                    Some((plural, group)) => Evaluator::of(group, plural),
-                    None => Evaluator::of("", rest),
+                    Some((plural, group)) => of(group, plural),
+                    None => of("", rest),
                 }
             } else if LEGACY_COUNTS.contains(&name.as_str()) {
-                Evaluator::of("", name)
+                of("", name)
             } else {
                 continue;
             };
@@ -126,16 +149,6 @@ impl Evaluator {
             }
         }
         out
-    }
-
-    /// The resource measured: `(group, plural)`.
-    pub fn resource(&self) -> (&str, &str) {
-        match self {
-            Evaluator::Pods => ("", "pods"),
-            Evaluator::Services => ("", "services"),
-            Evaluator::Claims => ("", "persistentvolumeclaims"),
-            Evaluator::Count { group, plural } => (group, plural),
-        }
     }
 
     /// Whether a write of this kind can change usage: creates always,
@@ -510,7 +523,7 @@ mod tests {
             list::pretty(&Evaluator::Claims.usage(&pvc, now())),
             "count/persistentvolumeclaims=1,fast.storageclass.storage.k8s.io/persistentvolumeclaims=1,fast.storageclass.storage.k8s.io/requests.storage=1Gi,persistentvolumeclaims=1,requests.storage=1Gi"
         );
-        let cm = Evaluator::of("", "configmaps");
+        let cm = Evaluator::count("", "configmaps");
         assert_eq!(
             list::pretty(&cm.usage(&json!({}), now())),
             "configmaps=1,count/configmaps=1"
@@ -518,8 +531,13 @@ mod tests {
         let names: Vec<String> = ["count/deployments.apps", "configmaps", "pods", "cpu"]
             .map(String::from)
             .to_vec();
-        let evals = Evaluator::for_names(&names);
-        assert!(evals.contains(&Evaluator::of("apps", "deployments")));
+        let of = |group: &str, plural: &str| match plural {
+            "pods" => Evaluator::Pods,
+            _ => Evaluator::count(group, plural),
+        };
+        let evals = Evaluator::for_names(&names, &of);
+        assert_eq!(evals.iter().filter(|e| **e == Evaluator::Pods).count(), 1);
+        assert!(evals.contains(&Evaluator::count("apps", "deployments")));
         assert!(evals.contains(&cm));
         assert_eq!(
             Evaluator::Pods.matching_resources(&names),

@@ -128,17 +128,19 @@ pub fn check(quotas: &[Arc<Value>], w: Write<'_>) -> Result<Vec<Option<ResourceL
 
 /// A quota's usage from the objects stored (`quota.CalculateUsage`): every
 /// limited resource an evaluator measures, zero when nothing uses it.
-/// `objects` lists the namespace's objects of an evaluator's resource.
+/// `of` gives a resource's evaluator (by group and plural); `objects` lists
+/// the namespace's objects of an evaluator's resource.
 pub fn usage_of(
     quota: &Value,
     hard: &ResourceList,
+    of: &dyn Fn(&str, &str) -> Evaluator,
     objects: &dyn Fn(&Evaluator) -> Vec<Arc<Value>>,
     now: jiff::Timestamp,
 ) -> ResourceList {
     let names: Vec<String> = hard.keys().cloned().collect();
     let scopes = scopes::of_quota(quota);
     let mut used = ResourceList::new();
-    for evaluator in Evaluator::for_names(&names) {
+    for evaluator in Evaluator::for_names(&names, of) {
         let measured = evaluator.matching_resources(&names);
         if measured.is_empty() {
             continue;
@@ -225,7 +227,11 @@ mod tests {
             Evaluator::Count { .. } => vec![Arc::new(json!({}))],
             _ => vec![],
         };
-        let used = usage_of(&q, &hard, &objects, jiff::Timestamp::now());
+        let of = |group: &str, plural: &str| match plural {
+            "pods" => Evaluator::Pods,
+            _ => Evaluator::count(group, plural),
+        };
+        let used = usage_of(&q, &hard, &of, &objects, jiff::Timestamp::now());
         assert_eq!(list::pretty(&used), "count/configmaps=1,pods=2,services=0");
     }
 }

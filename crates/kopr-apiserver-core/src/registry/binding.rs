@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::Api;
 use crate::object;
+use crate::resources::kind::Known;
 use crate::status::{ApiError, ResourceRef};
 use crate::storage::WriteOutcome;
 
@@ -39,19 +40,11 @@ impl Api {
     /// 404 when the pod is missing; 409 when it is being deleted, already
     /// has a node, or was replaced (another uid).
     pub async fn bind_pod(&self, b: Bind<'_>) -> Result<Arc<Value>, ApiError> {
-        let Some(pods) = self.catalog.get("", "v1", "pods") else {
+        let Some(pods) = self.catalog.known(Known::Pods) else {
             return Err(ApiError::not_found(BINDING, b.name));
         };
         let key = pods.key(Some(b.namespace), b.name);
-        let not_found = || {
-            ApiError::not_found(
-                ResourceRef {
-                    group: "",
-                    resource: "pods",
-                },
-                b.name,
-            )
-        };
+        let not_found = || ApiError::not_found(pods.reference(), b.name);
         loop {
             let Some(cur) = self.store.get(&key).await? else {
                 return Err(not_found());

@@ -15,6 +15,8 @@ use serde_json::{Map, Value, json};
 
 use super::{Api, DeleteOptions, ListOptions, Target, WriteOptions};
 use crate::object;
+use crate::resources::ResourceType;
+use crate::resources::kind::Known;
 use crate::selectors::LabelSelector;
 use crate::status::{ApiError, ResourceRef, StatusCause};
 
@@ -43,6 +45,8 @@ pub const DISRUPTION_ALLOWED: &str = "DisruptionAllowed";
 /// One eviction.
 #[derive(Debug, Clone)]
 pub struct Evict<'a> {
+    /// The pods resource the eviction was posted to.
+    pub pods: &'a Arc<ResourceType>,
     /// The pod's namespace.
     pub namespace: &'a str,
     /// The pod's name.
@@ -325,15 +329,8 @@ impl Api {
     /// pod; 403 for a budget in a bad state; 409 when the delete's
     /// preconditions fail; the delete's own errors.
     pub async fn evict_pod(&self, e: &Evict<'_>) -> Result<(), ApiError> {
-        let pods_ref = ResourceRef {
-            group: "",
-            resource: "pods",
-        };
-        let Some(rt) = self.catalog.get("", "v1", "pods") else {
-            return Err(ApiError::not_found(pods_ref, e.name));
-        };
         let pods = Target {
-            rt,
+            rt: e.pods.clone(),
             namespace: Some(e.namespace.to_string()),
             name: Some(e.name.to_string()),
         };
@@ -397,7 +394,7 @@ impl Api {
 
     /// The budgets in the pod's namespace whose selectors match it.
     async fn budgets_of(&self, pod: &Value) -> Result<Vec<Arc<Value>>, ApiError> {
-        let Some(rt) = self.catalog.get("policy", "v1", "poddisruptionbudgets") else {
+        let Some(rt) = self.catalog.known(Known::DisruptionBudgets) else {
             return Ok(Vec::new());
         };
         let list = self
@@ -424,7 +421,7 @@ impl Api {
             let mut pdb = listed.clone();
             return take_disruption(&mut pdb, pod, true);
         }
-        let Some(rt) = self.catalog.get("policy", "v1", "poddisruptionbudgets") else {
+        let Some(rt) = self.catalog.known(Known::DisruptionBudgets) else {
             return Ok(());
         };
         let t = Target {

@@ -9,6 +9,7 @@ use std::net::Ipv4Addr;
 use serde_json::{Value, json};
 
 use super::{Api, ListOptions};
+use crate::resources::kind::Known;
 use crate::status::ApiError;
 
 /// First address of the service range.
@@ -33,7 +34,7 @@ fn needs_cluster_ip(svc: &Value) -> bool {
 impl Api {
     /// Fills in a new Service's cluster IP and node ports.
     pub(super) async fn allocate_service_addresses(&self, svc: &mut Value) -> Result<(), ApiError> {
-        let Some(rt) = self.catalog.get("", "v1", "services") else {
+        let Some(rt) = self.catalog.known(Known::Services) else {
             return Ok(());
         };
         let spec_type = svc

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::{Computed, ResourceType, Strategy};
 use crate::defaults::DefaultFn;
+use crate::quota::evaluators::Measured;
 use crate::selectors::FieldLabels;
 use crate::status::ApiError;
 use crate::table::Printer;
@@ -67,6 +68,29 @@ impl Sub {
             _ => None,
         }
     }
+}
+
+/// A kind the server's own verbs reach by its role, not its names: binding and
+/// eviction write pods, eviction reads disruption budgets, bootstrap creates
+/// namespaces, services and service accounts, the node proxy finds nodes.
+/// A kind's definition says which role it plays ([`KindDef::known`]); its
+/// group, version and plural stay there alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Known {
+    /// Pods (core/v1).
+    Pods,
+    /// Nodes (core/v1).
+    Nodes,
+    /// Namespaces (core/v1).
+    Namespaces,
+    /// Services (core/v1).
+    Services,
+    /// Service accounts (core/v1).
+    ServiceAccounts,
+    /// Pod disruption budgets (policy/v1).
+    DisruptionBudgets,
+    /// API services of the aggregation layer (apiregistration.k8s.io/v1).
+    ApiServices,
 }
 
 /// A set of subresources.
@@ -147,6 +171,24 @@ pub struct KindDef {
     /// Puts its OpenAPI schema (and those it refers to) into a generator; none for a kind
     /// published with a permissive schema.
     pub schema: Option<SchemaFn>,
+    /// The role the server's own verbs look it up by, if any.
+    pub known: Option<Known>,
+    /// How a resource quota measures it, when by more than its count.
+    pub quota: Option<Measured>,
+}
+
+/// A subresource's request body that is no kind of its own (an Eviction, a
+/// Binding, a Scale): published in OpenAPI beside the kinds, without a list.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyDef {
+    /// API group (`""` for core).
+    pub group: &'static str,
+    /// Version.
+    pub version: &'static str,
+    /// Kind.
+    pub kind: &'static str,
+    /// Puts its OpenAPI schema into a generator.
+    pub schema: SchemaFn,
 }
 
 /// Adds a kind's OpenAPI schema to a generator.
@@ -185,6 +227,8 @@ impl KindDef {
             printer: None,
             fields: None,
             schema: None,
+            known: None,
+            quota: None,
         }
     }
 
@@ -283,6 +327,22 @@ impl KindDef {
     pub const fn schema(self, schema: SchemaFn) -> KindDef {
         KindDef {
             schema: Some(schema),
+            ..self
+        }
+    }
+
+    /// Looked up by the server's own verbs as `known`.
+    pub const fn known(self, known: Known) -> KindDef {
+        KindDef {
+            known: Some(known),
+            ..self
+        }
+    }
+
+    /// Measured by resource quotas as `measured` says.
+    pub const fn quota(self, measured: Measured) -> KindDef {
+        KindDef {
+            quota: Some(measured),
             ..self
         }
     }

@@ -10,6 +10,8 @@ pub mod kind;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
+use crate::quota::Evaluator;
+
 /// The rules one kind follows through create, update and delete, as
 /// kube-apiserver's REST strategies (`RESTCreateStrategy`,
 /// `RESTUpdateStrategy`, `RESTDeleteStrategy`) give them. Every
@@ -399,6 +401,15 @@ impl ResourceType {
         }
     }
 
+    /// How resource quotas measure its objects: as its kind says, or by
+    /// their count.
+    pub fn evaluator(&self) -> Evaluator {
+        match self.def.and_then(|d| d.quota) {
+            Some(measured) => Evaluator::from(measured),
+            None => Evaluator::count(&self.group, &self.plural),
+        }
+    }
+
     /// The resource reference used in error messages.
     pub fn reference(&self) -> crate::status::ResourceRef<'_> {
         crate::status::ResourceRef {
@@ -454,6 +465,39 @@ impl Catalog {
             .by_path
             .get(&(group.to_string(), version.to_string(), plural.to_string()))
             .cloned()
+    }
+
+    /// Looks up the resource playing a role for the server's own verbs.
+    pub fn known(&self, known: kind::Known) -> Option<Arc<ResourceType>> {
+        let inner = self.inner.read().ok()?;
+        inner
+            .ordered
+            .iter()
+            .find(|r| r.def.is_some_and(|d| d.known == Some(known)))
+            .cloned()
+    }
+
+    /// The quota evaluator of a resource (by group and plural): its kind's,
+    /// or one counting its objects.
+    pub fn evaluator(&self, group: &str, plural: &str) -> Evaluator {
+        let found = self.inner.read().ok().and_then(|inner| {
+            inner
+                .ordered
+                .iter()
+                .find(|r| r.group == group && r.plural == plural)
+                .cloned()
+        });
+        found.map_or_else(|| Evaluator::count(group, plural), |rt| rt.evaluator())
+    }
+
+    /// The resource a quota evaluator measures.
+    pub fn measured_by(&self, evaluator: &Evaluator) -> Option<Arc<ResourceType>> {
+        let inner = self.inner.read().ok()?;
+        let found = inner.ordered.iter().find(|r| match evaluator {
+            Evaluator::Count { group, plural } => r.group == *group && r.plural == *plural,
+            measured => r.def.and_then(|d| d.quota).map(Evaluator::from).as_ref() == Some(measured),
+        });
+        found.cloned()
     }
 
     /// Looks up the resource serving a kind in a group/version.

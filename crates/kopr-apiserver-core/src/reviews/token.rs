@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::authn::service_account::{BoundObject, ServiceAccountTokens, TokenSpec};
 use crate::registry::{Api, Target};
+use crate::resources::kind::Known;
 use crate::status::ApiError;
 use crate::validation::FieldError;
 
@@ -86,7 +87,7 @@ async fn bound_object(
     }
     let mut node = None;
     if let Some(node_name) = obj["spec"]["nodeName"].as_str().filter(|_| kind == "Pod")
-        && let Some(node_rt) = api.catalog.get("", "v1", "nodes")
+        && let Some(node_rt) = api.catalog.known(Known::Nodes)
     {
         let target = Target {
             rt: node_rt,

@@ -6,12 +6,12 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::LazyLock;
 
-use k8s_openapi::api::{autoscaling, core, policy};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
-use schemars::generate::{SchemaGenerator, SchemaSettings};
+use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
 
 use crate::resources::ResourceType;
+use crate::resources::kind::schema_of;
 
 mod extensions;
 
@@ -166,29 +166,6 @@ struct Builtin {
     add: crate::resources::kind::SchemaFn,
 }
 
-fn add<T: schemars::JsonSchema>(g: &mut SchemaGenerator) {
-    let _ = g.subschema_for::<T>();
-}
-
-macro_rules! builtin {
-    ($group:literal, $version:literal, $kind:literal, $list:literal, $ty:ty) => {
-        Builtin {
-            group: $group,
-            version: $version,
-            kind: $kind,
-            list: $list,
-            add: add::<$ty>,
-        }
-    };
-}
-
-/// The bodies of subresources, published beside the kinds (they have no list).
-const SUBRESOURCE_BODIES: &[Builtin] = &[
-    builtin!("policy", "v1", "Eviction", false, policy::v1::Eviction),
-    builtin!("", "v1", "Binding", false, core::v1::Binding),
-    builtin!("autoscaling", "v1", "Scale", false, autoscaling::v1::Scale),
-];
-
 /// The built-in kinds with generated schemas: each kind whose [`KindDef`] gives one,
 /// and the subresource bodies.
 ///
@@ -205,7 +182,13 @@ static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
                 add: def.schema?,
             })
         })
-        .chain(SUBRESOURCE_BODIES.iter().copied())
+        .chain(crate::kinds::bodies().map(|body| Builtin {
+            group: body.group,
+            version: body.version,
+            kind: body.kind,
+            list: false,
+            add: body.schema,
+        }))
         .collect()
 });
 
@@ -243,10 +226,10 @@ fn generate() -> BTreeMap<String, Value> {
     for b in BUILTINS.iter() {
         (b.add)(&mut g);
     }
-    add::<meta::ObjectMeta>(&mut g);
-    add::<meta::ListMeta>(&mut g);
-    add::<meta::Status>(&mut g);
-    add::<meta::DeleteOptions>(&mut g);
+    schema_of::<meta::ObjectMeta>(&mut g);
+    schema_of::<meta::ListMeta>(&mut g);
+    schema_of::<meta::Status>(&mut g);
+    schema_of::<meta::DeleteOptions>(&mut g);
     let mut defs: BTreeMap<String, Value> = g
         .take_definitions(true)
         .into_iter()
