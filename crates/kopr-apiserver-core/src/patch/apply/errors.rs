@@ -1,5 +1,6 @@
-//! Apply errors: conflicts with other managers and their Status, in
-//! kube-apiserver's words.
+//! Apply errors: conflicts with other managers and their Status, objects the
+//! merge rules cannot walk and managed fields that do not decode, in
+//! kube-apiserver's (structured-merge-diff's) words.
 
 #[allow(unused_imports)]
 use super::*;
@@ -7,6 +8,96 @@ use super::*;
 // ---------------------------------------------------------------------------
 // Errors
 // ---------------------------------------------------------------------------
+
+/// An object or configuration the walk along the merge rules cannot read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WalkError {
+    /// A set (`listType=set`) holds a list or a map.
+    #[error("{path}: element {index}: expected a scalar set element")]
+    NotScalar {
+        /// Where the list is (`.spec.finalizers`).
+        path: String,
+        /// The element's index.
+        index: usize,
+    },
+    /// An associative list holds something else than a map.
+    #[error("{path}: element {index}: associative list with keys has an element that is not a map")]
+    NotMap {
+        /// Where the list is.
+        path: String,
+        /// The element's index.
+        index: usize,
+    },
+    /// An associative list's element lacks a key without default.
+    #[error(
+        "{path}: element {index}: associative list with keys has an element that omits key field {key} (and doesn't have default value)"
+    )]
+    MissingKey {
+        /// Where the list is.
+        path: String,
+        /// The element's index.
+        index: usize,
+        /// The key, Go-quoted.
+        key: String,
+    },
+    /// Two elements of an applied list have the same key.
+    #[error("{path}: duplicate entries for key {key}")]
+    Duplicate {
+        /// Where the list is.
+        path: String,
+        /// The key both have.
+        key: String,
+    },
+}
+
+/// A `fieldsV1` set that does not decode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FieldsError {
+    /// A key without a known `f:`/`k:`/`v:`/`i:` prefix.
+    #[error("unknown path element type in {0:?}")]
+    UnknownElement(String),
+    /// A `k:` key that is not a JSON object.
+    #[error("invalid key in {0:?}")]
+    Key(String),
+    /// A `v:` key that is not JSON.
+    #[error("invalid value in {0:?}: {1}")]
+    Value(String, String),
+    /// An `i:` key that is not an index.
+    #[error("invalid index in {0:?}: {1}")]
+    Index(String, String),
+    /// The set is not an object.
+    #[error("fieldsV1 must be an object")]
+    NotObject,
+    /// A member is not an object.
+    #[error("expected an object for {0:?}")]
+    MemberNotObject(String),
+}
+
+/// `metadata.managedFields` that do not decode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ManagedFieldsError {
+    /// Not a list.
+    #[error("managedFields must be a list")]
+    NotList,
+    /// An entry is not an object.
+    #[error("managed fields entry {0} is not an object")]
+    NotObject(usize),
+    /// An entry's operation is neither `Apply` nor `Update`.
+    #[error("operation must be `Apply` or `Update`")]
+    Operation,
+    /// An entry has no apiVersion.
+    #[error("apiVersion must not be empty")]
+    NoApiVersion,
+    /// An entry has no fieldsType.
+    #[error("missing fieldsType in managed fields entry {0}")]
+    NoFieldsType(usize),
+    /// An entry's fieldsType is not `FieldsV1`.
+    #[error("invalid fieldsType {0:?} in managed fields entry {1}")]
+    FieldsType(String, usize),
+    /// An entry's set does not decode.
+    #[error("error decoding set: {0}")]
+    Set(#[from] FieldsError),
+}
 
 /// One field a different manager owns with a different value.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -170,9 +170,9 @@ impl PathElement {
     }
 
     /// Parses a `fieldsV1` key.
-    pub fn from_fields_key(s: &str) -> Result<PathElement, String> {
+    pub fn from_fields_key(s: &str) -> Result<PathElement, FieldsError> {
         let Some((prefix, rest)) = s.split_once(':') else {
-            return Err(format!("unknown path element type in {s:?}"));
+            return Err(FieldsError::UnknownElement(s.to_string()));
         };
         match prefix {
             "f" => Ok(PathElement::Field(rest.to_string())),
@@ -182,16 +182,16 @@ impl PathElement {
                     kv.sort_by(|a, b| a.0.cmp(&b.0));
                     Ok(PathElement::Key(kv))
                 }
-                _ => Err(format!("invalid key in {s:?}")),
+                _ => Err(FieldsError::Key(s.to_string())),
             },
             "v" => serde_json::from_str::<Value>(rest)
                 .map(PathElement::Value)
-                .map_err(|e| format!("invalid value in {s:?}: {e}")),
+                .map_err(|e| FieldsError::Value(s.to_string(), e.to_string())),
             "i" => rest
                 .parse::<usize>()
                 .map(PathElement::Index)
-                .map_err(|e| format!("invalid index in {s:?}: {e}")),
-            _ => Err(format!("unknown path element type in {s:?}")),
+                .map_err(|e| FieldsError::Index(s.to_string(), e.to_string())),
+            _ => Err(FieldsError::UnknownElement(s.to_string())),
         }
     }
 }
@@ -372,9 +372,9 @@ impl FieldSet {
     }
 
     /// Decodes `fieldsV1` JSON.
-    pub fn from_fields_v1(v: &Value) -> Result<FieldSet, String> {
+    pub fn from_fields_v1(v: &Value) -> Result<FieldSet, FieldsError> {
         let Value::Object(obj) = v else {
-            return Err("fieldsV1 must be an object".to_string());
+            return Err(FieldsError::NotObject);
         };
         let mut set = FieldSet::default();
         for (k, child) in obj {
@@ -383,7 +383,7 @@ impl FieldSet {
             }
             let pe = PathElement::from_fields_key(k)?;
             let Value::Object(inner) = child else {
-                return Err(format!("expected an object for {k:?}"));
+                return Err(FieldsError::MemberNotObject(k.clone()));
             };
             if inner.is_empty() || inner.contains_key(".") {
                 set.members.insert(pe.clone());

@@ -95,41 +95,35 @@ pub(super) struct Entry {
 /// Managers keyed by identifier.
 pub(super) type Managers = BTreeMap<String, Entry>;
 
-pub(super) fn decode_managed_fields(v: Option<&Value>) -> Result<Managers, String> {
+pub(super) fn decode_managed_fields(v: Option<&Value>) -> Result<Managers, ManagedFieldsError> {
     let mut out = Managers::new();
     let list = match v {
         None | Some(Value::Null) => return Ok(out),
         Some(Value::Array(a)) => a,
-        Some(_) => return Err("managedFields must be a list".to_string()),
+        Some(_) => return Err(ManagedFieldsError::NotList),
     };
     for (i, e) in list.iter().enumerate() {
         let Value::Object(e) = e else {
-            return Err(format!("managed fields entry {i} is not an object"));
+            return Err(ManagedFieldsError::NotObject(i));
         };
         let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
         let operation = match s("operation").as_str() {
             "Apply" => Operation::Apply,
             "Update" => Operation::Update,
-            _ => return Err("operation must be `Apply` or `Update`".to_string()),
+            _ => return Err(ManagedFieldsError::Operation),
         };
         let api_version = s("apiVersion");
         if api_version.is_empty() {
-            return Err("apiVersion must not be empty".to_string());
+            return Err(ManagedFieldsError::NoApiVersion);
         }
         match s("fieldsType").as_str() {
             "FieldsV1" => {}
-            "" => return Err(format!("missing fieldsType in managed fields entry {i}")),
-            other => {
-                return Err(format!(
-                    "invalid fieldsType {other:?} in managed fields entry {i}"
-                ));
-            }
+            "" => return Err(ManagedFieldsError::NoFieldsType(i)),
+            other => return Err(ManagedFieldsError::FieldsType(other.to_string(), i)),
         }
         let set = match e.get("fieldsV1") {
             None | Some(Value::Null) => FieldSet::default(),
-            Some(f) => {
-                FieldSet::from_fields_v1(f).map_err(|err| format!("error decoding set: {err}"))?
-            }
+            Some(f) => FieldSet::from_fields_v1(f)?,
         };
         let info = ManagerInfo {
             manager: s("manager"),

@@ -161,7 +161,7 @@ pub fn server_side_apply(
     let ignored = FieldSet::from_plain_paths(req.ignored_fields);
     let live_obj = live.as_object().cloned().unwrap_or_default();
 
-    let typed_err = |what: &str, obj: &Map<String, Value>, e: String| {
+    let typed_err = |what: &str, obj: &Map<String, Value>, e: WalkError| {
         ApplyError::Internal(format!(
             "failed to create typed {what} object ({}): {e}",
             object_desc(obj)
@@ -224,7 +224,7 @@ fn prune(
     merged: &Value,
     managers: &Managers,
     last: &FieldSet,
-) -> Result<Value, String> {
+) -> Result<Value, WalkError> {
     let pruned = remove_paths(schema, merged, last);
     let managed = managers
         .values()

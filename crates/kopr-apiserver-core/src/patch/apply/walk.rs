@@ -46,22 +46,22 @@ impl<'v> Walker<'_, 'v> {
         strategy: &ListStrategy,
         index: usize,
         item: &Value,
-    ) -> Result<PathElement, String> {
+    ) -> Result<PathElement, WalkError> {
         match strategy {
             ListStrategy::Atomic => Ok(PathElement::Index(index)),
             ListStrategy::Set => match item {
-                Value::Array(_) | Value::Object(_) => Err(format!(
-                    "{}: element {index}: expected a scalar set element",
-                    self.path_str()
-                )),
+                Value::Array(_) | Value::Object(_) => Err(WalkError::NotScalar {
+                    path: self.path_str(),
+                    index,
+                }),
                 v => Ok(PathElement::Value(v.clone())),
             },
             ListStrategy::Map { keys } => {
                 let Value::Object(m) = item else {
-                    return Err(format!(
-                        "{}: element {index}: associative list with keys has an element that is not a map",
-                        self.path_str()
-                    ));
+                    return Err(WalkError::NotMap {
+                        path: self.path_str(),
+                        index,
+                    });
                 };
                 let mut kv = Vec::with_capacity(keys.len());
                 for key in keys {
@@ -70,11 +70,11 @@ impl<'v> Walker<'_, 'v> {
                         None => match self.schema.key_default(self.sp(), key) {
                             Some(d) => kv.push((key.clone(), d)),
                             None => {
-                                return Err(format!(
-                                    "{}: element {index}: associative list with keys has an element that omits key field {} (and doesn't have default value)",
-                                    self.path_str(),
-                                    go_quote(key)
-                                ));
+                                return Err(WalkError::MissingKey {
+                                    path: self.path_str(),
+                                    index,
+                                    key: go_quote(key),
+                                });
                             }
                         },
                     }
@@ -93,16 +93,16 @@ impl<'v> Walker<'_, 'v> {
         strategy: &ListStrategy,
         list: &'l [Value],
         strict: bool,
-    ) -> Result<Vec<(PathElement, &'l Value)>, String> {
+    ) -> Result<Vec<(PathElement, &'l Value)>, WalkError> {
         let mut out = Vec::with_capacity(list.len());
         let mut seen = BTreeSet::new();
         for (i, item) in list.iter().enumerate() {
             let pe = self.item_pe(strategy, i, item)?;
             if strict && !seen.insert(pe.clone()) {
-                return Err(format!(
-                    "{}: duplicate entries for key {pe}",
-                    self.path_str()
-                ));
+                return Err(WalkError::Duplicate {
+                    path: self.path_str(),
+                    key: pe.to_string(),
+                });
             }
             out.push((pe, item));
         }
@@ -116,7 +116,7 @@ impl<'v> Walker<'_, 'v> {
         prefix: &mut Vec<PathElement>,
         set: &mut FieldSet,
         strict: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), WalkError> {
         match v {
             Value::Object(m) if !self.is_leaf(v) => {
                 for (k, child) in m {
@@ -157,7 +157,7 @@ impl<'v> Walker<'_, 'v> {
         &mut self,
         live: Option<&Value>,
         config: &'v Value,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, WalkError> {
         match config {
             Value::Object(cm) if !self.map_atomic() => {
                 let mut out = match live {
@@ -199,7 +199,7 @@ impl<'v> Walker<'_, 'v> {
         strategy: &ListStrategy,
         la: &[Value],
         ca: &'v [Value],
-    ) -> Result<Vec<Value>, String> {
+    ) -> Result<Vec<Value>, WalkError> {
         let lhs = self.items(strategy, la, false)?;
         let rhs = self.items(strategy, ca, true)?;
         let mut observed_l: BTreeMap<&PathElement, &Value> = BTreeMap::new();
@@ -265,7 +265,7 @@ impl<'v> Walker<'_, 'v> {
         &mut self,
         live: Option<&Value>,
         config: &'v Value,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, WalkError> {
         match config {
             Value::Object(_) => self.merge(live, config),
             _ => Ok(config.clone()),
@@ -279,7 +279,7 @@ impl<'v> Walker<'_, 'v> {
         r: Option<&'v Value>,
         prefix: &mut Vec<PathElement>,
         cmp: &mut Comparison,
-    ) -> Result<(), String> {
+    ) -> Result<(), WalkError> {
         match (l, r) {
             (None, None) => Ok(()),
             (None, Some(rv)) => {
@@ -321,7 +321,7 @@ impl<'v> Walker<'_, 'v> {
         r: Option<&'v Value>,
         prefix: &mut Vec<PathElement>,
         cmp: &mut Comparison,
-    ) -> Result<(), String> {
+    ) -> Result<(), WalkError> {
         let shape = r.filter(|v| !v.is_null()).or(l);
         match shape {
             Some(Value::Object(_)) if !self.map_atomic() => {
@@ -462,7 +462,7 @@ pub(super) fn field_set_of(
     schema: &dyn MergeSchema,
     v: &Value,
     strict: bool,
-) -> Result<FieldSet, String> {
+) -> Result<FieldSet, WalkError> {
     let mut w = Walker {
         schema,
         spath: Vec::new(),
@@ -476,7 +476,7 @@ pub(super) fn compare_objects(
     schema: &dyn MergeSchema,
     l: &Value,
     r: &Value,
-) -> Result<Comparison, String> {
+) -> Result<Comparison, WalkError> {
     let mut w = Walker {
         schema,
         spath: Vec::new(),
@@ -493,7 +493,7 @@ pub fn fields_still_applied(
     schema: &dyn MergeSchema,
     last_applied: &Value,
     live: &Value,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, WalkError> {
     let set = field_set_of(schema, last_applied, false)?;
     let cmp = compare_objects(schema, last_applied, live)?;
     let kept = set
