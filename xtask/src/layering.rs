@@ -572,4 +572,38 @@ use crate::audit::After;
         let upward = parse_table("[src]\nstorage: http\nhttp:\n");
         assert!(upward.is_err_and(|e| e.contains("not listed above it")));
     }
+
+    /// A real tree: `use crate::http` added in storage/ fails the check, naming
+    /// the file and line; the same tree without it passes.
+    #[test]
+    fn an_upward_import_in_a_tree_is_refused_with_its_file() {
+        let root = std::env::temp_dir().join(format!("kopr-layering-{}", std::process::id()));
+        let src = root.join("crates/demo/src");
+        let write = |rel: &str, text: &str| {
+            let path = root.join(rel);
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).ok();
+            }
+            std::fs::write(path, text).ok();
+        };
+        write(TABLE, "[crates/demo/src]\nstorage:\nhttp: storage\n");
+        write("crates/demo/src/lib.rs", "mod http;\nmod storage;\n");
+        write(
+            "crates/demo/src/http/mod.rs",
+            "use crate::storage::Store;\n",
+        );
+        write("crates/demo/src/storage/mod.rs", "pub struct Store;\n");
+        assert!(src.exists());
+        assert!(run(&root).is_ok());
+        write(
+            "crates/demo/src/storage/mod.rs",
+            "pub struct Store;\nuse crate::http;\n",
+        );
+        let failures = run(&root).err().unwrap_or_default();
+        std::fs::remove_dir_all(&root).ok();
+        assert!(
+            failures.contains("crates/demo/src/storage/mod.rs:2: `storage` imports `http`"),
+            "{failures}"
+        );
+    }
 }

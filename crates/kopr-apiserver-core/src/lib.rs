@@ -10,9 +10,10 @@
 //!    stage importing only downward (`xtask/layers.txt`, checked in CI).
 //! 2. A kind is a value, not a branch: a [`KindDef`](resources::kind::KindDef)
 //!    gives its names, scope, subresources, strategy, decoding, validation,
-//!    defaulting, table printer and field selectors.
-//! 3. The stages find a kind through the [`resources::Catalog`] and never name
-//!    one; custom resources get the same treatment from their CRD.
+//!    defaulting, table printer, field selectors, quota evaluator and role.
+//! 3. The stages find a kind through the [`resources::Catalog`] (by path, or
+//!    by role for the server's own verbs) and never name one; a custom
+//!    resource answers the same questions from its CRD (`resources::rules`).
 //! 4. A new built-in kind is one `KindDef` in its API group's module under
 //!    [`kinds`]; the rules it points at live beside the others of their kind.
 //!

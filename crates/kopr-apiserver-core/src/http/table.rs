@@ -31,21 +31,7 @@ pub fn render(
 ) -> Result<Value, ApiError> {
     let include = include_object(query)?;
     let objects: Vec<Value> = items.iter().map(|o| (**o).clone()).collect();
-    if let Some(custom) = &rt.custom {
-        return Ok(crate::crd::printer::table(
-            custom,
-            &objects,
-            include,
-            headers,
-            list_meta,
-            jiff::Timestamp::now(),
-        ));
-    }
-    let printer = rt
-        .def
-        .map_or(table::Printer::Default, |d| d.table_printer());
-    Ok(table::table_with_headers(
-        printer,
+    Ok(rt.table(
         &objects,
         include,
         headers,

@@ -6,7 +6,6 @@
 use serde_json::Value;
 
 use crate::merge;
-use crate::patch::schema::MergeSchema;
 use crate::patch::{CUSTOM_PATCH_TYPES, PatchDocument, apply, last_applied, strategic};
 use crate::resources::ResourceType;
 use crate::resources::kind::Sub;
@@ -117,7 +116,7 @@ pub fn apply_to(
                 now: &now,
                 ignored_fields: ignored_fields(rt, subresource),
             };
-            let schema = merge_schema(rt);
+            let schema = rt.merge_schema();
             match apply::server_side_apply(req, schema.as_ref()) {
                 Err(apply::ApplyError::Conflict(conflicts))
                     if last_applied::lifts_conflicts(
@@ -139,14 +138,6 @@ pub fn apply_to(
     }
 }
 
-/// The list and map semantics server-side apply uses for a resource.
-fn merge_schema(rt: &ResourceType) -> Box<dyn MergeSchema + '_> {
-    match &rt.custom {
-        Some(custom) => Box::new(crate::crd::StructuralMergeSchema(&custom.schema)),
-        None => Box::new(merge::apply_schema(&rt.api_version(), &rt.kind)),
-    }
-}
-
 /// Records a non-apply write in `metadata.managedFields`.
 pub fn record_update(
     rt: &ResourceType,
@@ -165,5 +156,5 @@ pub fn record_update(
         now: &now,
         ignored_fields: ignored_fields(rt, subresource),
     };
-    apply::update_managed_fields(req, new, merge_schema(rt).as_ref());
+    apply::update_managed_fields(req, new, rt.merge_schema().as_ref());
 }

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::{Api, Target, convert};
 use crate::gojson;
 use crate::resources::ResourceType;
-use crate::selectors::{FieldSelector, LabelSelector, field_value};
+use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
 use crate::storage::{Entry, ListPage, ReadAtError, Stored};
 
@@ -119,19 +119,9 @@ impl ListOptions {
             }
             None => None,
         };
-        let fields = match (q.field_selector, &rt.custom) {
-            (Some(s), Some(custom)) => {
-                let f =
-                    FieldSelector::parse(s).map_err(|e| ApiError::bad_request(e.to_string()))?;
-                check_custom_field_labels(&f, &custom.selectable_fields)?;
-                Some(f)
-            }
-            (Some(s), None) => Some(
-                FieldSelector::parse(s)
-                    .and_then(|f| f.convert_for(rt.field_labels()))
-                    .map_err(|e| ApiError::bad_request(e.to_string()))?,
-            ),
-            (None, _) => None,
+        let fields = match q.field_selector {
+            Some(s) => Some(rt.field_selector(s)?),
+            None => None,
         };
         let any_version = q.resource_version == Some("0");
         let resource_version = q.resource_version_number;
@@ -169,10 +159,7 @@ impl ListOptions {
             return false;
         }
         if let Some(f) = &self.fields {
-            let get = |label: &str| match &rt.custom {
-                Some(_) => custom_field_value(obj, label),
-                None => field_value(rt.field_labels(), obj, label).flatten(),
-            };
+            let get = |label: &str| rt.field_value(obj, label);
             if !f.matches(&get) {
                 return false;
             }
@@ -184,42 +171,6 @@ impl ListOptions {
     pub fn filters(&self) -> bool {
         self.labels.as_ref().is_some_and(|l| !l.is_everything())
             || self.fields.as_ref().is_some_and(|f| !f.is_everything())
-    }
-}
-
-/// Custom resources select on `metadata.name`, `metadata.namespace` and
-/// their CRD's `selectableFields`.
-fn check_custom_field_labels(f: &FieldSelector, selectable: &[String]) -> Result<(), ApiError> {
-    let allowed: Vec<String> = ["metadata.name", "metadata.namespace"]
-        .into_iter()
-        .map(str::to_string)
-        .chain(
-            selectable
-                .iter()
-                .map(|p| p.trim_start_matches('.').to_string()),
-        )
-        .collect();
-    for label in f.fields() {
-        if !allowed.iter().any(|a| a == label) {
-            let list = allowed
-                .iter()
-                .map(|a| format!("\"{a}\""))
-                .collect::<Vec<_>>()
-                .join(", ");
-            return Err(ApiError::bad_request(format!(
-                "\"{label}\" is not a known field selector: only {list}"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The value of a field label of a custom resource, as a string.
-fn custom_field_value(obj: &Value, label: &str) -> Option<String> {
-    match crate::crd::value_at(obj, label) {
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Null) | None => Some(String::new()),
-        Some(other) => Some(other.to_string()),
     }
 }
 

@@ -6,6 +6,7 @@
 //! custom resources are added and removed as CRDs come and go.
 
 pub mod kind;
+mod rules;
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
