@@ -45,7 +45,8 @@
 //! its strategy), [`kinds`] (the built-in kinds), [`crd`]
 //! (CustomResourceDefinitions), [`patch`], [`validation`], [`cron`] (schedules), [`defaults`],
 //! [`table`], [`schemas`], [`x509`] (certificates and requests as Go reads
-//! and writes them, the CA's signing). What runs beside the server comes in through
+//! and writes them, the CA's signing), [`callout`] (calling admission and
+//! conversion webhooks). What runs beside the server comes in through
 //! [`hooks`] (kube-apiserver's post-start hooks) and [`node_runtime`] (its kubelet
 //! connection): the `kopr-controllers` crate provides the controllers and the simulated
 //! kubelet, and `kopr-apiserver` wires them in.
@@ -66,6 +67,7 @@ pub mod audit;
 pub mod authn;
 pub mod authz;
 pub mod bootstrap;
+pub mod callout;
 pub mod crd;
 pub mod cron;
 pub mod datadir;

@@ -9,26 +9,13 @@ use serde_json::Value;
 
 use crate::admission::expressions::Condition;
 use crate::admission::matching::{Rule, selector};
+use crate::callout::ClientConfig;
 use crate::selectors::{LabelSelector, SelectorError};
 use crate::storage::Store;
 
 pub(super) const MUTATING: &str = "/admissionregistration.k8s.io/mutatingwebhookconfigurations/";
 pub(super) const VALIDATING: &str =
     "/admissionregistration.k8s.io/validatingwebhookconfigurations/";
-
-/// Where a webhook is reached.
-#[derive(Debug, Clone)]
-pub(super) enum Target {
-    /// `clientConfig.url`.
-    Url(String),
-    /// `clientConfig.service`.
-    Service {
-        namespace: String,
-        name: String,
-        path: String,
-        port: u16,
-    },
-}
 
 /// One webhook, ready to match and call.
 #[derive(Debug)]
@@ -44,12 +31,10 @@ pub(super) struct Hook {
     pub object_selector: Result<LabelSelector, SelectorError>,
     /// `sideEffects` is `None` or `NoneOnDryRun`: safe to call on a dry run.
     pub dry_run_safe: bool,
-    pub timeout: Duration,
     /// `admissionReviewVersions`.
     pub review_versions: Vec<String>,
-    pub target: Target,
-    /// `clientConfig.caBundle`, PEM.
-    pub ca_bundle: Option<Vec<u8>>,
+    /// `clientConfig` and `timeoutSeconds`.
+    pub client: ClientConfig,
     /// `reinvocationPolicy: IfNeeded` (mutating only).
     pub reinvoke: bool,
     /// `matchPolicy: Equivalent` (the default) rather than `Exact`.
@@ -68,28 +53,6 @@ fn strings(v: &Value) -> Vec<String> {
     crate::object::string_list(v)
 }
 
-fn target(config: &Value) -> Option<Target> {
-    if let Some(url) = config["url"].as_str() {
-        return Some(Target::Url(url.to_string()));
-    }
-    let service = config.get("service")?;
-    Some(Target::Service {
-        namespace: service["namespace"].as_str()?.to_string(),
-        name: service["name"].as_str()?.to_string(),
-        path: service["path"].as_str().unwrap_or("").to_string(),
-        port: service["port"]
-            .as_u64()
-            .and_then(|p| u16::try_from(p).ok())
-            .unwrap_or(443),
-    })
-}
-
-fn ca_bundle(config: &Value) -> Option<Vec<u8>> {
-    use base64::Engine as _;
-    let text = config["caBundle"].as_str().filter(|s| !s.is_empty())?;
-    base64::engine::general_purpose::STANDARD.decode(text).ok()
-}
-
 fn hook(configuration: &str, webhook: &Value, mutating: bool) -> Option<Hook> {
     Some(Hook {
         name: webhook["name"].as_str()?.to_string(),
@@ -102,15 +65,16 @@ fn hook(configuration: &str, webhook: &Value, mutating: bool) -> Option<Hook> {
             webhook["sideEffects"].as_str(),
             Some("None" | "NoneOnDryRun")
         ),
-        timeout: Duration::from_secs(
-            webhook["timeoutSeconds"]
-                .as_u64()
-                .unwrap_or(10)
-                .clamp(1, 30),
-        ),
         review_versions: strings(&webhook["admissionReviewVersions"]),
-        target: target(&webhook["clientConfig"])?,
-        ca_bundle: ca_bundle(&webhook["clientConfig"]),
+        client: ClientConfig::parse(
+            &webhook["clientConfig"],
+            Duration::from_secs(
+                webhook["timeoutSeconds"]
+                    .as_u64()
+                    .unwrap_or(10)
+                    .clamp(1, 30),
+            ),
+        )?,
         reinvoke: mutating && webhook["reinvocationPolicy"].as_str() == Some("IfNeeded"),
         equivalent: webhook["matchPolicy"].as_str() != Some("Exact"),
         conditions: Condition::list(&webhook["matchConditions"]),

@@ -13,16 +13,15 @@
 //! `failurePolicy: Fail` and is skipped under `Ignore`. Warnings go back to
 //! the client.
 
-mod call;
 mod config;
 mod review;
-mod trust;
 
 use serde_json::Value;
 
 use super::compiled::Compiled;
 use super::expressions;
 use super::matching::{self, Attributes, Equivalent};
+use crate::callout::{CallError, Caller};
 use crate::registry::AdmissionRequest;
 use crate::status::ApiError;
 use crate::storage::Store;
@@ -33,7 +32,7 @@ pub struct Webhooks {
     store: Store,
     catalog: crate::resources::Catalog,
     index: Compiled<Index>,
-    caller: call::Caller,
+    caller: Caller,
 }
 
 /// What the mutating webhooks did: whether the object changed, so that the
@@ -56,8 +55,8 @@ enum CallFailed {
     )]
     Versions,
     /// The POST gave no answer.
-    #[error(transparent)]
-    Call(#[from] call::CallError),
+    #[error("failed to call webhook: {0}")]
+    Call(#[from] CallError),
     /// The answer is not usable.
     #[error("received invalid webhook response: {0}")]
     Answer(#[from] review::AnswerError),
@@ -69,7 +68,7 @@ impl Webhooks {
     pub fn new(store: Store, catalog: crate::resources::Catalog) -> Webhooks {
         Webhooks {
             catalog,
-            caller: call::Caller::new(store.clone()),
+            caller: Caller::new(store.clone()),
             index: Compiled::new(
                 store.clone(),
                 &[config::MUTATING, config::VALIDATING],
@@ -176,7 +175,7 @@ impl Webhooks {
         let uid = crate::object::new_uid();
         let fields = matching::request_fields(&uid, attrs, request.user, request.dry_run);
         let body = review::review(fields, attrs).to_string().into_bytes();
-        let bytes = self.caller.post(hook, body).await?;
+        let bytes = self.caller.post(&hook.client, body).await?;
         Ok(review::answer(&bytes, &uid, mutating)?)
     }
 

@@ -1,4 +1,4 @@
-//! Calling a webhook: POST of the AdmissionReview over HTTPS to its URL, or
+//! Calling a webhook: POST of a review over HTTPS to its URL, or
 //! to the address its Service's Endpoints give; the server certificate
 //! verified against `caBundle` (else the system's roots); the whole call
 //! bounded by `timeoutSeconds`. Connections are kept open and reused, as
@@ -16,18 +16,19 @@ use hyper_util::rt::TokioIo;
 use rustls::pki_types::{CertificateDer, ServerName, pem::PemObject};
 use serde_json::Value;
 
-use super::config::{Hook, Target};
+use super::{ClientConfig, Target};
 use crate::storage::Store;
 
 /// Why a webhook was not called or gave no answer; the messages are kube's, in the
-/// words of Go's HTTP client (they follow `failed calling webhook "<name>": `).
+/// words of Go's HTTP client (admission puts `failed to call webhook: ` before them,
+/// CRD conversion `conversion webhook for <gvk> failed: `).
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum CallError {
+pub enum CallError {
     /// Its address or the trust for its certificate could not be settled.
-    #[error("failed to call webhook: {0}")]
+    #[error("{0}")]
     Setup(#[from] SetupError),
     /// The POST failed.
-    #[error("failed to call webhook: Post \"{url}\": {source}")]
+    #[error("Post \"{url}\": {source}")]
     Exchange {
         /// The URL as kube prints it.
         url: String,
@@ -35,7 +36,7 @@ pub(crate) enum CallError {
         source: ExchangeError,
     },
     /// No answer within `timeoutSeconds`.
-    #[error("failed to call webhook: Post \"{url}\": context deadline exceeded")]
+    #[error("Post \"{url}\": context deadline exceeded")]
     Timeout {
         /// The URL as kube prints it.
         url: String,
@@ -44,7 +45,7 @@ pub(crate) enum CallError {
 
 /// Why a webhook's address or the trust for its certificate could not be settled.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum SetupError {
+pub enum SetupError {
     /// A `url` that is not a URL.
     #[error("parse {url:?}: {source}")]
     Url {
@@ -70,7 +71,7 @@ pub(crate) enum SetupError {
 
 /// Why a Service gives no address for its webhook.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum ServiceError {
+pub enum ServiceError {
     /// No such Service.
     #[error("service \"{0}\" not found")]
     NotFound(String),
@@ -84,7 +85,7 @@ pub(crate) enum ServiceError {
 
 /// Why a POST failed, in the words of Go's HTTP client.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum ExchangeError {
+pub enum ExchangeError {
     /// Nothing listens there.
     #[error("dial tcp {host}:{port}: connect: connection refused")]
     Refused { host: String, port: u16 },
@@ -117,7 +118,7 @@ pub(crate) enum ExchangeError {
 
 /// Go's words for a TLS failure.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum TlsError {
+pub enum TlsError {
     /// The chain does not lead to a trusted root.
     #[error("tls: failed to verify certificate: x509: certificate signed by unknown authority")]
     UnknownAuthority,
@@ -167,7 +168,7 @@ struct PoolKey {
 
 /// Calls webhooks; keeps one TLS configuration per CA bundle and the idle
 /// connections.
-pub(crate) struct Caller {
+pub struct Caller {
     store: Store,
     tls: Mutex<HashMap<Option<Vec<u8>>, Arc<rustls::ClientConfig>>>,
     idle: Arc<Mutex<HashMap<PoolKey, Vec<Sender>>>>,
@@ -296,7 +297,7 @@ impl Caller {
         Err(none())
     }
 
-    fn endpoint(&self, hook: &Hook) -> Result<Endpoint, SetupError> {
+    fn endpoint(&self, hook: &ClientConfig) -> Result<Endpoint, SetupError> {
         match &hook.target {
             Target::Url(url) => {
                 let uri: http::Uri = url.parse().map_err(|source| SetupError::Url {
@@ -341,7 +342,7 @@ impl Caller {
     ///
     /// # Errors
     /// [`CallError`], why there is no answer.
-    pub async fn post(&self, hook: &Hook, body: Vec<u8>) -> Result<Bytes, CallError> {
+    pub async fn post(&self, hook: &ClientConfig, body: Vec<u8>) -> Result<Bytes, CallError> {
         let endpoint = self.endpoint(hook)?;
         let tls = self.tls(hook.ca_bundle.as_deref())?;
         let url = endpoint.url.clone();
