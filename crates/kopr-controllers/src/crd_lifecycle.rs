@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::crd::conversion::Webhook;
 use crate::crd::{CRD_GROUP, CustomVersion};
 use crate::object;
 use crate::registry::strategy::CustomResourceStrategy;
@@ -83,11 +84,12 @@ pub fn serve(catalog: &Catalog, crd: &Value) {
         .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
         .and_then(|v| v.get("name").and_then(Value::as_str))
         .unwrap_or("");
+    let conversion = Webhook::of_crd(crd).map(Arc::new);
     for (i, v) in versions.iter().enumerate() {
         if v.get("served").and_then(Value::as_bool) != Some(true) {
             continue;
         }
-        let Ok(info) = CustomVersion::from_version(v, i) else {
+        let Ok(mut info) = CustomVersion::from_version(v, i) else {
             tracing::warn!(
                 crd = object::name(crd),
                 "a version's rules do not compile; not serving it"
@@ -106,6 +108,7 @@ pub fn serve(catalog: &Catalog, crd: &Value) {
             rt.subresources.insert(Sub::Scale);
         }
         rt.storage_api_version = format!("{group}/{storage_version}");
+        info.conversion = conversion.clone();
         rt.custom = Some(Arc::new(info));
         catalog.register(rt);
     }

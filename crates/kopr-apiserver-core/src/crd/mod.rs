@@ -1,9 +1,10 @@
 //! CustomResourceDefinitions: the CRD kind itself (validation, defaults,
 //! status), and serving custom resources from it: per-version schemas
 //! (pruning, defaulting, validation, CEL rules), printer columns, selectable
-//! fields and the scale subresource.
+//! fields, the scale subresource and conversion webhooks.
 
 pub mod cel;
+pub mod conversion;
 pub mod definition;
 pub mod printer;
 pub mod structural;
@@ -88,6 +89,9 @@ pub struct CustomVersion {
     pub selectable_fields: Vec<String>,
     /// The scale subresource, if served.
     pub scale: Option<ScalePaths>,
+    /// The CRD's conversion webhook (`strategy: Webhook`); none converts by
+    /// rewriting `apiVersion` only.
+    pub conversion: Option<Arc<conversion::Webhook>>,
 }
 
 impl std::fmt::Debug for CustomVersion {
@@ -165,6 +169,7 @@ impl CustomVersion {
             columns,
             selectable_fields,
             scale,
+            conversion: None,
         })
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{Api, ListOptions, Target, convert};
+use super::{Api, ListOptions, Target};
 use crate::object;
 use crate::status::ApiError;
 use crate::storage::WriteOutcome;
@@ -208,7 +208,7 @@ impl Api {
             let Some(current) = self.store.get(&key).await? else {
                 return Err(ApiError::not_found(rt.reference(), t.name()));
             };
-            let view = convert::to_view(rt, &current.object);
+            let view = self.view(rt, &current.object).await?;
             self.check_delete_preconditions(t, &view, opts)?;
             if !object::is_deleting(&view) {
                 self.admit_delete(rt, &view, opts).await?;
@@ -258,7 +258,7 @@ impl Api {
                     .await?
                 {
                     WriteOutcome::Committed(s) => {
-                        return Ok(DeleteOutcome::Deleted(convert::to_view(rt, &s.object)));
+                        return Ok(DeleteOutcome::Deleted(self.view(rt, &s.object).await?));
                     }
                     WriteOutcome::NotFound => {
                         return Err(ApiError::not_found(rt.reference(), t.name()));
@@ -294,14 +294,14 @@ impl Api {
             if opts.dry_run {
                 return Ok(DeleteOutcome::Pending(Arc::new(marked)));
             }
-            let stored = convert::to_storage(rt, marked, &rt.storage_api_version);
+            let stored = self.storage_form(rt, marked).await?;
             match self
                 .store
                 .update(&key, stored, current.revision, current.object.clone())
                 .await?
             {
                 WriteOutcome::Committed(s) => {
-                    return Ok(DeleteOutcome::Pending(convert::to_view(rt, &s.object)));
+                    return Ok(DeleteOutcome::Pending(self.view(rt, &s.object).await?));
                 }
                 WriteOutcome::NotFound => {
                     return Err(ApiError::not_found(rt.reference(), t.name()));

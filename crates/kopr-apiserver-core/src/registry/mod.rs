@@ -27,6 +27,7 @@ pub use read::{ListOptions, ListParams, ListResult, RvMatch, invalid_list_option
 pub use watch::{WatchItem, WatchOptions, WatchStream, bookmark_object};
 pub use write::{FieldValidation, WriteOptions, Written};
 
+use crate::callout::Caller;
 use crate::resources::{Catalog, ResourceType};
 use crate::status::ApiError;
 use crate::storage::{StorageError, Store};
@@ -41,6 +42,8 @@ pub struct Api {
     pub catalog: Catalog,
     /// Mutating and validating admission of every new object state.
     pub admission: Arc<dyn Admission>,
+    /// Calls CRD conversion webhooks.
+    pub caller: Arc<Caller>,
 }
 
 /// A list body, serialized without copying its items.
@@ -126,6 +129,7 @@ impl Api {
     /// through `admission`.
     pub fn new(store: Store, catalog: Catalog, admission: Arc<dyn Admission>) -> Api {
         Api {
+            caller: Arc::new(Caller::new(store.clone())),
             store,
             catalog,
             admission,

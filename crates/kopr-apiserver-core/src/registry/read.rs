@@ -231,7 +231,7 @@ impl Api {
     pub async fn get(&self, t: &Target) -> Result<Arc<Value>, ApiError> {
         let key = t.key()?;
         match self.store.get(&key).await? {
-            Some(s) => Ok(convert::to_view(&t.rt, &s.object)),
+            Some(s) => self.view(&t.rt, &s.object).await,
             None => Err(ApiError::not_found(t.rt.reference(), t.name())),
         }
     }
@@ -243,14 +243,25 @@ impl Api {
         namespace: Option<&str>,
         opts: &ListOptions,
     ) -> Result<ListResult, ApiError> {
+        // Objects a conversion webhook converts are selected as stored (but for their
+        // apiVersion) and converted a page at a time, in one review.
+        let converting = convert::converts_by_webhook(rt);
         let page = self
             .list_with(rt, namespace, opts, |item| {
-                let view = convert::to_view(rt, &item.object()?);
-                opts.matches(rt, &view).then_some(view)
+                let stored = item.object()?;
+                let view = convert::to_view(rt, &stored);
+                opts.matches(rt, &view)
+                    .then_some(if converting { stored } else { view })
             })
             .await?;
+        let items = if converting {
+            let list_kind = format!("{}List", rt.kind);
+            self.views(rt, &page.items, Some(&list_kind)).await?
+        } else {
+            page.items
+        };
         Ok(ListResult {
-            items: page.items,
+            items,
             resource_version: page.resource_version,
             continue_token: page.continue_token,
             remaining: page.remaining,
@@ -267,6 +278,19 @@ impl Api {
         opts: &ListOptions,
     ) -> Result<Page<Arc<[u8]>>, ApiError> {
         let api_version = rt.api_version();
+        if convert::converts_by_webhook(rt) {
+            let page = self.list(rt, namespace, opts).await?;
+            return Ok(Page {
+                items: page
+                    .items
+                    .iter()
+                    .map(|view| gojson::list_item(&api_version, &rt.kind, view).into())
+                    .collect(),
+                resource_version: page.resource_version,
+                continue_token: page.continue_token,
+                remaining: page.remaining,
+            });
+        }
         // Current objects are read through the label index when the selector has a
         // `key=value` term; when that term is the whole selector, every one read matches.
         let unfiltered = !opts.filters()

@@ -144,7 +144,7 @@ async fn run(
                     }
                     last = ev.revision;
                     if let Some(kind) = translate(&rt, &opts.list, &ev) {
-                        tx.send(item(&rt, kind, &ev)).await.ok()?;
+                        send(&api, &rt, kind, &ev, tx).await?;
                     }
                 }
                 Err(broadcast::error::RecvError::Lagged(_)) => {
@@ -176,9 +176,14 @@ async fn replay(
             for ev in events {
                 last = ev.revision;
                 if let Some(kind) = translate(rt, &opts.list, &ev) {
-                    tx.send(WatchItem::Event(kind, convert::to_view(rt, &ev.object)))
-                        .await
-                        .ok()?;
+                    let view = match api.view(rt, &ev.object).await {
+                        Ok(view) => view,
+                        Err(e) => {
+                            end_with(e, tx).await;
+                            return None;
+                        }
+                    };
+                    tx.send(WatchItem::Event(kind, view)).await.ok()?;
                 }
             }
             Some(last.max(api.store.current_revision().min(last.max(after))))
@@ -201,14 +206,33 @@ async fn replay(
     }
 }
 
-/// The watch item for an event, shared when the watcher sees it unchanged.
-fn item(rt: &ResourceType, kind: &'static str, ev: &Arc<WatchEvent>) -> WatchItem {
-    let view = convert::to_view(rt, &ev.object);
-    if kind == ev.event_type.as_str() && Arc::ptr_eq(&view, &ev.object) {
+/// Sends the watch item for an event, shared when the watcher sees it unchanged.
+/// An object the conversion webhook fails to convert ends the watch with an
+/// ERROR event, as kube-apiserver's watch does on an object it cannot decode.
+async fn send(
+    api: &Api,
+    rt: &ResourceType,
+    kind: &'static str,
+    ev: &Arc<WatchEvent>,
+    tx: &mpsc::Sender<WatchItem>,
+) -> Option<()> {
+    let view = match api.view(rt, &ev.object).await {
+        Ok(view) => view,
+        Err(e) => return end_with(e, tx).await,
+    };
+    let item = if kind == ev.event_type.as_str() && Arc::ptr_eq(&view, &ev.object) {
         WatchItem::Stored(ev.clone())
     } else {
         WatchItem::Event(kind, view)
-    }
+    };
+    tx.send(item).await.ok()
+}
+
+/// Ends a watch with an ERROR event: an InternalError carrying the failure.
+async fn end_with(e: ApiError, tx: &mpsc::Sender<WatchItem>) -> Option<()> {
+    let e = ApiError::internal(&e.message);
+    tx.send(WatchItem::Error(e.to_status())).await.ok()?;
+    None
 }
 
 /// The object of a BOOKMARK event for a resource.

@@ -330,11 +330,11 @@ impl Api {
                     warnings,
                 });
             }
-            let stored = convert::to_storage(rt, candidate, &rt.storage_api_version);
+            let stored = self.storage_form(rt, candidate).await?;
             match self.store.create(&key, stored).await? {
                 WriteOutcome::Committed(s) => {
                     return Ok(Written {
-                        object: convert::to_view(rt, &s.object),
+                        object: self.view(rt, &s.object).await?,
                         created: true,
                         warnings: std::mem::take(&mut warnings),
                     });
@@ -618,7 +618,7 @@ impl Api {
             let Some(current) = self.store.get(&key).await? else {
                 return Err(ApiError::not_found(rt.reference(), t.name()));
             };
-            let mut current_view = convert::to_view(rt, &current.object);
+            let mut current_view = self.view(rt, &current.object).await?;
             // Both sides as Go sees them once decoded: `{}` for a value struct, `""` or
             // `0` are the same as absent (an object stored before may still hold them).
             if rt.custom.is_none() {
@@ -698,7 +698,7 @@ impl Api {
                     warnings,
                 });
             }
-            let stored = convert::to_storage(rt, new, &rt.storage_api_version);
+            let stored = self.storage_form(rt, new).await?;
             let outcome = if finished {
                 let mut last = stored;
                 crate::storage::set_resource_version(&mut last, current.revision);
@@ -713,7 +713,7 @@ impl Api {
             match outcome {
                 WriteOutcome::Committed(s) => {
                     return Ok(Written {
-                        object: convert::to_view(rt, &s.object),
+                        object: self.view(rt, &s.object).await?,
                         created: false,
                         warnings,
                     });

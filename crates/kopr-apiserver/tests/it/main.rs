@@ -8,6 +8,7 @@ mod common;
 mod audit;
 mod autoscaling;
 mod certificates;
+mod conversion;
 mod crd;
 mod crd_cel;
 mod create_status;

@@ -1,5 +1,6 @@
-//! A small HTTPS admission webhook for tests: a CA and a certificate for
-//! 127.0.0.1 from rcgen, and an answer computed per request by the test.
+//! A small HTTPS webhook (admission or CRD conversion) for tests: a CA and a
+//! certificate for 127.0.0.1 from rcgen, and an answer computed per request
+//! by the test.
 
 #![allow(dead_code)]
 
@@ -57,6 +58,8 @@ type Answer = dyn Fn(&str, &Value) -> Value + Send + Sync;
 struct Shared {
     answer: Box<Answer>,
     calls: Arc<Mutex<Vec<(String, Value)>>>,
+    /// The answer is the whole body (not an AdmissionReview's `response`).
+    raw: bool,
 }
 
 async fn review(
@@ -72,7 +75,11 @@ async fn review(
         .lock()
         .unwrap()
         .push((path.clone(), request.clone()));
-    let mut response = (shared.answer)(&path, &request);
+    let mut response = if shared.raw {
+        (shared.answer)(&path, &review)
+    } else {
+        (shared.answer)(&path, &request)
+    };
     if let Some(ms) = response.get("__delay_ms").and_then(Value::as_u64) {
         tokio::time::sleep(Duration::from_millis(ms)).await;
     }
@@ -83,9 +90,15 @@ async fn review(
     }
     if let Some(map) = response.as_object_mut() {
         map.retain(|k, _| !k.starts_with("__"));
-        map.entry("uid").or_insert(request["uid"].clone());
+        if !shared.raw {
+            map.entry("uid").or_insert(request["uid"].clone());
+        }
     }
-    let review = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response});
+    let review = if shared.raw {
+        response
+    } else {
+        json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response})
+    };
     let mut r = axum::response::Response::new(axum::body::Body::from(review.to_string()));
     r.headers_mut().insert(
         http::header::CONTENT_TYPE,
@@ -116,6 +129,19 @@ pub fn host_address() -> String {
 pub async fn serve(
     answer: impl Fn(&str, &Value) -> Value + Send + Sync + 'static,
 ) -> WebhookServer {
+    start(Box::new(answer), false).await
+}
+
+/// Starts a webhook answering each `(path, review)` with `answer`'s whole
+/// body (a ConversionReview, say; `__delay_ms` and `__http_status` as for
+/// [`serve`]). Every review's `request` is recorded.
+pub async fn serve_raw(
+    answer: impl Fn(&str, &Value) -> Value + Send + Sync + 'static,
+) -> WebhookServer {
+    start(Box::new(answer), true).await
+}
+
+async fn start(answer: Box<Answer>, raw: bool) -> WebhookServer {
     let ca_key = rcgen::KeyPair::generate().unwrap();
     let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
@@ -147,8 +173,9 @@ pub async fn serve(
     let url = format!("https://127.0.0.1:{port}");
     let calls = Arc::new(Mutex::new(Vec::new()));
     let shared = Arc::new(Shared {
-        answer: Box::new(answer),
+        answer,
         calls: calls.clone(),
+        raw,
     });
     let app = axum::Router::new()
         .fallback(post(review))
