@@ -1,8 +1,9 @@
 //! # The kopr guide: from a first handler to production
 //!
 //! This page walks through an operator's life in the order you meet it: a first handler, the
-//! model kopr runs handlers under, the reconcile model, testing, deployment, and the runtime
-//! features a production deployment turns on. Every example compiles (they are doctests);
+//! model kopr runs handlers under, the reconcile model, testing, deployment, the runtime
+//! features a production deployment turns on, and serving a custom resource at several
+//! versions. Every example compiles (they are doctests);
 //! those that need a cluster are marked `no_run`. The examples share one custom resource:
 //!
 //! ```
@@ -418,7 +419,8 @@
 //! - **Admission webhooks.** [`on_validate`](crate::Resource::on_validate) and
 //!   [`on_mutate`](crate::Resource::on_mutate) handlers are served over HTTPS by every replica
 //!   and registered with the API server ([`crate::webhooks`]); the manifests add their Service
-//!   and, if asked, cert-manager certificates.
+//!   and, if asked, cert-manager certificates. The same server converts custom resources
+//!   between versions (section 7).
 //! - **Scope and capacity.** `--namespace` patterns ([`NamespacePatterns`](crate::NamespacePatterns)),
 //!   `--workers` (objects handled at once), [`Operator::storage`](crate::Operator::storage)
 //!   (annotations or status), and [`Settings`](crate::Settings) for timeouts and backoffs.
@@ -449,3 +451,85 @@
 //! operator.run_until(client, kopr::cli::shutdown_signal()).await
 //! # }
 //! ```
+//!
+//! # 7. CRD versions and conversion
+//!
+//! A custom resource's API evolves: a new version changes its fields, and clients of the old
+//! one keep working. Declare each version as its own `#[derive(CustomResource)]` type and
+//! register the newest as the resource, with the others through
+//! [`Resource::version`](crate::Resource::version). That type is the *hub*: the storage
+//! version, the one every handler receives, whichever version a client wrote. Each other
+//! version converts to and from it with `From`/`TryFrom`, as controller-runtime's
+//! Hub/Convertible. The Book operator (`examples/book`) serves `v1` (one `author`) and `v2`
+//! (`authors`):
+//!
+//! ```
+//! mod v1 {
+//!     use kube::CustomResource;
+//!     use schemars::JsonSchema;
+//!     use serde::{Deserialize, Serialize};
+//!     #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+//!     #[kube(group = "example.com", version = "v1", kind = "Book", namespaced)]
+//!     pub struct BookSpec { pub author: String, pub title: String }
+//! }
+//! mod v2 {
+//!     use kube::CustomResource;
+//!     use schemars::JsonSchema;
+//!     use serde::{Deserialize, Serialize};
+//!     #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+//!     #[kube(group = "example.com", version = "v2", kind = "Book", namespaced)]
+//!     pub struct BookSpec { pub authors: Vec<String>, pub title: String }
+//! }
+//!
+//! impl From<v1::Book> for v2::Book {
+//!     fn from(b: v1::Book) -> Self {
+//!         let spec = v2::BookSpec { authors: vec![b.spec.author], title: b.spec.title };
+//!         v2::Book { metadata: b.metadata, spec }
+//!     }
+//! }
+//!
+//! impl TryFrom<v2::Book> for v1::Book {
+//!     type Error = String;
+//!     fn try_from(b: v2::Book) -> Result<Self, String> {
+//!         let author = b.spec.authors.first().cloned().ok_or("no author, which v1 needs")?;
+//!         Ok(v1::Book { metadata: b.metadata, spec: v1::BookSpec { author, title: b.spec.title } })
+//!     }
+//! }
+//!
+//! let operator = kopr::Operator::new()
+//!     .resource(kopr::Resource::<v2::Book>::custom().version::<v1::Book>());
+//! let crd = &operator.crds()[0];
+//! assert_eq!(crd.spec.versions.len(), 2);
+//! assert_eq!(crd.spec.conversion.as_ref().map(|c| c.strategy.as_str()), Some("Webhook"));
+//! ```
+//!
+//! What the operator then does:
+//!
+//! - **The CRD** printed by `crd` and `manifests` and installed by `dev` lists every version,
+//!   the hub's marked `storage`, with `spec.conversion` naming the operator's webhook server:
+//!   its Service in the manifests (with cert-manager's `inject-ca-from` when the manifests use
+//!   cert-manager), a loopback URL in `dev` and [`TestCluster`](crate::testing::TestCluster).
+//! - **The conversion webhook** is served at `/convert/<crd name>` by the same HTTPS server,
+//!   certificate and Service as the admission handlers ([`crate::webhooks`]). At start it
+//!   registers its CA as the CRD's conversion `caBundle`, as it does for admission; `dev`
+//!   applies its manifests only once that is done
+//!   ([`Operator::webhooks_ready`](crate::Operator::webhooks_ready),
+//!   [`RunningOperator::webhooks_ready`](crate::testing::RunningOperator::webhooks_ready) in
+//!   tests).
+//! - **Errors.** A `TryFrom` error fails the conversion: the API server answers the client
+//!   with a 500 that quotes it (`conversion webhook for example.com/v2, Kind=Book failed: no
+//!   author, which v1 needs`). It is logged and counted in `kopr_conversion_failures_total`.
+//!   While no replica answers, reads and writes at a version other than the stored one fail
+//!   the same way (with the connection error); nothing is stored half-converted.
+//! - **Fields a version cannot express** survive a trip through it. A `v2` Book with two
+//!   authors read at `v1` shows the first; the framework keeps the hub's fields in the
+//!   annotation [`STASH_ANNOTATION`](crate::conversion::STASH_ANNOTATION) of the `v1`
+//!   object, and when it comes back (a merge patch, an edit in `kubectl edit`), every part
+//!   the client left alone is taken from it: the patched title and both authors. A part the
+//!   client changed (the `author`) is its own conversion's (one author). Write conversions
+//!   that are exact where the versions overlap; the stash covers the rest.
+//!
+//! kube-apiserver converts objects through the webhook on every read and write at another
+//! version than the stored one: keep conversions fast and free of I/O. Once every stored
+//! object has been rewritten at the new storage version, the old one can stop being served;
+//! `status.storedVersions` on the CRD says which versions objects may still be stored at.

@@ -150,8 +150,8 @@ mod reactor;
 mod runtime;
 
 pub use handling::{
-    admission, children, context, diff, errors, filters, handlers, index, patch, reconcile,
-    resource,
+    admission, children, context, conversion, diff, errors, filters, handlers, index, patch,
+    reconcile, resource,
 };
 #[cfg(feature = "embedded")]
 pub use kits::testing;

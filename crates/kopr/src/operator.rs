@@ -106,6 +106,8 @@ pub struct Operator {
     pub(crate) sharding: Option<crate::shards::Sharding>,
     health_listen: Option<std::net::SocketAddr>,
     metrics_listen: Option<std::net::SocketAddr>,
+    /// True once the webhook server serves and what it registers is registered.
+    webhooks_ready: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 impl Default for Operator {
@@ -134,6 +136,29 @@ impl Operator {
             sharding: None,
             health_listen: None,
             metrics_listen: None,
+            webhooks_ready: Arc::new(tokio::sync::watch::Sender::new(false)),
+        }
+    }
+
+    /// Resolves once the operator's webhook server serves and its admission configurations
+    /// and CRD conversions are registered, or at once for an operator without webhooks. What
+    /// `dev` waits for before it applies manifests: a Book written at another version before
+    /// then would meet a conversion webhook the API server cannot reach yet.
+    ///
+    /// ```no_run
+    /// # async fn run(operator: kopr::Operator, client: kube::Client) {
+    /// let ready = operator.webhooks_ready();
+    /// tokio::spawn(operator.run_until(client, std::future::pending()));
+    /// ready.await;
+    /// # }
+    /// ```
+    pub fn webhooks_ready(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut ready = self.webhooks_ready.subscribe();
+        let needed = self.serves_webhooks() && self.webhooks.is_some();
+        async move {
+            if needed {
+                let _ = ready.wait_for(|r| *r).await;
+            }
         }
     }
 
@@ -222,6 +247,17 @@ impl Operator {
     /// Whether any resource has admission handlers.
     pub fn has_admission_handlers(&self) -> bool {
         self.resources.iter().any(|r| !r.admission.is_empty())
+    }
+
+    /// Whether any custom resource is served at several versions
+    /// ([`Resource::version`]), converted by the operator's webhook server.
+    pub fn has_conversions(&self) -> bool {
+        self.resources.iter().any(|r| r.conversions.is_some())
+    }
+
+    /// Whether the operator serves webhooks: admission handlers or conversions.
+    pub fn serves_webhooks(&self) -> bool {
+        self.has_admission_handlers() || self.has_conversions()
     }
 
     /// Serves a resource with its handlers. Resources are watched concurrently, each as soon
@@ -409,7 +445,17 @@ impl Operator {
     pub fn crds(&self) -> Vec<CustomResourceDefinition> {
         self.resources
             .iter()
-            .filter_map(|r| r.crd.clone())
+            .filter_map(|r| {
+                let mut crd = r.crd.clone()?;
+                if let Some(conversions) = &r.conversions {
+                    let client = self
+                        .webhooks
+                        .as_ref()
+                        .and_then(|w| w.conversion_client(&conversions.crd));
+                    crate::conversion::set_conversion(&mut crd, client);
+                }
+                Some(crd)
+            })
             .collect()
     }
 
@@ -595,7 +641,7 @@ impl Operator {
         }
         // After startup, which may install the CRDs the handlers are registered for.
         if let Some(settings) = &self.webhooks
-            && self.has_admission_handlers()
+            && self.serves_webhooks()
         {
             let server =
                 Arc::new(start_webhooks(&client, &self.resources, settings, token.clone()).await?);
@@ -603,6 +649,7 @@ impl Operator {
                 server.register(&client, settings).await?;
             }
         }
+        self.webhooks_ready.send_replace(true);
         health.standing_by(membership.stands_by());
         tokio::select! {
             () = membership.join() => {}
@@ -693,7 +740,11 @@ async fn start_webhooks(
             });
         }
     }
-    crate::webhooks::WebhookServer::start(settings, served, shutdown).await
+    let conversions = resources
+        .iter()
+        .filter_map(|r| r.conversions.clone())
+        .collect();
+    crate::webhooks::WebhookServer::start(settings, served, conversions, shutdown).await
 }
 
 /// Resolves a resource, waiting up to 30 s for it to be served: discovery may lag a moment

@@ -1,10 +1,14 @@
 //! The Book operator: the Book custom resource of the CRD walkthrough, with a controller.
 //!
-//! A `Book` (`books.christianb93.github.com/v1`) has a required `spec.author` and
-//! `spec.title`. When one is created or changed, the operator logs it and reports it on the
+//! A `Book` (`books.christianb93.github.com`) is served at two versions: `v1` has a required
+//! `spec.author` and `spec.title`; `v2`, the storage version, has `spec.authors` (a list) and
+//! `spec.title`. The operator converts between them ([`v1::Book`] from and to [`Book`], its
+//! conversion webhook): `v1`'s author is `v2`'s first, and a `v2` Book with several authors
+//! keeps them all when written back through `v1`. Handlers work on `v2` whichever version a
+//! client wrote. When a Book is created or changed, the operator logs it and reports it on the
 //! status subresource: `status.observedGeneration` and a `Ready` condition, so that
 //! `kubectl wait --for=condition=Ready book/NAME` works. `kubectl get books` shows the
-//! Author, Title and Age columns. A mutating admission handler ([`label_author`]) labels each
+//! Authors, Title and Age columns (`kubectl get books.v1.christianb93.github.com`: Author). A mutating admission handler ([`label_author`]) labels each
 //! Book with its author's slug when it is written (`author: jane-austen`), a default no schema
 //! can express, so that `kubectl get books -l author=jane-austen` selects an author's books.
 
@@ -12,35 +16,129 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kopr::{Context, Denial, Handler, HandlerResult, Operator, Resource, Review};
-use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// A book in the catalogue.
-// clippy takes the repeated `type_ = ...` of the printcolumn(...) arguments for duplicated
-// attributes.
-#[allow(clippy::duplicated_attributes)]
-#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
-#[kube(
-    group = "christianb93.github.com",
-    version = "v1",
-    kind = "Book",
-    namespaced,
-    doc = "A book: an author and a title, reported Ready once the operator has catalogued it",
-    status = "BookStatus",
-    printcolumn(name = "Author", type_ = "string", json_path = ".spec.author"),
-    printcolumn(name = "Title", type_ = "string", json_path = ".spec.title"),
-    printcolumn(
-        name = "Age",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
-)]
-pub struct BookSpec {
-    /// Who wrote it.
-    pub author: String,
-    /// What it is called.
-    pub title: String,
+/// The first version of the Book: one author.
+pub mod v1 {
+    use super::BookStatus;
+    use kube::CustomResource;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    /// A book in the catalogue, at `v1`.
+    // clippy takes the repeated `type_ = ...` of the printcolumn(...) arguments for duplicated
+    // attributes.
+    #[allow(clippy::duplicated_attributes)]
+    #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+    #[kube(
+        group = "christianb93.github.com",
+        version = "v1",
+        kind = "Book",
+        namespaced,
+        doc = "A book: an author and a title, reported Ready once the operator has catalogued it",
+        status = "BookStatus",
+        printcolumn(name = "Author", type_ = "string", json_path = ".spec.author"),
+        printcolumn(name = "Title", type_ = "string", json_path = ".spec.title"),
+        printcolumn(
+            name = "Age",
+            type_ = "date",
+            json_path = ".metadata.creationTimestamp"
+        )
+    )]
+    pub struct BookSpec {
+        /// Who wrote it.
+        pub author: String,
+        /// What it is called.
+        pub title: String,
+    }
+}
+
+/// The second version of the Book, its storage version and the one handlers receive: a
+/// list of authors.
+pub mod v2 {
+    use super::BookStatus;
+    use kube::CustomResource;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    /// A book in the catalogue, at `v2`.
+    #[allow(clippy::duplicated_attributes)]
+    #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+    #[kube(
+        group = "christianb93.github.com",
+        version = "v2",
+        kind = "Book",
+        namespaced,
+        doc = "A book: its authors and a title, reported Ready once the operator has catalogued it",
+        status = "BookStatus",
+        printcolumn(name = "Authors", type_ = "string", json_path = ".spec.authors"),
+        printcolumn(name = "Title", type_ = "string", json_path = ".spec.title"),
+        printcolumn(
+            name = "Age",
+            type_ = "date",
+            json_path = ".metadata.creationTimestamp"
+        )
+    )]
+    pub struct BookSpec {
+        /// Who wrote it (a Book without authors cannot be read at `v1`).
+        pub authors: Vec<String>,
+        /// What it is called.
+        pub title: String,
+    }
+}
+
+pub use v2::{Book, BookSpec};
+
+/// A `v1` Book's author is its `v2` authors' first.
+impl From<v1::Book> for v2::Book {
+    fn from(book: v1::Book) -> Self {
+        v2::Book {
+            metadata: book.metadata,
+            spec: v2::BookSpec {
+                authors: vec![book.spec.author],
+                title: book.spec.title,
+            },
+            status: book.status,
+        }
+    }
+}
+
+/// A `v2` Book at `v1` shows its first author; the others are kept by the framework for
+/// when the Book is written back through `v1` (see `kopr::conversion`).
+impl TryFrom<v2::Book> for v1::Book {
+    type Error = String;
+
+    fn try_from(book: v2::Book) -> Result<Self, String> {
+        let Some(author) = book.spec.authors.first().cloned() else {
+            return Err(format!(
+                "Book {:?} has no author, which v1 cannot express",
+                book.metadata.name.unwrap_or_default()
+            ));
+        };
+        Ok(v1::Book {
+            metadata: book.metadata,
+            spec: v1::BookSpec {
+                author,
+                title: book.spec.title,
+            },
+            status: book.status,
+        })
+    }
+}
+
+/// The authors of a Book as one line: `Ann`, `Ann and Bo`, `Ann, Bo and Cy`.
+///
+/// ```
+/// assert_eq!(book::byline(&["Ann".into()]), "Ann");
+/// assert_eq!(book::byline(&["Ann".into(), "Bo".into(), "Cy".into()]), "Ann, Bo and Cy");
+/// ```
+pub fn byline(authors: &[String]) -> String {
+    match authors {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// What the operator observed. kopr keeps its own bookkeeping beside these fields, so the
@@ -77,7 +175,8 @@ pub fn ready_condition(book: &Book) -> Condition {
         reason: "Catalogued".to_owned(),
         message: format!(
             "\"{}\" by {} is catalogued",
-            book.spec.title, book.spec.author
+            book.spec.title,
+            byline(&book.spec.authors)
         ),
         last_transition_time: since,
         observed_generation: book.metadata.generation,
@@ -95,7 +194,7 @@ async fn catalogued(ctx: Context<Book>) -> HandlerResult {
     tracing::info!(
         "Book: \"{}\" by {}",
         ctx.object.spec.title,
-        ctx.object.spec.author
+        byline(&ctx.object.spec.authors)
     );
     report_ready(&ctx);
     Ok(())
@@ -105,7 +204,7 @@ async fn changed(ctx: Context<Book>) -> HandlerResult {
     tracing::info!(
         "Update: \"{}\" by {}",
         ctx.object.spec.title,
-        ctx.object.spec.author
+        byline(&ctx.object.spec.authors)
     );
     report_ready(&ctx);
     Ok(())
@@ -137,12 +236,18 @@ pub fn slug(name: &str) -> String {
     out
 }
 
-/// Labels a Book with its author's slug as it is written (a mutating admission handler).
+/// Labels a Book with its first author's slug as it is written (a mutating admission
+/// handler; it sees `v2` Books, whichever version a client wrote).
 pub async fn label_author(review: Review<Book>) -> Result<(), Denial> {
     let Some(book) = &review.object else {
         return Ok(());
     };
-    let wanted = slug(&book.spec.author);
+    let wanted = book
+        .spec
+        .authors
+        .first()
+        .map(|a| slug(a))
+        .unwrap_or_default();
     let current = book
         .metadata
         .labels
@@ -158,6 +263,7 @@ pub async fn label_author(review: Review<Book>) -> Result<(), Denial> {
 pub fn operator() -> Operator {
     Operator::new().resource(
         Resource::<Book>::custom()
+            .version::<v1::Book>()
             .on_mutate("author-label", label_author)
             .on_create(Handler::new(catalogued).id("catalogue"))
             .on_update(Handler::new(changed).id("recatalogue")),

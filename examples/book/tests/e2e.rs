@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use book::{Book, READY};
-use kopr::kube::CustomResourceExt;
 use kopr::kube::api::{Api, Patch, PatchParams};
 use kopr::testing::{TestCluster, capture_logs, manifest_documents, refusals, wait_for};
 use serde_json::json;
@@ -36,18 +35,27 @@ async fn books_become_ready_and_follow_their_generation() {
     let client = cluster.client();
     let operator = book::operator();
     operator.install_crds(&client).await.expect("CRDs install");
-    let running = cluster
+    let mut running = cluster
         .run_as_service_account(operator, &kopr::manifests::Manifests::new("book"))
         .await
         .expect("runs as its ServiceAccount");
+    running.webhooks_ready().await;
 
     let applied = kopr::apply::apply_paths(&client, &[samples()])
         .await
         .expect("samples load");
     let names: Vec<&str> = applied.iter().map(|a| a.name.as_str()).collect();
-    assert_eq!(names, ["david-copperfield", "bleak-house", "persuasion"]);
     assert_eq!(
-        applied[2].source.line, 10,
+        names,
+        [
+            "david-copperfield",
+            "good-omens",
+            "bleak-house",
+            "persuasion"
+        ]
+    );
+    assert_eq!(
+        applied[3].source.line, 10,
         "the second document of more-books.yaml"
     );
     for outcome in &applied {
@@ -110,7 +118,7 @@ async fn books_become_ready_and_follow_their_generation() {
         .unwrap_or_default()
         .split_whitespace()
         .collect();
-    assert_eq!(header, ["NAME", "AUTHOR", "TITLE", "AGE"], "{table}");
+    assert_eq!(header, ["NAME", "AUTHORS", "TITLE", "AGE"], "{table}");
     assert!(
         table.lines().any(|l| l.starts_with("persuasion")
             && l.contains("Austen")
@@ -230,8 +238,25 @@ fn manifests_grant_what_the_operator_uses() {
             {"apiGroups": ["christianb93.github.com"], "resources": ["books/status"], "verbs": ["patch"]},
             {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
             {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"], "verbs": ["get", "create", "patch", "delete"]},
-            {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "watch"]},
+            // The webhook server registers its CA as the conversion's caBundle.
+            {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "watch", "patch"]},
         ])
+    );
+    // Both versions, v2 stored, converted by the webhook server behind its Service.
+    let crd = &documents[0];
+    let versions: Vec<(&str, bool)> = crd["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| (v["name"].as_str().unwrap_or(""), v["storage"] == true))
+        .collect();
+    assert_eq!(versions, [("v2", true), ("v1", false)]);
+    assert_eq!(
+        crd["spec"]["conversion"],
+        json!({"strategy": "Webhook", "webhook": {
+            "clientConfig": {"service": {"namespace": "default", "name": "book-webhooks",
+                "path": "/convert/books.christianb93.github.com", "port": 443}},
+            "conversionReviewVersions": ["v1", "v1beta1"]}})
     );
     // The mutating handler is served through the Service.
     assert_eq!(documents[7]["metadata"]["name"], "book-webhooks");
@@ -261,10 +286,11 @@ async fn an_edited_sample_applied_again_with_kubectl_is_recatalogued() {
     let client = cluster.client();
     let operator = book::operator();
     operator.install_crds(&client).await.expect("CRDs install");
-    let running = cluster
+    let mut running = cluster
         .run_as_service_account(operator, &kopr::manifests::Manifests::new("book"))
         .await
         .expect("runs as its ServiceAccount");
+    running.webhooks_ready().await;
     let kubectl = cluster.kubectl().expect("kubectl");
     let books: Api<Book> = Api::namespaced(client.clone(), "default");
     let sample = samples().join("david-copperfield.yaml");
@@ -317,11 +343,13 @@ async fn an_edited_sample_applied_again_with_kubectl_is_recatalogued() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_finds_books_by_the_author_label_the_mutating_handler_sets() {
     let cluster = TestCluster::start().await.expect("cluster starts");
-    cluster.install_crd(&Book::crd()).await.expect("crd");
-    let running = cluster
-        .run_as_service_account(book::operator(), &kopr::manifests::Manifests::new("book"))
+    let operator = book::operator();
+    cluster.install_crd(&operator.crds()[0]).await.expect("crd");
+    let mut running = cluster
+        .run_as_service_account(operator, &kopr::manifests::Manifests::new("book"))
         .await
         .expect("runs as its ServiceAccount");
+    running.webhooks_ready().await;
     let configurations: Api<kopr::kube::api::DynamicObject> = Api::all_with(
         cluster.client(),
         &kopr::webhooks::configuration_resource(true),

@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use std::sync::Arc;
 
+use crate::callout::Caller;
 use crate::identity::UserInfo;
 use crate::registry::{AdmissionRequest, convert};
 use crate::resources::{Catalog, ResourceType};
@@ -187,6 +188,56 @@ impl Equivalent {
     pub fn back(&self, to: &ResourceType, obj: &Value) -> Value {
         let stored = convert::to_storage(&self.rt, obj.clone(), &self.rt.storage_api_version);
         convert::to_view(to, &Arc::new(stored)).as_ref().clone()
+    }
+
+    /// For a custom resource whose CRD converts by webhook: the objects of `attrs` converted
+    /// by it (the conversion above only rewrites `apiVersion`).
+    ///
+    /// # Errors
+    /// The webhook's failure, as the registry reports it.
+    pub async fn by_webhook(
+        mut self,
+        caller: &Caller,
+        attrs: &Attributes<'_>,
+    ) -> Result<Self, ApiError> {
+        let Some(hook) = self.rt.custom.as_ref().and_then(|c| c.conversion.clone()) else {
+            return Ok(self);
+        };
+        let desired = self.rt.api_version();
+        for (slot, original) in [(&mut self.object, attrs.object), (&mut self.old, attrs.old)] {
+            if let Some(original) = original {
+                let converted = hook
+                    .convert(caller, &desired, &[Arc::new(original.clone())], None)
+                    .await
+                    .map_err(|e| convert::conversion_failed(&e))?;
+                *slot = converted.into_iter().next().map(Arc::unwrap_or_clone);
+            }
+        }
+        Ok(self)
+    }
+
+    /// [`Equivalent::back`], through the CRD's conversion webhook when it has one.
+    ///
+    /// # Errors
+    /// The webhook's failure, as the registry reports it.
+    pub async fn back_by_webhook(
+        &self,
+        caller: &Caller,
+        to: &ResourceType,
+        obj: &Value,
+    ) -> Result<Value, ApiError> {
+        let Some(hook) = to.custom.as_ref().and_then(|c| c.conversion.as_ref()) else {
+            return Ok(self.back(to, obj));
+        };
+        let converted = hook
+            .convert(caller, &to.api_version(), &[Arc::new(obj.clone())], None)
+            .await
+            .map_err(|e| convert::conversion_failed(&e))?;
+        Ok(converted
+            .into_iter()
+            .next()
+            .map(Arc::unwrap_or_clone)
+            .unwrap_or(Value::Null))
     }
 }
 

@@ -3,11 +3,13 @@
 //! they return ([`errors`]) and how they change their object ([`patch`]); [`index`]es of
 //! watched objects they read;
 //! the [`reconcile`] model and the [`children`] it owns and applies;
-//! [`admission`] handlers check or change objects before they are stored.
+//! [`admission`] handlers check or change objects before they are stored;
+//! [`conversion`] serves a custom resource at several versions.
 
 pub mod admission;
 pub mod children;
 pub mod context;
+pub mod conversion;
 pub mod diff;
 pub mod errors;
 pub mod filters;

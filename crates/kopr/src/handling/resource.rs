@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::handling::admission::{AdmissionResult, AdmissionSpec, Review};
+use crate::handling::conversion::Conversions;
 use crate::handling::handlers::{
     Daemon, DaemonSpec, HandlerSpec, IntoHandler, ParseFn, Timer, TimerSpec, Trigger,
 };
@@ -28,6 +29,7 @@ pub struct ResourceSpec {
     pub(crate) timers: Vec<TimerSpec>,
     pub(crate) daemons: Vec<DaemonSpec>,
     pub(crate) crd: Option<CustomResourceDefinition>,
+    pub(crate) conversions: Option<Conversions>,
     pub(crate) parse: ParseFn,
     pub(crate) admission: Vec<AdmissionSpec>,
     pub(crate) indices: Vec<std::sync::Arc<dyn crate::handling::index::Indexer>>,
@@ -142,6 +144,87 @@ where
         resource.spec.crd = Some(K::crd());
         resource
     }
+
+    /// Serves the custom resource at another version `S` too. `K`, the type handlers
+    /// receive, is the hub: the storage version, which every other version converts to and
+    /// from with `TryFrom` (controller-runtime's Hub/Convertible; `From` will do). The CRD
+    /// printed and installed lists every version, `K`'s marked `storage`, with
+    /// `spec.conversion` naming the operator's webhook server, which converts the objects
+    /// the API server sends ([`Webhooks`](crate::webhooks::Webhooks); `dev` and
+    /// [`TestCluster`](crate::testing::TestCluster) serve it locally and register its CA).
+    ///
+    /// Fields `S` cannot express survive a trip through it: see
+    /// [`conversion`](crate::conversion). A conversion error is answered to the API server
+    /// as a failure with its message (clients see a 500 that names it), logged and counted
+    /// in `kopr_conversion_failures_total`.
+    ///
+    /// ```
+    /// mod v1 {
+    ///     use kube::CustomResource;
+    ///     use schemars::JsonSchema;
+    ///     use serde::{Deserialize, Serialize};
+    ///
+    ///     #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+    ///     #[kube(group = "example.com", version = "v1", kind = "Greeting", namespaced)]
+    ///     pub struct GreetingSpec {
+    ///         pub message: String,
+    ///     }
+    /// }
+    /// mod v2 {
+    ///     use kube::CustomResource;
+    ///     use schemars::JsonSchema;
+    ///     use serde::{Deserialize, Serialize};
+    ///
+    ///     #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+    ///     #[kube(group = "example.com", version = "v2", kind = "Greeting", namespaced)]
+    ///     pub struct GreetingSpec {
+    ///         pub messages: Vec<String>,
+    ///     }
+    /// }
+    /// impl From<v1::Greeting> for v2::Greeting {
+    ///     fn from(old: v1::Greeting) -> Self {
+    ///         let spec = v2::GreetingSpec { messages: vec![old.spec.message] };
+    ///         v2::Greeting { metadata: old.metadata, spec }
+    ///     }
+    /// }
+    /// impl TryFrom<v2::Greeting> for v1::Greeting {
+    ///     type Error = String;
+    ///     fn try_from(new: v2::Greeting) -> Result<Self, String> {
+    ///         let message = new.spec.messages.first().cloned().ok_or("no message")?;
+    ///         Ok(v1::Greeting { metadata: new.metadata, spec: v1::GreetingSpec { message } })
+    ///     }
+    /// }
+    ///
+    /// let greetings = kopr::Resource::<v2::Greeting>::custom().version::<v1::Greeting>();
+    /// let operator = kopr::Operator::new().resource(greetings);
+    /// let crd = &operator.crds()[0];
+    /// let versions: Vec<(&str, bool)> =
+    ///     crd.spec.versions.iter().map(|v| (v.name.as_str(), v.storage)).collect();
+    /// assert_eq!(versions, [("v2", true), ("v1", false)]);
+    /// ```
+    pub fn version<S>(mut self) -> Self
+    where
+        K: kube::CustomResourceExt + TryFrom<S> + serde::Serialize,
+        S: kube::CustomResourceExt + TryFrom<K> + serde::Serialize + DeserializeOwned + 'static,
+        <K as TryFrom<S>>::Error: std::fmt::Display,
+        <S as TryFrom<K>>::Error: std::fmt::Display,
+    {
+        let spoke = S::crd();
+        let Some(version) = spoke.spec.versions.into_iter().next() else {
+            return self;
+        };
+        let crd = self.spec.crd.get_or_insert_with(K::crd);
+        crd.spec.versions.retain(|v| v.name != version.name);
+        crd.spec.versions.push(k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionVersion {
+            storage: false,
+            ..version.clone()
+        });
+        self.spec
+            .conversions
+            .get_or_insert_with(Conversions::of::<K>)
+            .add::<K, S>(&version.name);
+        self
+    }
 }
 
 impl<K> Default for Resource<K>
@@ -214,6 +297,7 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
                 timers: Vec::new(),
                 daemons: Vec::new(),
                 crd: None,
+                conversions: None,
                 parse: parser::<K>(),
                 admission: Vec::new(),
                 indices: Vec::new(),

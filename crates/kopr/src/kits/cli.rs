@@ -648,7 +648,7 @@ impl<A: Args + 'static, X: Subcommand + 'static> App<A, X> {
                 args.common.init_logging();
                 let operator = args.common.configure((self.build)(&args.options), name)?;
                 let mut operator = args.common.membership(operator, name, None)?;
-                if operator.has_admission_handlers() && operator.webhooks.is_none() {
+                if operator.serves_webhooks() && operator.webhooks.is_none() {
                     match args
                         .webhook_service
                         .as_deref()
@@ -668,7 +668,7 @@ impl<A: Args + 'static, X: Subcommand + 'static> App<A, X> {
                             operator = operator.webhooks(webhooks);
                         }
                         None => tracing::warn!(
-                            "the operator has admission handlers but no --webhook-service \
+                            "the operator has admission handlers or CRD conversions but no --webhook-service \
                              NAMESPACE/NAME: they are not served"
                         ),
                     }
@@ -890,7 +890,7 @@ async fn dev<A: Args>(
     let mut operator = args
         .common
         .membership(operator, name, Some(manifests.namespace_name()))?;
-    if operator.has_admission_handlers() && operator.webhooks.is_none() {
+    if operator.serves_webhooks() && operator.webhooks.is_none() {
         // Served on loopback and registered with the dev cluster, so a denial in dev reads as
         // one on a real cluster.
         operator = operator.webhooks(crate::webhooks::Webhooks::local().name(name));
@@ -950,27 +950,6 @@ async fn dev<A: Args>(
         )
     };
     operator.install_crds(&client).await?;
-    let outcomes = crate::kits::apply::apply(&client, &documents).await;
-    let mut failed = 0;
-    for outcome in &outcomes {
-        match &outcome.result {
-            Ok(_) => say.info(&outcome.to_string()),
-            Err(error) => {
-                failed += 1;
-                say.error(&format!("error: {error}"));
-            }
-        }
-    }
-    if failed > 0 {
-        say.error(&format!(
-            "{failed} of {} manifests were not applied; the operator runs anyway",
-            outcomes.len()
-        ));
-    }
-    match first_resource_name(&operator) {
-        Some(resource) => say.info(&format!("try: {kubectl} get {resource}")),
-        None => say.info(&format!("try: {kubectl} get all")),
-    }
     let operator_client = match &server {
         Some((_, config)) if !args.admin => {
             let account =
@@ -982,9 +961,45 @@ async fn dev<A: Args>(
             ));
             crate::client::build(crate::service_account::with_token(config, &token))?
         }
-        _ => client,
+        _ => client.clone(),
     };
-    let result = operator.run_until(operator_client, shutdown_signal()).await;
+    // Manifests are applied once the operator's webhooks answer: a Book written at another
+    // version of its CRD is converted by them.
+    let ready = operator.webhooks_ready();
+    let first = first_resource_name(&operator);
+    let run = operator.run_until(operator_client, shutdown_signal());
+    tokio::pin!(run);
+    let ended = tokio::select! {
+        result = &mut run => Some(result),
+        () = ready => None,
+    };
+    let result = match ended {
+        Some(result) => result,
+        None => {
+            let outcomes = crate::kits::apply::apply(&client, &documents).await;
+            let mut failed = 0;
+            for outcome in &outcomes {
+                match &outcome.result {
+                    Ok(_) => say.info(&outcome.to_string()),
+                    Err(error) => {
+                        failed += 1;
+                        say.error(&format!("error: {error}"));
+                    }
+                }
+            }
+            if failed > 0 {
+                say.error(&format!(
+                    "{failed} of {} manifests were not applied; the operator runs anyway",
+                    outcomes.len()
+                ));
+            }
+            match first {
+                Some(resource) => say.info(&format!("try: {kubectl} get {resource}")),
+                None => say.info(&format!("try: {kubectl} get all")),
+            }
+            run.await
+        }
+    };
     if let Some((server, _)) = server {
         server.shutdown().await;
     }

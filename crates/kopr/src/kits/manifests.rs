@@ -17,7 +17,9 @@
 //!   (progress, the diff base, finalizers and handler results are written there);
 //! - `create` on core `events`;
 //! - `get`, `list`, `watch` on `customresourcedefinitions` when the operator has CRDs, and also
-//!   `create` and `patch` when it [installs them itself](Manifests::installs_crds);
+//!   `create` and `patch` when it [installs them itself](Manifests::installs_crds), or `patch`
+//!   when it serves a CRD at [several versions](crate::Resource::version) (its webhook server
+//!   registers its CA as the conversion's `caBundle`);
 //! - on each declared [child kind](Manifests::child) and each kind a resource
 //!   [owns](crate::Resource::owns): `create`, `get`, `list`, `watch`, `patch`, `delete`;
 //! - `get`, `list`, `watch` on each kind [read](Manifests::reads) or
@@ -337,6 +339,9 @@ impl Manifests {
             let mut verbs = vec!["get", "list", "watch"];
             if self.installs_crds {
                 verbs.extend(["create", "patch"]);
+            } else if operator.has_conversions() && self.registers_webhooks() {
+                // The webhook server registers its CA as the CRDs' conversion caBundle.
+                verbs.push("patch");
             }
             rules.push(rule(
                 "apiextensions.k8s.io",
@@ -603,8 +608,26 @@ impl Manifests {
             };
             objects.push(serde_json::to_value(namespace)?);
         }
+        let converted: Vec<&str> = operator
+            .resources
+            .iter()
+            .filter_map(|r| r.conversions.as_ref().map(|c| c.crd.as_str()))
+            .collect();
         for crd in operator.crds() {
-            objects.push(serde_json::to_value(crd)?);
+            let mut crd = serde_json::to_value(crd)?;
+            let name = crd["metadata"]["name"].as_str().unwrap_or("").to_owned();
+            if converted.contains(&name.as_str()) {
+                // Converted by the operator's webhook server, behind its Service.
+                crd["spec"]["conversion"]["webhook"]["clientConfig"] = serde_json::json!({
+                    "service": {"namespace": self.namespace, "name": self.webhook_service_name(),
+                                "path": format!("/convert/{name}"), "port": 443}});
+                if let WebhookCertificates::CertManager { .. } = &self.certificates {
+                    let inject = format!("{}/{}", self.namespace, self.webhook_service_name());
+                    crd["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] =
+                        serde_json::json!(inject);
+                }
+            }
+            objects.push(crd);
         }
         let account = ServiceAccount {
             metadata: self.meta(true),
@@ -636,7 +659,7 @@ impl Manifests {
         objects.push(serde_json::to_value(role)?);
         objects.push(serde_json::to_value(role_binding)?);
         objects.push(serde_json::to_value(self.metrics_service())?);
-        let webhooks = operator.has_admission_handlers();
+        let webhooks = operator.serves_webhooks();
         if webhooks {
             objects.push(serde_json::to_value(self.webhook_service())?);
             if let WebhookCertificates::CertManager { .. } = &self.certificates {

@@ -270,10 +270,11 @@ impl TestCluster {
     }
 
     fn run_with_kubeconfig(&self, mut operator: Operator, kubeconfig: String) -> RunningOperator {
-        if operator.has_admission_handlers() && operator.webhooks.is_none() {
+        if operator.serves_webhooks() && operator.webhooks.is_none() {
             // As `dev` does: served on loopback and registered with this server.
             operator = operator.webhooks(crate::webhooks::Webhooks::local());
         }
+        let ready = Box::pin(operator.webhooks_ready());
         let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let (kill, kill_rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || -> Result<(), Error> {
@@ -300,6 +301,7 @@ impl TestCluster {
             stop: Some(stop),
             kill: Some(kill),
             thread: Some(thread),
+            ready: Some(ready),
         }
     }
 
@@ -324,9 +326,26 @@ pub struct RunningOperator {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     kill: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<Result<(), Error>>>,
+    ready: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
 }
 
 impl RunningOperator {
+    /// Waits until the operator's webhook server serves and has registered its admission
+    /// configurations and CRD conversions ([`Operator::webhooks_ready`]): objects written at
+    /// a CRD's other versions before then meet a webhook the API server cannot reach yet.
+    ///
+    /// ```no_run
+    /// # async fn test(cluster: kopr::testing::TestCluster, operator: kopr::Operator) {
+    /// let mut running = cluster.run(operator);
+    /// running.webhooks_ready().await;
+    /// # }
+    /// ```
+    pub async fn webhooks_ready(&mut self) {
+        if let Some(ready) = self.ready.take() {
+            ready.await;
+        }
+    }
+
     async fn join(&mut self) -> Result<(), Error> {
         let Some(thread) = self.thread.take() else {
             return Ok(());

@@ -16,6 +16,8 @@
 //! | `kopr_api_requests_total` | verb, code | API requests by HTTP method and status (`error` without one) |
 //! | `kopr_events_posted_total` | | Kubernetes Events posted |
 //! | `kopr_admission_failures_total` | | admission handlers that panicked or overran |
+//! | `kopr_conversions_total` | | objects converted between CRD versions |
+//! | `kopr_conversion_failures_total` | | conversion reviews answered with a failure |
 //! | `kopr_leader` | | 1 while this replica handles objects: it leads, runs without election, or is a shard member (the number of such operators, in a process that runs several), else 0 |
 //! | `kopr_shards_owned` | | virtual shards this replica owns (with sharding) |
 //! | `kopr_index_objects` | index | objects that gave pairs to the index |
@@ -106,6 +108,10 @@ pub struct Metrics {
     pub events_posted: Counter,
     /// Admission handlers that panicked or overran.
     pub admission_failures: Counter,
+    /// Objects converted between CRD versions.
+    pub conversions: Counter,
+    /// Conversion reviews answered with a failure.
+    pub conversion_failures: Counter,
     /// Whether this replica leads.
     pub leader: Gauge,
     /// Virtual shards owned.
@@ -140,6 +146,8 @@ impl Metrics {
             api_requests: Family::default(),
             events_posted: Counter::default(),
             admission_failures: Counter::default(),
+            conversions: Counter::default(),
+            conversion_failures: Counter::default(),
             leader: Gauge::default(),
             shards_owned: Gauge::default(),
             shard_members: Gauge::default(),
@@ -199,6 +207,16 @@ impl Metrics {
             "admission_failures",
             "Admission handlers that panicked or overran",
             metrics.admission_failures.clone(),
+        );
+        r.register(
+            "conversions",
+            "Objects converted between CRD versions",
+            metrics.conversions.clone(),
+        );
+        r.register(
+            "conversion_failures",
+            "Conversion reviews answered with a failure",
+            metrics.conversion_failures.clone(),
         );
         r.register(
             "leader",

@@ -82,7 +82,7 @@ impl Webhooks {
     /// `ShouldCallHook`): `None` not at all, `Some(None)` on the request as
     /// it is, `Some(Some(_))` through an equivalent resource
     /// (`matchPolicy: Equivalent`).
-    fn invocation(
+    async fn invocation(
         &self,
         hook: &Hook,
         attrs: &Attributes<'_>,
@@ -100,7 +100,7 @@ impl Webhooks {
             return Ok(None);
         } else {
             match matching::equivalent_match(&self.catalog, &hook.rules, request.rt, attrs) {
-                Some(equivalent) => Some(equivalent),
+                Some(equivalent) => Some(equivalent.by_webhook(&self.caller, attrs).await?),
                 None => return Ok(None),
             }
         };
@@ -228,7 +228,7 @@ impl Webhooks {
     ) -> Result<Option<bool>, ApiError> {
         let object = (request.operation != crate::registry::Operation::Delete).then_some(&*obj);
         let attrs = Attributes::of(request, object);
-        let Some(equivalent) = self.invocation(hook, &attrs, request)? else {
+        let Some(equivalent) = self.invocation(hook, &attrs, request).await? else {
             return Ok(None);
         };
         let seen = match &equivalent {
@@ -269,7 +269,7 @@ impl Webhooks {
             Some(e) => {
                 let mut seen = e.object.clone().unwrap_or(Value::Null);
                 json_patch::patch(&mut seen, &operations).map_err(ApiError::internal)?;
-                *obj = e.back(request.rt, &seen);
+                *obj = e.back_by_webhook(&self.caller, request.rt, &seen).await?;
             }
             None => json_patch::patch(obj, &operations).map_err(ApiError::internal)?,
         }
@@ -295,7 +295,7 @@ impl Webhooks {
         let attrs = Attributes::of(request, obj);
         let mut due = Vec::new();
         for hook in &index.validating {
-            if let Some(equivalent) = self.invocation(hook, &attrs, request)? {
+            if let Some(equivalent) = self.invocation(hook, &attrs, request).await? {
                 due.push((hook, equivalent));
             }
         }

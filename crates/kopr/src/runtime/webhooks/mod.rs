@@ -36,6 +36,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::handling::admission::{AdmissionSpec, Incoming, Verdict};
+use crate::handling::conversion::Conversions;
 use crate::handling::errors::Error;
 pub use certificates::Certificates;
 
@@ -135,7 +136,12 @@ impl Webhooks {
     /// On a free loopback port, reached by URL: for `dev` and tests, where the API server runs
     /// on the same machine.
     pub fn local() -> Webhooks {
-        Webhooks::listen(SocketAddr::from(([127, 0, 0, 1], 0)))
+        // A free port chosen now, so that the CRDs installed before the server starts name
+        // their conversion webhook's URL.
+        let port = std::net::TcpListener::bind(("127.0.0.1", 0))
+            .and_then(|l| l.local_addr())
+            .map_or(0, |a| a.port());
+        Webhooks::listen(SocketAddr::from(([127, 0, 0, 1], port)))
     }
 
     /// The API server reaches the server through this Service (port 443 to the listen port).
@@ -197,6 +203,25 @@ impl Webhooks {
     pub fn registers(&self) -> bool {
         self.register
     }
+
+    /// The `clientConfig` (no `caBundle`) by which the API server calls the conversion
+    /// webhook of the CRD `crd`, when it is known before the server listens: through the
+    /// Service, or at a host with a fixed port.
+    pub(crate) fn conversion_client(&self, crd: &str) -> Option<Value> {
+        let path = conversion_path(crd);
+        match &self.reach {
+            Reach::Service { namespace, name } => Some(json!({"service": {
+                "namespace": namespace, "name": name, "path": path, "port": 443}})),
+            Reach::Url(_) if self.listen.port() == 0 => None,
+            Reach::Url(host) => {
+                let host = host.clone().unwrap_or_else(|| match self.listen.ip() {
+                    std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+                    ip => ip.to_string(),
+                });
+                Some(json!({"url": format!("https://{host}:{}{path}", self.listen.port())}))
+            }
+        }
+    }
 }
 
 /// A handler ready to be called, with the resource it belongs to.
@@ -208,6 +233,7 @@ pub(crate) struct Served {
 
 struct Shared {
     handlers: Vec<Served>,
+    conversions: Vec<Conversions>,
     policy: FailurePolicy,
     timeout: Duration,
     failures: AtomicU64,
@@ -237,6 +263,20 @@ fn respond(code: u16, body: &Value) -> http::Response<Full<Bytes>> {
         http::HeaderValue::from_static("application/json"),
     );
     response
+}
+
+/// A request's body, at most 16 MiB; a 400 answer when it cannot be read.
+async fn read_body(
+    request: http::Request<hyper::body::Incoming>,
+) -> Result<Bytes, http::Response<Full<Bytes>>> {
+    let limited = http_body_util::Limited::new(request.into_body(), 16 << 20);
+    match limited.collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) => Err(respond(
+            400,
+            &json!({"error": format!("reading the body: {e}")}),
+        )),
+    }
 }
 
 /// The JSON patch that turns `body` into `body` with `merge` applied.
@@ -338,11 +378,82 @@ impl Shared {
         )
     }
 
+    /// Converts the objects of one ConversionReview (v1 or v1beta1) for the CRD `crd`. The
+    /// first object that fails fails the review, with the author's message.
+    fn convert(&self, crd: &str, body: &[u8]) -> (u16, Value) {
+        let review: Value = match serde_json::from_slice(body) {
+            Ok(v) => v,
+            Err(e) => {
+                return (
+                    400,
+                    json!({"error": format!("not a ConversionReview: {e}")}),
+                );
+            }
+        };
+        let request = &review["request"];
+        let Some(uid) = request["uid"].as_str() else {
+            return (
+                400,
+                json!({"error": "not a ConversionReview: no request.uid"}),
+            );
+        };
+        let Some(conversions) = self.conversions.iter().find(|c| c.crd == crd) else {
+            return (404, json!({"error": format!("no conversion for {crd}")}));
+        };
+        let desired = request["desiredAPIVersion"].as_str().unwrap_or("");
+        let objects = request["objects"].as_array().cloned().unwrap_or_default();
+        let count = objects.len();
+        let converted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            objects
+                .into_iter()
+                .map(|o| {
+                    let name = o["metadata"]["name"].as_str().unwrap_or("").to_owned();
+                    conversions
+                        .convert(o, desired)
+                        .map_err(|message| (name, message))
+                })
+                .collect::<Result<Vec<Value>, (String, String)>>()
+        }))
+        .unwrap_or_else(|_| Err((String::new(), format!("converting to {desired} panicked"))));
+        let metrics = crate::runtime::metrics::global();
+        let response = match converted {
+            Ok(objects) => {
+                metrics.conversions.inc_by(count as u64);
+                json!({"uid": uid, "convertedObjects": objects, "result": {"status": "Success"}})
+            }
+            Err((name, message)) => {
+                metrics.conversion_failures.inc();
+                tracing::error!(%crd, object = %name, %desired, "conversion failed: {message}");
+                json!({"uid": uid, "convertedObjects": [],
+                       "result": {"status": "Failure", "message": message}})
+            }
+        };
+        let api_version = review["apiVersion"]
+            .as_str()
+            .unwrap_or("apiextensions.k8s.io/v1");
+        (
+            200,
+            json!({"apiVersion": api_version, "kind": "ConversionReview", "response": response}),
+        )
+    }
+
     async fn handle(
         &self,
         request: http::Request<hyper::body::Incoming>,
     ) -> http::Response<Full<Bytes>> {
         let path = request.uri().path().to_string();
+        if let Some(crd) = path.strip_prefix("/convert/") {
+            if request.method() != http::Method::POST {
+                return respond(405, &json!({"error": "POST a ConversionReview"}));
+            }
+            let crd = crd.to_owned();
+            let body = match read_body(request).await {
+                Ok(body) => body,
+                Err(response) => return response,
+            };
+            let (code, answer) = self.convert(&crd, &body);
+            return respond(code, &answer);
+        }
         let route = path
             .strip_prefix("/validate/")
             .map(|i| (false, i))
@@ -353,10 +464,9 @@ impl Shared {
         if request.method() != http::Method::POST {
             return respond(405, &json!({"error": "POST an AdmissionReview"}));
         }
-        let limited = http_body_util::Limited::new(request.into_body(), 16 << 20);
-        let body = match limited.collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(e) => return respond(400, &json!({"error": format!("reading the body: {e}")})),
+        let body = match read_body(request).await {
+            Ok(body) => body,
+            Err(response) => return response,
         };
         let (code, answer) = self.review(name, mutating, &body).await;
         respond(code, &answer)
@@ -368,6 +478,7 @@ impl WebhookServer {
     pub(crate) async fn start(
         settings: &Webhooks,
         handlers: Vec<Served>,
+        conversions: Vec<Conversions>,
         shutdown: CancellationToken,
     ) -> Result<WebhookServer, Error> {
         let listener = tokio::net::TcpListener::bind(settings.listen).await?;
@@ -392,6 +503,7 @@ impl WebhookServer {
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
         let shared = Arc::new(Shared {
             handlers,
+            conversions,
             policy: settings.failure_policy,
             timeout: settings.timeout,
             failures: AtomicU64::new(0),
@@ -455,14 +567,9 @@ impl WebhookServer {
         use base64::Engine as _;
         let ca_bundle = base64::engine::general_purpose::STANDARD.encode(bundle);
         let url = |path: &str| {
-            let Reach::Url(host) = &settings.reach else {
-                return None;
-            };
-            let host = host.clone().unwrap_or_else(|| match self.address.ip() {
-                std::net::IpAddr::V6(ip) => format!("[{ip}]"),
-                ip => ip.to_string(),
-            });
-            Some(format!("https://{host}:{}{path}", self.address.port()))
+            self.client_config(settings, path)["url"]
+                .as_str()
+                .map(str::to_owned)
         };
         configuration_entries(
             &self.shared.handlers,
@@ -481,6 +588,7 @@ impl WebhookServer {
         settings: &Webhooks,
     ) -> Result<(), Error> {
         self.apply_configurations(client, settings).await?;
+        self.apply_conversions(client, settings).await?;
         let mut changes = self.certificate.ca_changes();
         changes.mark_unchanged();
         let (server, client, settings) = (self.clone(), client.clone(), settings.clone());
@@ -493,9 +601,89 @@ impl WebhookServer {
                 if let Err(error) = server.apply_configurations(&client, &settings).await {
                     tracing::error!(%error, "could not register the renewed webhook CA");
                 }
+                if let Err(error) = server.apply_conversions(&client, &settings).await {
+                    tracing::error!(%error, "could not register the renewed webhook CA with the CRDs");
+                }
             }
         });
         Ok(())
+    }
+
+    /// Points the conversion of each multi-version CRD at this server, with its CA (and the
+    /// CAs other replicas registered) as the `caBundle`: a merge patch of `spec.conversion`,
+    /// conditional on the version read and retried on a conflict.
+    async fn apply_conversions(
+        &self,
+        client: &kube::Client,
+        settings: &Webhooks,
+    ) -> Result<(), Error> {
+        use base64::Engine as _;
+        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+        let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+        for conversions in &self.shared.conversions {
+            let name = &conversions.crd;
+            let mut attempts = 0;
+            loop {
+                let Some(existing) = api.get_opt(name).await? else {
+                    tracing::warn!(crd = %name, "not installed; its conversion webhook is not registered");
+                    break;
+                };
+                let registered = existing
+                    .spec
+                    .conversion
+                    .as_ref()
+                    .and_then(|c| c.webhook.as_ref())
+                    .and_then(|w| w.client_config.as_ref())
+                    .and_then(|c| c.ca_bundle.as_ref())
+                    .map(|b| String::from_utf8_lossy(&b.0).into_owned())
+                    .unwrap_or_default();
+                let bundle = merge_cas(&self.ca_pem(), &registered);
+                let mut client_config = self.client_config(settings, &conversion_path(name));
+                client_config["caBundle"] =
+                    json!(base64::engine::general_purpose::STANDARD.encode(&bundle));
+                // A merge patch keeps what it does not name: clear the other way to reach it.
+                for way in ["url", "service"] {
+                    client_config
+                        .as_object_mut()
+                        .map(|c| c.entry(way).or_insert(Value::Null));
+                }
+                let patch = json!({
+                    "metadata": {"resourceVersion": existing.metadata.resource_version},
+                    "spec": {"conversion": {"strategy": "Webhook", "webhook": {
+                        "clientConfig": client_config,
+                        "conversionReviewVersions": crate::handling::conversion::REVIEW_VERSIONS,
+                    }}},
+                });
+                match api
+                    .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                {
+                    Ok(_) => break,
+                    Err(kube::Error::Api(status)) if status.code == 409 && attempts < 5 => {
+                        attempts += 1;
+                    }
+                    Err(error) => return Err(error.into()),
+                }
+            }
+            tracing::info!(crd = %name, "conversion webhook registered");
+        }
+        Ok(())
+    }
+
+    /// How the API server reaches `path` on this server: by URL (the listen address unless
+    /// a host is set) or through the Service.
+    fn client_config(&self, settings: &Webhooks, path: &str) -> Value {
+        match &settings.reach {
+            Reach::Service { namespace, name } => json!({"service": {
+                "namespace": namespace, "name": name, "path": path, "port": 443}}),
+            Reach::Url(host) => {
+                let host = host.clone().unwrap_or_else(|| match self.address.ip() {
+                    std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+                    ip => ip.to_string(),
+                });
+                json!({"url": format!("https://{host}:{}{path}", self.address.port())})
+            }
+        }
     }
 
     /// Applies both configurations. Their `caBundle` keeps the CAs other replicas registered
@@ -551,6 +739,11 @@ impl WebhookServer {
     }
 }
 
+/// The path of the conversion webhook of the CRD `crd`.
+pub(crate) fn conversion_path(crd: &str) -> String {
+    format!("/convert/{crd}")
+}
+
 /// The most CAs a configuration's `caBundle` keeps.
 pub const MAX_CAS: usize = 3;
 
@@ -569,13 +762,18 @@ fn pem_blocks(text: &str) -> Vec<String> {
 /// [`MAX_CAS`] in all.
 fn merged_bundle(own: &str, existing: Option<&DynamicObject>) -> String {
     use base64::Engine as _;
-    let mut cas = pem_blocks(own);
     let registered = existing
         .and_then(|e| e.data["webhooks"][0]["clientConfig"]["caBundle"].as_str())
         .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
         .and_then(|b| String::from_utf8(b).ok())
         .unwrap_or_default();
-    for ca in pem_blocks(&registered) {
+    merge_cas(own, &registered)
+}
+
+/// `own` first, then the CAs of `registered` (PEM), at most [`MAX_CAS`] in all.
+fn merge_cas(own: &str, registered: &str) -> String {
+    let mut cas = pem_blocks(own);
+    for ca in pem_blocks(registered) {
         if cas.len() < MAX_CAS && !cas.contains(&ca) {
             cas.push(ca);
         }
