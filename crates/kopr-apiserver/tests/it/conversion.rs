@@ -105,6 +105,18 @@ impl Books {
 /// A server with the Book CRD converted by a test webhook; `review_versions`
 /// is the CRD's `conversionReviewVersions`.
 async fn books(review_versions: &[&str]) -> Books {
+    books_reached(
+        review_versions,
+        |hook| json!({"url": format!("{}/convert", hook.url), "caBundle": hook.ca_bundle()}),
+    )
+    .await
+}
+
+/// [`books`], the webhook reached by the `clientConfig` that `reach` gives.
+async fn books_reached(
+    review_versions: &[&str],
+    reach: impl FnOnce(&WebhookServer) -> Value,
+) -> Books {
     let answer = Arc::new(Mutex::new(Answer::Convert));
     let mode = answer.clone();
     let hook = serve_raw(move |_, review| {
@@ -130,6 +142,7 @@ async fn books(review_versions: &[&str]) -> Books {
     })
     .await;
     let fx = start().await;
+    let client_config = reach(&hook);
     let schema = |spec: Value| {
         json!({"openAPIV3Schema": {"type": "object", "properties": {
         "spec": {"type": "object", "properties": spec}}}})
@@ -147,8 +160,7 @@ async fn books(review_versions: &[&str]) -> Books {
                     "authors": {"type": "array", "items": {"type": "string"}}}))}],
             "conversion": {"strategy": "Webhook", "webhook": {
                 "conversionReviewVersions": review_versions,
-                "clientConfig": {"url": format!("{}/convert", hook.url),
-                                 "caBundle": hook.ca_bundle()}}}}}))
+                "clientConfig": client_config}}}}))
     .unwrap();
     let crds: Api<CustomResourceDefinition> = Api::all(fx.client.clone());
     crds.create(&PostParams::default(), &crd).await.unwrap();
@@ -456,4 +468,53 @@ async fn an_unreachable_webhook_is_a_failed_call() {
         "conversion webhook for example.com/v2, Kind=Book failed: Post \"{url}/convert?timeout=30s\": "
     );
     assert!(s.message.starts_with(&expected), "{}", s.message);
+}
+
+#[tokio::test]
+async fn a_webhook_behind_a_service_is_reached_through_its_endpoints() {
+    let b = books_reached(&["v1"], |hook| {
+        json!({"service": {"namespace": "default", "name": "hook", "path": "/convert", "port": 8443},
+               "caBundle": hook.ca_bundle()})
+    })
+    .await;
+    b.put("v2", "s", json!({"title": "T", "authors": ["A"]}))
+        .await;
+    let s = status_of(b.at("v1").get("s").await.unwrap_err());
+    assert_eq!(
+        s.message,
+        "conversion webhook for example.com/v2, Kind=Book failed: Post \"https://hook.default.svc:8443/convert?timeout=30s\": service \"hook\" not found"
+    );
+    let port: u16 = b.hook.url.rsplit(':').next().unwrap().parse().unwrap();
+    let core = |kind: &str| {
+        let resource = ApiResource {
+            group: String::new(),
+            version: "v1".into(),
+            api_version: "v1".into(),
+            kind: kind.into(),
+            plural: format!("{}s", kind.to_lowercase()).replace("endpointss", "endpoints"),
+        };
+        Api::<DynamicObject>::namespaced_with(b.fx.client.clone(), "default", &resource)
+    };
+    let object = |v: Value| -> DynamicObject { serde_json::from_value(v).unwrap() };
+    core("Service")
+        .create(
+            &PostParams::default(),
+            &object(json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "hook"},
+            "spec": {"ports": [{"name": "https", "port": 8443, "targetPort": 9443}]}})),
+        )
+        .await
+        .unwrap();
+    core("Endpoints")
+        .create(
+            &PostParams::default(),
+            &object(json!({"apiVersion": "v1", "kind": "Endpoints",
+            "metadata": {"name": "hook"},
+            "subsets": [{"addresses": [{"ip": crate::common::webhook::host_address()}],
+                         "ports": [{"name": "https", "port": port}]}]})),
+        )
+        .await
+        .unwrap();
+    let v1 = b.at("v1").get("s").await.unwrap();
+    assert_eq!(spec(&v1)["author"], "A");
 }
