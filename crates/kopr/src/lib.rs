@@ -155,7 +155,7 @@ pub use handling::{
 };
 #[cfg(feature = "embedded")]
 pub use kits::testing;
-pub use kits::{adopt, apply, cli, manifests, service_account};
+pub use kits::{adopt, apply, cli, conditions, manifests, service_account};
 pub use persistence::{progress, storage};
 pub use runtime::{
     client, discovery, endpoints, events, leader, logging, metrics, namespaces, shards, webhooks,

@@ -14,8 +14,8 @@
 
 #![warn(missing_docs)]
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
-use kopr::{Context, Denial, Handler, HandlerResult, Operator, Resource, Review};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kopr::{Context, Denial, Handler, HandlerResult, Operator, Resource, Review, conditions};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -158,36 +158,31 @@ pub struct BookStatus {
 /// The condition type the operator sets.
 pub const READY: &str = "Ready";
 
-/// The `Ready` condition for `book`: its transition time is kept while the book stays ready.
-pub fn ready_condition(book: &Book) -> Condition {
-    let previous = book.status.as_ref().and_then(|s| {
-        s.conditions
-            .iter()
-            .find(|c| c.type_ == READY && c.status == "True")
-    });
-    let since = previous.map_or_else(
-        || Time(k8s_openapi::jiff::Timestamp::now()),
-        |c| c.last_transition_time.clone(),
-    );
-    Condition {
-        type_: READY.to_owned(),
-        status: "True".to_owned(),
-        reason: "Catalogued".to_owned(),
-        message: format!(
+/// The `Ready` condition for `book` in its status conditions, set as kube sets conditions
+/// (its transition time kept while the book stays ready).
+pub fn ready_conditions(book: &Book) -> Vec<Condition> {
+    let mut list = book
+        .status
+        .as_ref()
+        .map(|s| s.conditions.clone())
+        .unwrap_or_default();
+    let ready = conditions::Update::new(READY, true)
+        .reason("Catalogued")
+        .message(format!(
             "\"{}\" by {} is catalogued",
             book.spec.title,
             byline(&book.spec.authors)
-        ),
-        last_transition_time: since,
-        observed_generation: book.metadata.generation,
-    }
+        ))
+        .observed_generation(book.metadata.generation);
+    conditions::set(&mut list, ready);
+    list
 }
 
 fn report_ready(ctx: &Context<Book>) {
     let book = &ctx.object;
     ctx.patch()
         .status("observedGeneration", book.metadata.generation)
-        .status("conditions", [ready_condition(book)]);
+        .status("conditions", ready_conditions(book));
 }
 
 async fn catalogued(ctx: Context<Book>) -> HandlerResult {

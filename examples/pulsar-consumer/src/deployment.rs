@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{Container, EnvVar, PodSpec, PodTemplateSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector, ObjectMeta, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use kopr::conditions;
 use kube::ResourceExt;
 
 use crate::{PulsarConsumer, PulsarConsumerStatus, READY, ReconcileError};
@@ -150,16 +151,12 @@ pub fn observed(
             (ready, false, error.reason(), error.to_string())
         }
     };
-    let status = if ready { "True" } else { "False" };
-    // The transition time stays while the condition's status does.
-    let since = previous
-        .conditions
-        .iter()
-        .find(|c| c.type_ == READY && c.status == status)
-        .map_or_else(
-            || Time(k8s_openapi::jiff::Timestamp::now()),
-            |c| c.last_transition_time.clone(),
-        );
+    let mut list = previous.conditions.clone();
+    let update = conditions::Update::new(READY, ready)
+        .reason(reason)
+        .message(message)
+        .observed_generation(consumer.metadata.generation);
+    conditions::set(&mut list, update);
     PulsarConsumerStatus {
         server: Some(spec.server_address.clone()),
         topic: Some(spec.topic.clone()),
@@ -167,13 +164,6 @@ pub fn observed(
         replicas: Some(wanted),
         ready_replicas: Some(ready_replicas),
         observed_generation: consumer.metadata.generation,
-        conditions: vec![Condition {
-            type_: READY.to_owned(),
-            status: status.to_owned(),
-            reason: reason.to_owned(),
-            message,
-            last_transition_time: since,
-            observed_generation: consumer.metadata.generation,
-        }],
+        conditions: list,
     }
 }
