@@ -32,7 +32,7 @@
 //! Handler results go to `status.<handler id>` through the `/status` subresource. A CRD
 //! whose status schema does not keep unknown fields (or that has no status at all) makes the
 //! API server prune them: give the status `x-kubernetes-preserve-unknown-fields`, as above,
-//! or turn [`Settings::store_results`](crate::Settings) off.
+//! or turn [`Operator::store_results`](crate::Operator::store_results) off.
 //!
 //! # 1. A first handler
 //!
@@ -100,7 +100,7 @@
 //! For every object, kopr keeps its *essence* (everything but `apiVersion`, `kind`,
 //! `metadata` and `status`, plus the labels and the annotations that are not bookkeeping) as
 //! it was last fully handled: the *diff base*, in the annotation
-//! `kopr.dev/last-handled-configuration` (or under `status.kopr` with
+//! `<name>.kopr.dev/last-handled-configuration` (or under `status.kopr` with
 //! [`Storage::Status`](crate::Storage::Status)). Comparing the current essence with it gives
 //! the cause:
 //!
@@ -120,7 +120,7 @@
 //! An object is handled by one worker at a time, in *cycles*: each runs one due handler, then
 //! writes its outcome in one patch (the handler's own [`patch`](crate::Context::patch), its
 //! result under `status.<handler id>`, and its *progress record*, the annotation
-//! `kopr.dev/<handler id>` with attempts, retries and the time of the next attempt) before the
+//! `<name>.kopr.dev/<handler id>` with attempts, retries and the time of the next attempt) before the
 //! next handler of that object starts. Each cycle picks the first due handler in
 //! registration order; one waiting for its retry does not hold back those after it.
 //! [`Operator`](crate::Operator#guarantees) lists what this guarantees: a handler that
@@ -131,7 +131,7 @@
 //! What a handler returns decides what happens next ([`crate::errors`]):
 //!
 //! - `Ok(value)`: done; `value` is stored under `status.<handler id>` unless it is `()`
-//!   (or [`Settings::store_results`](crate::Settings) is off);
+//!   (or [`Operator::store_results`](crate::Operator::store_results) is off);
 //! - [`TemporaryError`](crate::TemporaryError) or
 //!   [`HandlerError::temporary`](crate::HandlerError::temporary): retried after its delay;
 //! - [`PermanentError`](crate::PermanentError) or
@@ -177,7 +177,8 @@
 //! ```
 //!
 //! ## Finalizers
-//! kopr adds its finalizer, `kopr.dev/finalizer`, to an object that a non-optional delete
+//! kopr adds the operator's finalizer, `<name>.kopr.dev/finalizer` (see
+//! [`Identity`](crate::Identity)), to an object that a non-optional delete
 //! handler, a timer or a daemon applies to, so the object stays until they are done: on
 //! deletion, timers and daemons are stopped first, then the delete handlers run (retried as
 //! any handler), and the finalizer is released once they all finished. Each delete handler's
@@ -423,9 +424,9 @@
 //!   between versions (section 7).
 //! - **Scope and capacity.** `--namespace` patterns ([`NamespacePatterns`](crate::NamespacePatterns)),
 //!   `--workers` (objects handled at once), [`Operator::storage`](crate::Operator::storage)
-//!   (annotations or status), and [`Settings`](crate::Settings) for timeouts and backoffs.
+//!   (annotations or status), and the [`Operator`](crate::Operator) builder for timeouts and backoffs.
 //! - **Shutdown.** On SIGTERM the operator stops watching and cancels timers and daemons,
-//!   lets running handlers finish within [`Settings::shutdown_timeout`](crate::Settings), runs
+//!   lets running handlers finish within [`Operator::shutdown_timeout`](crate::Operator::shutdown_timeout), runs
 //!   [`on_cleanup`](crate::Operator::on_cleanup) handlers and releases its Lease.
 //!
 //! The same, configured in code rather than by flags:
@@ -447,7 +448,7 @@
 //!     .namespaces(NamespacePatterns::parse(["team-*", "!team-scratch"]).unwrap())
 //!     .workers(16)
 //!     .storage(Storage::Status)
-//!     .configure(|settings| settings.shutdown_timeout = Duration::from_secs(60));
+//!     .shutdown_timeout(Duration::from_secs(60));
 //! operator.run_until(client, kopr::cli::shutdown_signal()).await
 //! # }
 //! ```

@@ -156,7 +156,7 @@ pub use handling::{
 #[cfg(feature = "embedded")]
 pub use kits::testing;
 pub use kits::{adopt, apply, cli, conditions, manifests, service_account};
-pub use persistence::{progress, storage};
+pub use persistence::{identity, progress, storage};
 pub use runtime::{
     client, discovery, endpoints, events, leader, logging, metrics, namespaces, shards, webhooks,
 };
@@ -169,10 +169,10 @@ pub use errors::{Error, HandlerError, HandlerResult, PermanentError, TemporaryEr
 pub use events::{exception, info, warn};
 pub use filters::{FilterInput, Filtered, Matcher};
 pub use handlers::{Daemon, ErrorsMode, Handler, Timer};
+pub use identity::Identity;
 pub use namespaces::NamespacePatterns;
 pub use operator::{Lifecycle, Operator};
 pub use patch::Patch;
-pub use reactor::Settings;
 pub use resource::Resource;
 pub use storage::Storage;
 

@@ -17,10 +17,10 @@ use crate::handling::context::Memo;
 use crate::handling::errors::{Error, HandlerError};
 use crate::handling::handlers::Trigger;
 use crate::handling::resource::{Resource, ResourceSpec};
-use crate::persistence::storage::Storage;
 use crate::reactor::{ResourceRuntime, Settings, Shared, watch_resource};
 use crate::runtime::events::EventRecorder;
-use crate::runtime::namespaces::NamespacePatterns;
+
+mod settings;
 
 /// What startup and cleanup handlers receive.
 ///
@@ -94,7 +94,7 @@ type LifecycleFn =
 ///   cut off by the crash does, so they should tolerate a second run.
 /// - **Nothing lost.** Events arriving while an object is handled are coalesced into its newest
 ///   body and handled after; API failures are retried with a per-object backoff (see
-///   [`Settings`]) until the write lands or the object is gone.
+///   [`Operator::max_error_backoff`]) until the write lands or the object is gone.
 pub struct Operator {
     pub(crate) resources: Vec<ResourceSpec>,
     startup: Vec<(String, LifecycleFn)>,
@@ -369,63 +369,6 @@ impl Operator {
         self
     }
 
-    /// Serves only the namespaces matching `patterns` (default: all). The command line's
-    /// `--namespace` sets it.
-    ///
-    /// ```
-    /// use kopr::{NamespacePatterns, Operator};
-    /// let patterns = NamespacePatterns::parse(["team-*", "!team-sandbox"]).unwrap();
-    /// let operator = Operator::new().namespaces(patterns);
-    /// ```
-    pub fn namespaces(mut self, patterns: NamespacePatterns) -> Self {
-        self.settings.namespaces = patterns;
-        self
-    }
-
-    /// Handles at most `workers` objects at the same time (default 64). Each object in flight
-    /// holds a parsed body and, with kube-rs's HTTP/1.1 client, a connection of its own: about
-    /// 60 KiB in all.
-    ///
-    /// ```
-    /// let operator = kopr::Operator::new().workers(8);
-    /// ```
-    pub fn workers(mut self, workers: usize) -> Self {
-        self.settings.workers = workers.max(1);
-        self
-    }
-
-    /// Chooses where progress and the diff base are stored (default: annotations).
-    ///
-    /// For throughput, choose [`Storage::Status`] when the resource's status keeps unknown
-    /// fields: one write per handled change instead of two.
-    ///
-    /// ```
-    /// let operator = kopr::Operator::new().storage(kopr::Storage::Status);
-    /// ```
-    ///
-    /// # Caveats
-    /// Changing the storage of a running deployment loses what the other kept: the diff base
-    /// (objects are then seen as created again) and the progress of causes in flight.
-    pub fn storage(mut self, storage: Storage) -> Self {
-        self.settings.storage = storage;
-        self
-    }
-
-    /// Changes any other setting.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let operator = kopr::Operator::new().configure(|settings| {
-    ///     settings.shutdown_timeout = Duration::from_secs(120);
-    ///     settings.success_events = true;
-    ///     settings.field_manager = "my-operator".into();
-    /// });
-    /// ```
-    pub fn configure(mut self, change: impl FnOnce(&mut Settings)) -> Self {
-        change(&mut self.settings);
-        self
-    }
-
     /// The CRDs of the typed custom resources registered with [`Resource::custom`] (the `crd`
     /// command prints them).
     ///
@@ -476,7 +419,7 @@ impl Operator {
     /// within 30 s.
     pub async fn install_crds(&self, client: &kube::Client) -> Result<(), Error> {
         let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-        let params = PatchParams::apply("kopr").force();
+        let params = PatchParams::apply(self.settings.identity.field_manager()).force();
         for crd in self.crds() {
             let name = crd.metadata.name.clone().unwrap_or_default();
             api.patch(&name, &params, &Patch::Apply(&crd)).await?;
@@ -491,6 +434,10 @@ impl Operator {
     }
 
     fn check(&self) -> Result<(), Error> {
+        self.settings
+            .identity
+            .check()
+            .map_err(|e| Error::Config(e.to_string()))?;
         let mut indices: Vec<&str> = self
             .resources
             .iter()
@@ -540,7 +487,7 @@ impl Operator {
 
     /// Runs the operator until `shutdown` completes: runs startup handlers, watches every
     /// resource, and on shutdown stops watching, lets running handlers finish (within
-    /// [`Settings::shutdown_timeout`]), cancels daemons and runs cleanup handlers.
+    /// [`Operator::shutdown_timeout`]), cancels daemons and runs cleanup handlers.
     ///
     /// [`main`](Self::main) builds the client and the shutdown signal from the command line;
     /// `run_until` is for programs that do it themselves (or run several operators).
@@ -577,7 +524,8 @@ impl Operator {
             indices.insert(indexer.as_ref());
         }
         self.memo.insert(indices);
-        let mut children = crate::handling::children::Children::new(&self.settings.field_manager);
+        let mut children =
+            crate::handling::children::Children::new(self.settings.identity.field_manager());
         for resource in &self.resources {
             for related in &resource.related {
                 if matches!(related.relation, crate::reconcile::Relation::Owns) {
@@ -591,7 +539,7 @@ impl Operator {
             client: client.clone(),
             memo: self.memo.clone(),
         };
-        let events = EventRecorder::start(client.clone());
+        let events = EventRecorder::start(client.clone(), self.settings.identity.component());
         let tasks = TaskTracker::new();
         let health = crate::endpoints::Health::new(self.resources.len());
         health.beat_until(token.clone());

@@ -147,7 +147,7 @@ impl NetworkError {
     }
 }
 
-/// The field manager of the operator's server-side applies.
+/// The operator's name: its field manager, and the domain of its finalizer and annotations.
 pub const FIELD_MANAGER: &str = "bitcoin-network";
 
 /// Whether `object` is controlled by the owner with this uid.
@@ -264,7 +264,5 @@ pub fn operator() -> Operator {
                 .into_iter()
                 .collect()
         });
-    Operator::new()
-        .configure(|settings| settings.field_manager = FIELD_MANAGER.to_owned())
-        .resource(networks)
+    Operator::new().name(FIELD_MANAGER).resource(networks)
 }

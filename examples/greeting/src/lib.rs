@@ -87,7 +87,7 @@ async fn timer(ctx: Context<Greeting>) -> HandlerResult {
 /// The Greeting operator.
 pub fn operator(config: &Config) -> Operator {
     let interval = Duration::from_secs(config.timer_interval.max(1));
-    Operator::new().resource(
+    Operator::new().name("greeting").resource(
         Resource::<Greeting>::custom()
             .on_create(Handler::new(created).id(CREATE_HANDLER))
             .on_update(Handler::new(updated).id("update"))

@@ -117,7 +117,7 @@ async fn greeted_once(
             Duration::from_secs(60),
             |g: Option<&Greeting>| {
                 g.and_then(|g| g.metadata.annotations.as_ref())
-                    .is_some_and(|a| a.contains_key("kopr.dev/last-handled-configuration"))
+                    .is_some_and(|a| a.contains_key("greeting.kopr.dev/last-handled-configuration"))
             },
         );
         closed

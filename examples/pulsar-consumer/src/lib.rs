@@ -37,7 +37,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The field manager of the operator's writes.
+/// The operator's name: its field manager, and the domain of its finalizer and annotations.
 pub const FIELD_MANAGER: &str = "pulsar-consumer";
 
 /// The desired state of a PulsarConsumer: where to consume what, and how many consumers.
@@ -235,11 +235,9 @@ async fn reconcile(image: Arc<str>, ctx: Context<PulsarConsumer>) -> HandlerResu
 /// The PulsarConsumer operator.
 pub fn operator(config: &Config) -> Operator {
     let image: Arc<str> = Arc::from(config.consumer_image.as_str());
-    Operator::new()
-        .configure(|settings| settings.field_manager = FIELD_MANAGER.to_owned())
-        .resource(
-            Resource::<PulsarConsumer>::custom()
-                .reconcile(move |ctx| reconcile(image.clone(), ctx))
-                .owns::<Deployment>(),
-        )
+    Operator::new().name(FIELD_MANAGER).resource(
+        Resource::<PulsarConsumer>::custom()
+            .reconcile(move |ctx| reconcile(image.clone(), ctx))
+            .owns::<Deployment>(),
+    )
 }

@@ -415,7 +415,7 @@ impl<K> Context<K> {
     /// Applies `child` as a child of this object with server-side apply, forcing ownership of
     /// its fields: a controller owner reference, the object's labels and (for a namespaced
     /// child) its namespace are added as [`kopr::adopt`](fn@crate::adopt) does, and the apply is
-    /// made under the operator's field manager ([`Settings::field_manager`](crate::Settings)).
+    /// made under the operator's field manager ([`Identity::field_manager`](crate::Identity::field_manager)).
     /// Fields the operator applied before and leaves out now are removed; a field someone
     /// changed by hand is put back. So drift repair is "apply again".
     ///

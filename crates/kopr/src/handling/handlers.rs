@@ -286,7 +286,7 @@ pub(crate) fn registered(registered: &crate::handling::context::Registered) -> V
 /// ```
 ///
 /// # Caveats
-/// The id names the handler's progress record (`kopr.dev/<id>`) and result
+/// The id names the handler's progress record (`<name>.kopr.dev/<id>`) and result
 /// (`status.<id>`) on every object. Renaming a function (or moving it to another module)
 /// changes the derived id: progress recorded under the old id is then not found, so a cause
 /// in flight starts over for that handler. Give handlers a fixed [`id`](Self::id) when that

@@ -12,7 +12,7 @@
 //! - when an object of a [watched](crate::Resource::watches) kind changes and the mapper names
 //!   it;
 //! - after the delay of [`Action::requeue`], and after an error with a per-object backoff
-//!   (0.5 s doubling up to [`Settings::max_error_backoff`](crate::Settings), reset by a
+//!   (0.5 s doubling up to [`Operator::max_error_backoff`](crate::Operator::max_error_backoff), reset by a
 //!   success; a [`TemporaryError`](crate::TemporaryError) gives its own delay, a
 //!   [`PermanentError`](crate::PermanentError) waits for the next change).
 //!

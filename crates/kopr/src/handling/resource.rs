@@ -505,7 +505,7 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
     /// ```
     ///
     /// # Guarantees
-    /// kopr's finalizer (`kopr.dev/finalizer`) is added to every object this handler's
+    /// the operator's finalizer (`<name>.kopr.dev/finalizer`) is added to every object this handler's
     /// filters match, and released only once every delete handler finished (succeeded, or
     /// failed for good); timers and daemons are stopped before delete handlers run. Each delete
     /// handler's outcome and progress record are written before the release, so one that

@@ -362,12 +362,11 @@ impl Common {
         } else {
             NamespacePatterns::parse(&self.namespaces).map_err(|e| Error::Config(e.to_string()))?
         };
-        let mut operator = operator.namespaces(patterns).configure(|settings| {
-            // Children are applied under the operator's name unless it chose one.
-            if settings.field_manager == crate::Settings::default().field_manager {
-                settings.field_manager = name.to_owned();
-            }
-        });
+        let mut operator = operator.namespaces(patterns);
+        // The operator is named after the program unless it chose its identity.
+        if operator.settings.identity == crate::Identity::default() {
+            operator = operator.name(name);
+        }
         if let Some(workers) = self.workers {
             operator = operator.workers(workers);
         }

@@ -1,5 +1,5 @@
 //! Per-handler progress, persisted on the object so that retries, delays and successes survive
-//! operator restarts: one `kopr.dev/<handler-id>` annotation per handler (or a `status.kopr.progress`
+//! operator restarts: one `<name>.kopr.dev/<handler-id>` annotation per handler (or a `status.kopr.progress`
 //! entry), cleared once the cause is fully handled; a deletion's records stay, written before
 //! kopr's finalizer is released, until the object goes.
 
@@ -7,20 +7,22 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::persistence::storage::{ANNOTATION_PREFIX, Storage};
+use crate::persistence::identity::{Identity, LEGACY_DOMAIN};
+use crate::persistence::storage::Storage;
 
 /// What is known about one handler's attempts for the current cause: the record kopr keeps
-/// on the object (as `kopr.dev/<handler id>`, or under `status.kopr.progress`) so that
+/// on the object (as `<name>.kopr.dev/<handler id>`, or under `status.kopr.progress`) so that
 /// retries, delays and successes survive restarts.
 ///
 /// ```
 /// use kopr::progress::{annotation_key, read};
-/// use kopr::Storage;
+/// use kopr::{Identity, Storage};
 /// let body = serde_json::json!({"metadata": {"annotations": {
-///     "kopr.dev/greet": r#"{"started":"2026-01-01T00:00:00Z","retries":2,"success":false,"failure":false,"message":"busy"}"#,
+///     "greeting.kopr.dev/greet": r#"{"started":"2026-01-01T00:00:00Z","retries":2,"success":false,"failure":false,"message":"busy"}"#,
 /// }}});
-/// assert_eq!(annotation_key("greet"), "kopr.dev/greet");
-/// let progress = read(Storage::Annotations, &body, "greet");
+/// let identity = Identity::new("greeting");
+/// assert_eq!(annotation_key(&identity, "greet"), "greeting.kopr.dev/greet");
+/// let progress = read(&identity, Storage::Annotations, &body, "greet");
 /// assert_eq!((progress.retries, progress.is_finished()), (2, false));
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -65,9 +67,18 @@ impl Progress {
 /// `parent.child`, or, when that is longer than an annotation name may be, the parent's id
 /// (cut to 54 characters) and a hash of the whole id: either way it starts with the parent's
 /// [`subhandler_prefix`].
-pub fn annotation_key(handler_id: &str) -> String {
+pub fn annotation_key(identity: &Identity, handler_id: &str) -> String {
+    key_in(&identity.prefix(), handler_id)
+}
+
+/// What the annotation keys of a handler's subhandlers start with.
+pub fn subhandler_prefix(identity: &Identity, handler_id: &str) -> String {
+    sub_prefix_in(&identity.prefix(), handler_id)
+}
+
+fn key_in(prefix: &str, handler_id: &str) -> String {
     let Some((parent, _)) = handler_id.split_once('/') else {
-        return format!("{ANNOTATION_PREFIX}{handler_id}");
+        return format!("{prefix}{handler_id}");
     };
     let name = handler_id.replace('/', ".");
     let valid = name.len() <= 63
@@ -75,29 +86,40 @@ pub fn annotation_key(handler_id: &str) -> String {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
     if valid {
-        return format!("{ANNOTATION_PREFIX}{name}");
+        return format!("{prefix}{name}");
     }
     let hash = crate::handling::handlers::fnv1a(handler_id);
-    format!("{}{:08x}", subhandler_prefix(parent), hash as u32)
+    format!("{}{:08x}", sub_prefix_in(prefix, parent), hash as u32)
 }
 
-/// What the annotation keys of a handler's subhandlers start with.
-pub fn subhandler_prefix(handler_id: &str) -> String {
+fn sub_prefix_in(prefix: &str, handler_id: &str) -> String {
     let cut = handler_id
         .char_indices()
         .nth(54)
         .map_or(handler_id, |(at, _)| &handler_id[..at]);
-    format!("{ANNOTATION_PREFIX}{cut}.")
+    format!("{prefix}{cut}.")
 }
 
-/// Reads a handler's progress from the object; absent or unreadable records count as fresh.
-pub fn read(storage: Storage, body: &Value, handler_id: &str) -> Progress {
+/// The prefixes annotation records are found under: the operator's, then kopr's historical
+/// one when it is not the operator's.
+fn prefixes(identity: &Identity) -> Vec<String> {
+    let mut list = vec![identity.prefix()];
+    if identity.legacy_annotation("").is_some() {
+        list.push(format!("{LEGACY_DOMAIN}/"));
+    }
+    list
+}
+
+/// Reads a handler's progress from the object (under the operator's name, else under kopr's
+/// historical one); absent or unreadable records count as fresh.
+pub fn read(identity: &Identity, storage: Storage, body: &Value, handler_id: &str) -> Progress {
     let raw = match storage {
-        Storage::Annotations => body
-            .pointer("/metadata/annotations")
-            .and_then(|a| a.get(annotation_key(handler_id)))
-            .and_then(Value::as_str)
-            .and_then(|text| serde_json::from_str(text).ok()),
+        Storage::Annotations => prefixes(identity).iter().find_map(|prefix| {
+            body.pointer("/metadata/annotations")
+                .and_then(|a| a.get(key_in(prefix, handler_id)))
+                .and_then(Value::as_str)
+                .and_then(|text| serde_json::from_str(text).ok())
+        }),
         Storage::Status => body
             .pointer("/status/kopr/progress")
             .and_then(|p| p.get(handler_id))
@@ -106,62 +128,78 @@ pub fn read(storage: Storage, body: &Value, handler_id: &str) -> Progress {
     raw.unwrap_or_default()
 }
 
-/// The merge patch that stores `progress` for a handler.
-pub fn write_patch(storage: Storage, handler_id: &str, progress: &Progress) -> Value {
+/// The merge patch that stores `progress` for a handler on `body` (dropping a record kept under
+/// kopr's historical name).
+pub fn write_patch(
+    identity: &Identity,
+    storage: Storage,
+    body: &Value,
+    handler_id: &str,
+    progress: &Progress,
+) -> Value {
     match storage {
         Storage::Annotations => {
             let text = serde_json::to_string(progress).unwrap_or_default();
-            json!({"metadata": {"annotations": {annotation_key(handler_id): text}}})
+            let mut write = serde_json::Map::new();
+            for prefix in prefixes(identity).iter().skip(1) {
+                let legacy = key_in(prefix, handler_id);
+                if body
+                    .pointer("/metadata/annotations")
+                    .and_then(|a| a.get(&legacy))
+                    .is_some()
+                {
+                    write.insert(legacy, Value::Null);
+                }
+            }
+            write.insert(annotation_key(identity, handler_id), Value::String(text));
+            json!({"metadata": {"annotations": write}})
         }
         Storage::Status => json!({"status": {"kopr": {"progress": {handler_id: progress}}}}),
     }
 }
 
 /// The merge patch that clears the progress of the given handlers, where present on `body` or
-/// about to be written by `pending` (the cycle's patch so far), with their subhandlers'.
+/// about to be written by `pending` (the cycle's patch so far), with their subhandlers', under
+/// the operator's name and kopr's historical one.
 pub fn purge_patch<'a>(
+    identity: &Identity,
     storage: Storage,
     body: &Value,
     pending: &Value,
     ids: impl Iterator<Item = &'a str>,
 ) -> Value {
     let mut patch = Value::Null;
+    let prefixes = prefixes(identity);
     for id in ids {
-        // Its subhandlers' records (at any depth) go with it.
-        let (pointer, prefix) = match storage {
-            Storage::Annotations => ("/metadata/annotations", subhandler_prefix(id)),
-            Storage::Status => ("/status/kopr/progress", format!("{id}/")),
+        // Its subhandlers' records (at any depth) go with it, and the record itself.
+        let (pointer, matches): (&str, Vec<(String, String)>) = match storage {
+            Storage::Annotations => (
+                "/metadata/annotations",
+                prefixes
+                    .iter()
+                    .map(|p| (sub_prefix_in(p, id), key_in(p, id)))
+                    .collect(),
+            ),
+            Storage::Status => (
+                "/status/kopr/progress",
+                vec![(format!("{id}/"), id.to_owned())],
+            ),
         };
-        let subs: Vec<Value> = [body, pending]
+        let doomed: Vec<Value> = [body, pending]
             .into_iter()
             .filter_map(|v| v.pointer(pointer).and_then(Value::as_object))
             .flat_map(|records| records.keys())
-            .filter(|k| k.starts_with(&prefix))
+            .filter(|k| {
+                matches
+                    .iter()
+                    .any(|(sub, own)| k.starts_with(sub.as_str()) || *k == own)
+            })
             .map(|k| match storage {
                 Storage::Annotations => json!({"metadata": {"annotations": {k: null}}}),
                 Storage::Status => json!({"status": {"kopr": {"progress": {k: null}}}}),
             })
             .collect();
-        for piece in subs {
-            crate::handling::patch::merge_into(&mut patch, piece);
-        }
-        let present = match storage {
-            Storage::Annotations => body
-                .pointer("/metadata/annotations")
-                .and_then(|a| a.get(annotation_key(id)))
-                .is_some(),
-            Storage::Status => body
-                .pointer("/status/kopr/progress")
-                .and_then(|p| p.get(id))
-                .is_some(),
-        };
-        if present {
-            let piece = match storage {
-                Storage::Annotations => {
-                    json!({"metadata": {"annotations": {annotation_key(id): null}}})
-                }
-                Storage::Status => json!({"status": {"kopr": {"progress": {id: null}}}}),
-            };
+        for piece in doomed {
             crate::handling::patch::merge_into(&mut patch, piece);
         }
     }
@@ -171,6 +209,10 @@ pub fn purge_patch<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn kopr() -> Identity {
+        Identity::default()
+    }
 
     #[test]
     fn round_trips_through_annotations_and_status() {
@@ -182,22 +224,32 @@ mod tests {
         };
         for storage in [Storage::Annotations, Storage::Status] {
             let mut body = json!({"metadata": {"name": "x"}});
-            crate::handling::patch::merge_into(&mut body, write_patch(storage, "h1", &progress));
-            assert_eq!(read(storage, &body, "h1"), progress);
-            assert_eq!(read(storage, &body, "h2"), Progress::default());
-            let purge = purge_patch(storage, &body, &Value::Null, ["h1", "h2"].into_iter());
+            let write = write_patch(&kopr(), storage, &body, "h1", &progress);
+            crate::handling::patch::merge_into(&mut body, write);
+            assert_eq!(read(&kopr(), storage, &body, "h1"), progress);
+            assert_eq!(read(&kopr(), storage, &body, "h2"), Progress::default());
+            let purge = purge_patch(
+                &kopr(),
+                storage,
+                &body,
+                &Value::Null,
+                ["h1", "h2"].into_iter(),
+            );
             let mut cleared = body.clone();
             json_patch::merge(&mut cleared, &purge);
-            assert_eq!(read(storage, &cleared, "h1"), Progress::default());
+            assert_eq!(read(&kopr(), storage, &cleared, "h1"), Progress::default());
         }
     }
 
     #[test]
     fn subhandler_records_are_valid_annotations_and_go_with_their_parent() {
-        assert_eq!(annotation_key("create"), "kopr.dev/create");
-        assert_eq!(annotation_key("create/item-1"), "kopr.dev/create.item-1");
+        assert_eq!(annotation_key(&kopr(), "create"), "kopr.dev/create");
+        assert_eq!(
+            annotation_key(&kopr(), "create/item-1"),
+            "kopr.dev/create.item-1"
+        );
         let long = format!("create/{}", "x".repeat(80));
-        let key = annotation_key(&long);
+        let key = annotation_key(&kopr(), &long);
         assert!(
             key.starts_with("kopr.dev/create.") && key.len() <= 9 + 63,
             "{key}"
@@ -215,11 +267,12 @@ mod tests {
                 long.as_str(),
                 "update/a",
             ] {
-                crate::handling::patch::merge_into(&mut body, write_patch(storage, id, &done));
+                let write = write_patch(&kopr(), storage, &body, id, &done);
+                crate::handling::patch::merge_into(&mut body, write);
             }
             // A record about to be written goes too.
-            let pending = write_patch(storage, "create/d", &done);
-            let purge = purge_patch(storage, &body, &pending, ["create"].into_iter());
+            let pending = write_patch(&kopr(), storage, &body, "create/d", &done);
+            let purge = purge_patch(&kopr(), storage, &body, &pending, ["create"].into_iter());
             let mut cleared = body.clone();
             json_patch::merge(&mut cleared, &pending);
             json_patch::merge(&mut cleared, &purge);
@@ -230,10 +283,14 @@ mod tests {
                 "create/d",
                 long.as_str(),
             ] {
-                assert_eq!(read(storage, &cleared, id), Progress::default(), "{id}");
+                assert_eq!(
+                    read(&kopr(), storage, &cleared, id),
+                    Progress::default(),
+                    "{id}"
+                );
             }
             assert!(
-                read(storage, &cleared, "update/a").success,
+                read(&kopr(), storage, &cleared, "update/a").success,
                 "another handler's"
             );
         }
@@ -255,5 +312,41 @@ mod tests {
             ..Progress::default()
         };
         assert!(done.is_finished() && !done.is_ready(now));
+    }
+
+    #[test]
+    fn a_named_operator_reads_and_moves_historical_records() {
+        let greeting = Identity::new("greeting");
+        let started = Progress {
+            retries: 3,
+            ..Progress::default()
+        };
+        let text = serde_json::to_string(&started).unwrap();
+        let body = json!({"metadata": {"annotations": {
+            "kopr.dev/create": text, "kopr.dev/create.sub": text, "kopr.dev/conversion-stash": "{}"}}});
+        assert_eq!(
+            read(&greeting, Storage::Annotations, &body, "create"),
+            started
+        );
+        let write = write_patch(&greeting, Storage::Annotations, &body, "create", &started);
+        assert_eq!(
+            write["metadata"]["annotations"]["kopr.dev/create"],
+            Value::Null
+        );
+        assert!(write["metadata"]["annotations"]["greeting.kopr.dev/create"].is_string());
+        let purge = purge_patch(
+            &greeting,
+            Storage::Annotations,
+            &body,
+            &write,
+            ["create"].into_iter(),
+        );
+        let mut after = body.clone();
+        json_patch::merge(&mut after, &write);
+        json_patch::merge(&mut after, &purge);
+        assert_eq!(
+            after["metadata"]["annotations"],
+            json!({"kopr.dev/conversion-stash": "{}"})
+        );
     }
 }

@@ -1,14 +1,13 @@
-//! Where kopr keeps its state on objects: the diff base ("last handled configuration"), the
-//! finalizer, and the key names they use.
+//! Where kopr keeps its state on objects: the diff base ("last handled configuration") and
+//! the finalizer, under the names of the operator's [`Identity`].
 
 use serde_json::{Map, Value, json};
 
-/// The prefix of every annotation kopr writes.
-pub const ANNOTATION_PREFIX: &str = "kopr.dev/";
-/// The annotation holding the essence of the last fully handled state.
-pub const LAST_HANDLED: &str = "kopr.dev/last-handled-configuration";
-/// The finalizer kopr adds while delete handlers, timers or daemons need it.
-pub const FINALIZER: &str = "kopr.dev/finalizer";
+use crate::persistence::identity::Identity;
+
+/// The name part of the annotation holding the essence of the last fully handled state
+/// (`<domain>/last-handled-configuration`).
+pub const LAST_HANDLED: &str = "last-handled-configuration";
 /// kubectl's own bookkeeping annotation, never part of the essence.
 const KUBECTL_LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 /// The most an annotation set may hold on a real API server (256 KiB in total).
@@ -30,7 +29,7 @@ pub const ANNOTATIONS_SIZE_LIMIT: usize = 256 * 1024;
 /// kopr's records, so every change looks like a creation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Storage {
-    /// In annotations (`kopr.dev/...`), the default: works for every kind, with or without a
+    /// In annotations (`<name>.kopr.dev/...`), the default: works for every kind, with or without a
     /// status schema.
     #[default]
     Annotations,
@@ -45,7 +44,8 @@ pub enum Storage {
 }
 
 /// The essence of an object: what users change. Everything except apiVersion, kind, metadata and
-/// status, plus the labels and the annotations that are not kopr's or kubectl's bookkeeping.
+/// status, plus the labels and the annotations that are not bookkeeping: not kubectl's, not
+/// this operator's and not any kopr operator's (`kopr.dev/…`, `<name>.kopr.dev/…`).
 /// A change of the essence is an update cause ([`Resource::on_update`](crate::Resource::on_update)).
 ///
 /// ```
@@ -57,12 +57,13 @@ pub enum Storage {
 ///     "spec": {"message": "hi"},
 ///     "status": {"greet": "said hi"},
 /// });
-/// assert_eq!(kopr::storage::essence(&body), json!({
+/// let identity = kopr::Identity::new("greeting");
+/// assert_eq!(kopr::storage::essence(&identity, &body), json!({
 ///     "metadata": {"labels": {"app": "hi"}, "annotations": {"note": "x"}},
 ///     "spec": {"message": "hi"},
 /// }));
 /// ```
-pub fn essence(body: &Value) -> Value {
+pub fn essence(identity: &Identity, body: &Value) -> Value {
     let mut essence = Map::new();
     if let Value::Object(map) = body {
         for (key, value) in map {
@@ -78,9 +79,7 @@ pub fn essence(body: &Value) -> Value {
     if let Some(Value::Object(annotations)) = body.pointer("/metadata/annotations") {
         let kept: Map<String, Value> = annotations
             .iter()
-            .filter(|(k, _)| {
-                !k.starts_with(ANNOTATION_PREFIX) && k.as_str() != KUBECTL_LAST_APPLIED
-            })
+            .filter(|(k, _)| !identity.is_bookkeeping(k) && k.as_str() != KUBECTL_LAST_APPLIED)
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         if !kept.is_empty() {
@@ -97,14 +96,21 @@ fn non_empty(value: &Value) -> bool {
     value.as_object().is_some_and(|m| !m.is_empty())
 }
 
-/// Reads the stored diff base, if any. An unreadable annotation counts as absent.
-pub fn read_diff_base(storage: Storage, body: &Value) -> Option<Value> {
+/// Reads the stored diff base, if any: the operator's own, else one kopr kept under its
+/// historical name. An unreadable annotation counts as absent.
+pub fn read_diff_base(identity: &Identity, storage: Storage, body: &Value) -> Option<Value> {
     match storage {
-        Storage::Annotations => body
-            .pointer("/metadata/annotations")
-            .and_then(|a| a.get(LAST_HANDLED))
-            .and_then(Value::as_str)
-            .and_then(|text| serde_json::from_str(text).ok()),
+        Storage::Annotations => {
+            let annotations = body.pointer("/metadata/annotations")?;
+            let read = |key: String| {
+                annotations
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .and_then(|text| serde_json::from_str(text).ok())
+            };
+            read(identity.annotation(LAST_HANDLED))
+                .or_else(|| identity.legacy_annotation(LAST_HANDLED).and_then(read))
+        }
         Storage::Status => body
             .pointer("/status/kopr/lastHandledConfiguration")
             .filter(|v| !v.is_null())
@@ -112,34 +118,63 @@ pub fn read_diff_base(storage: Storage, body: &Value) -> Option<Value> {
     }
 }
 
-/// The merge patch storing `essence` as the diff base, or `None` when it would not fit in the
-/// object's annotations alongside the existing ones.
-pub fn write_diff_base(storage: Storage, body: &Value, essence: &Value) -> Option<Value> {
+/// The merge patch storing `essence` as the diff base (and dropping a diff base kept under
+/// kopr's historical name), or `None` when it would not fit in the object's annotations
+/// alongside the existing ones.
+pub fn write_diff_base(
+    identity: &Identity,
+    storage: Storage,
+    body: &Value,
+    essence: &Value,
+) -> Option<Value> {
     match storage {
         Storage::Annotations => {
+            let key = identity.annotation(LAST_HANDLED);
+            let legacy = identity.legacy_annotation(LAST_HANDLED);
             let text = serde_json::to_string(essence).ok()?;
-            let others: usize = body
+            let annotations = body
                 .pointer("/metadata/annotations")
-                .and_then(Value::as_object)
+                .and_then(Value::as_object);
+            let others: usize = annotations
                 .map(|a| {
                     a.iter()
-                        .filter(|(k, _)| k.as_str() != LAST_HANDLED)
+                        .filter(|(k, _)| **k != key && Some(*k) != legacy.as_ref())
                         .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
                         .sum()
                 })
                 .unwrap_or(0);
-            if others + LAST_HANDLED.len() + text.len() > ANNOTATIONS_SIZE_LIMIT {
+            if others + key.len() + text.len() > ANNOTATIONS_SIZE_LIMIT {
                 return None;
             }
-            Some(json!({"metadata": {"annotations": {LAST_HANDLED: text}}}))
+            let mut write = Map::new();
+            if let Some(legacy) = legacy.filter(|l| annotations.is_some_and(|a| a.contains_key(l)))
+            {
+                write.insert(legacy, Value::Null);
+            }
+            write.insert(key, Value::String(text));
+            Some(json!({"metadata": {"annotations": write}}))
         }
         Storage::Status => Some(json!({"status": {"kopr": {"lastHandledConfiguration": essence}}})),
     }
 }
 
-/// Whether the object carries kopr's finalizer.
-pub fn has_finalizer(body: &Value) -> bool {
-    finalizers(body).iter().any(|f| f == FINALIZER)
+/// Whether the object carries the operator's finalizer (or kopr's historical one).
+pub fn has_finalizer(identity: &Identity, body: &Value) -> bool {
+    let legacy = identity.legacy_finalizer();
+    finalizers(body)
+        .iter()
+        .any(|f| f == identity.finalizer() || Some(f) == legacy.as_ref())
+}
+
+/// Whether the object's finalizers need a patch: the operator's finalizer is to be added or
+/// released, or kopr's historical one is still there to be replaced or released.
+pub fn finalizer_outdated(identity: &Identity, body: &Value, needed: bool) -> bool {
+    let list = finalizers(body);
+    let own = list.iter().any(|f| f == identity.finalizer());
+    let legacy = identity
+        .legacy_finalizer()
+        .is_some_and(|legacy| list.contains(&legacy));
+    own != needed || legacy
 }
 
 fn finalizers(body: &Value) -> Vec<String> {
@@ -154,14 +189,16 @@ fn finalizers(body: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// A JSON patch adding (`add = true`) or removing kopr's finalizer, guarded by a test of the
-/// resourceVersion it was computed from, so that other controllers' concurrent changes to the
-/// list are never overwritten.
-pub fn finalizer_patch(body: &Value, add: bool) -> Value {
+/// A JSON patch adding (`add = true`) or removing the operator's finalizer (and removing
+/// kopr's historical one either way), guarded by a test of the resourceVersion it was
+/// computed from, so that other controllers' concurrent changes to the list are never
+/// overwritten.
+pub fn finalizer_patch(identity: &Identity, body: &Value, add: bool) -> Value {
+    let legacy = identity.legacy_finalizer();
     let mut list = finalizers(body);
-    list.retain(|f| f != FINALIZER);
+    list.retain(|f| f != identity.finalizer() && Some(f) != legacy.as_ref());
     if add {
-        list.push(FINALIZER.to_owned());
+        list.push(identity.finalizer().to_owned());
     }
     let resource_version = body
         .pointer("/metadata/resourceVersion")
@@ -186,7 +223,7 @@ mod tests {
             "spec": {"a": 1}, "data": {"k": "v"}, "status": {"s": 1}
         });
         assert_eq!(
-            essence(&body),
+            essence(&Identity::default(), &body),
             json!({"spec": {"a": 1}, "data": {"k": "v"},
                    "metadata": {"labels": {"app": "x"}, "annotations": {"note": "n"}}})
         );
@@ -195,32 +232,79 @@ mod tests {
     #[test]
     fn diff_base_round_trip_and_size_limit() {
         let body = json!({"metadata": {}, "spec": {"a": 1}});
-        let e = essence(&body);
+        let e = essence(&Identity::default(), &body);
         for storage in [Storage::Annotations, Storage::Status] {
             let mut stored = body.clone();
-            json_patch::merge(&mut stored, &write_diff_base(storage, &body, &e).unwrap());
-            assert_eq!(read_diff_base(storage, &stored), Some(e.clone()));
+            json_patch::merge(
+                &mut stored,
+                &write_diff_base(&Identity::default(), storage, &body, &e).unwrap(),
+            );
+            assert_eq!(
+                read_diff_base(&Identity::default(), storage, &stored),
+                Some(e.clone())
+            );
         }
         let huge = json!({"spec": {"blob": "x".repeat(ANNOTATIONS_SIZE_LIMIT)}});
         assert_eq!(
-            write_diff_base(Storage::Annotations, &huge, &essence(&huge)),
+            write_diff_base(
+                &Identity::default(),
+                Storage::Annotations,
+                &huge,
+                &essence(&Identity::default(), &huge)
+            ),
             None
         );
     }
 
     #[test]
     fn finalizer_patch_keeps_other_finalizers() {
+        let kopr = Identity::default();
+        const FINALIZER: &str = "kopr.dev/finalizer";
         let body = json!({"metadata": {"resourceVersion": "7", "finalizers": ["other/one"]}});
-        assert!(!has_finalizer(&body));
-        let add = finalizer_patch(&body, true);
+        assert!(!has_finalizer(&kopr, &body));
+        let add = finalizer_patch(&kopr, &body, true);
         assert_eq!(add[0]["value"], "7");
         assert_eq!(add[1]["value"], json!(["other/one", FINALIZER]));
         let with =
             json!({"metadata": {"resourceVersion": "8", "finalizers": ["other/one", FINALIZER]}});
-        assert!(has_finalizer(&with));
+        assert!(has_finalizer(&kopr, &with));
         assert_eq!(
-            finalizer_patch(&with, false)[1]["value"],
+            finalizer_patch(&kopr, &with, false)[1]["value"],
             json!(["other/one"])
         );
+    }
+
+    #[test]
+    fn a_named_operator_moves_the_historical_names() {
+        let greeting = Identity::new("greeting");
+        let body = json!({"metadata": {"resourceVersion": "3",
+            "finalizers": ["other/one", "kopr.dev/finalizer"],
+            "annotations": {"kopr.dev/last-handled-configuration": "{\"spec\":{\"a\":1}}"}}});
+        assert!(has_finalizer(&greeting, &body));
+        assert!(finalizer_outdated(&greeting, &body, true));
+        assert!(finalizer_outdated(&greeting, &body, false));
+        assert_eq!(
+            finalizer_patch(&greeting, &body, true)[1]["value"],
+            json!(["other/one", "greeting.kopr.dev/finalizer"])
+        );
+        assert_eq!(
+            finalizer_patch(&greeting, &body, false)[1]["value"],
+            json!(["other/one"])
+        );
+        let base = read_diff_base(&greeting, Storage::Annotations, &body);
+        assert_eq!(base, Some(json!({"spec": {"a": 1}})));
+        let essence = json!({"spec": {"a": 2}});
+        let write = write_diff_base(&greeting, Storage::Annotations, &body, &essence).unwrap();
+        let mut after = body.clone();
+        json_patch::merge(&mut after, &write);
+        let annotations = after["metadata"]["annotations"].as_object().unwrap();
+        assert_eq!(annotations.len(), 1, "{annotations:?}");
+        assert_eq!(
+            read_diff_base(&greeting, Storage::Annotations, &after),
+            Some(essence)
+        );
+        let own = json!({"metadata": {"finalizers": ["greeting.kopr.dev/finalizer"]}});
+        assert!(!finalizer_outdated(&greeting, &own, true));
+        assert!(finalizer_outdated(&greeting, &own, false));
     }
 }

@@ -113,8 +113,9 @@ pub(crate) async fn run(
         return cycle.deletion(patch).await;
     }
     let needs = needs_finalizer(runtime, &cycle.body);
-    if needs != has_finalizer(&cycle.body) {
-        let operations = storage::finalizer_patch(&cycle.body, needs);
+    let identity = &runtime.shared.settings.identity;
+    if storage::finalizer_outdated(identity, &cycle.body, needs) {
+        let operations = storage::finalizer_patch(identity, &cycle.body, needs);
         return match runtime.apply_json(key, operations).await {
             Ok(Some(new)) => Outcome::Continue(new),
             Ok(None) => Outcome::Gone,
@@ -184,10 +185,13 @@ impl Cycle<'_> {
             // Nothing to diff: a reconcile alone (or only delete and event handlers).
             return super::reconciling::run(runtime, key, body, &self.typed, patch).await;
         }
-        let storage = runtime.shared.settings.storage;
-        let essence = essence(body);
-        let stored =
-            storage::read_diff_base(storage, body).or_else(|| self.memory_diff_base.clone());
+        let (storage, identity) = (
+            runtime.shared.settings.storage,
+            &runtime.shared.settings.identity,
+        );
+        let essence = essence(identity, body);
+        let stored = storage::read_diff_base(identity, storage, body)
+            .or_else(|| self.memory_diff_base.clone());
         let resume_due = self.resume_due;
         let cause = match &stored {
             None => Some(Reason::Create),
@@ -269,7 +273,7 @@ impl Cycle<'_> {
     async fn deletion(&self, patch: Value) -> Outcome {
         let (runtime, key, body) = (self.runtime, self.key, &self.body);
         background::stop_all(runtime, key).await;
-        if !has_finalizer(body) {
+        if !has_finalizer(&runtime.shared.settings.identity, body) {
             run_optional_deletes(runtime, key, body).await;
             return send(runtime, key, body, patch, false).await;
         }
@@ -359,11 +363,14 @@ impl Cycle<'_> {
         finish: Finish,
     ) -> Outcome {
         let (runtime, key, body) = (self.runtime, self.key, &self.body);
-        let storage = runtime.shared.settings.storage;
+        let (storage, identity) = (
+            runtime.shared.settings.storage,
+            &runtime.shared.settings.identity,
+        );
         let now = Timestamp::now();
         let mut records: Vec<Progress> = selected
             .iter()
-            .map(|s| progress::read(storage, body, &s.handler.id))
+            .map(|s| progress::read(identity, storage, body, &s.handler.id))
             .collect();
         let next = (0..selected.len()).find(|&i| records[i].is_ready(now));
         if let Some(index) = next {
@@ -393,7 +400,7 @@ impl Cycle<'_> {
             let id = &selected[index].handler.id;
             merge_into(
                 &mut patch,
-                progress::write_patch(storage, id, &records[index]),
+                progress::write_patch(identity, storage, body, id, &records[index]),
             );
         }
         if !finished {
@@ -402,7 +409,7 @@ impl Cycle<'_> {
         match finish {
             Finish::DiffBase { write } => {
                 let ids = selected.iter().map(|s| s.handler.id.as_str());
-                let purge = progress::purge_patch(storage, body, &patch, ids);
+                let purge = progress::purge_patch(identity, storage, body, &patch, ids);
                 merge_into(&mut patch, purge);
                 let stored = write.then(|| store_diff_base(runtime, key, body, &mut patch));
                 if let Some(slot) = runtime.slots().get_mut(key) {
@@ -460,8 +467,9 @@ fn store_diff_base(
     if patch.is_object() {
         json_patch::merge(&mut after, patch);
     }
-    let essence = essence(&after);
-    match storage::write_diff_base(storage, body, &essence) {
+    let identity = &runtime.shared.settings.identity;
+    let essence = essence(identity, &after);
+    match storage::write_diff_base(identity, storage, body, &essence) {
         Some(write) => {
             merge_into(patch, write);
             if let Some(extra) = runtime
@@ -518,6 +526,7 @@ async fn send(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::persistence::identity::Identity;
     use crate::reactor::outcome::after_diff_base;
 
     #[test]
@@ -528,29 +537,41 @@ mod tests {
                    "spec": {"message": message}, "status": {"kopr": {}}})
         };
         assert!(matches!(
-            after_diff_base(Some(&stored), Outcome::Continue(response("a"))),
+            after_diff_base(
+                &Identity::default(),
+                Some(&stored),
+                Outcome::Continue(response("a"))
+            ),
             Outcome::Handled(_)
         ));
         assert!(matches!(
-            after_diff_base(Some(&stored), Outcome::Continue(response("b"))),
+            after_diff_base(
+                &Identity::default(),
+                Some(&stored),
+                Outcome::Continue(response("b"))
+            ),
             Outcome::Continue(_)
         ));
         assert!(
             matches!(
-                after_diff_base(None, Outcome::Continue(response("a"))),
+                after_diff_base(&Identity::default(), None, Outcome::Continue(response("a"))),
                 Outcome::Continue(_)
             ),
             "without a stored diff base the next cycle decides"
         );
         assert!(matches!(
-            after_diff_base(Some(&stored), Outcome::Done),
+            after_diff_base(&Identity::default(), Some(&stored), Outcome::Done),
             Outcome::Done
         ));
         let mut deleting = response("a");
         deleting["metadata"]["deletionTimestamp"] = json!("2026-11-25T07:16:21Z");
         assert!(
             matches!(
-                after_diff_base(Some(&stored), Outcome::Continue(deleting)),
+                after_diff_base(
+                    &Identity::default(),
+                    Some(&stored),
+                    Outcome::Continue(deleting)
+                ),
                 Outcome::Continue(_)
             ),
             "a deletion that started meanwhile gets its cycle"

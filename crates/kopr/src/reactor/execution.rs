@@ -126,11 +126,14 @@ async fn with_subhandlers(
     depth: u8,
 ) -> Executed {
     let runtime = target.runtime;
-    let storage = runtime.shared.settings.storage;
+    let (storage, identity) = (
+        runtime.shared.settings.storage,
+        &runtime.shared.settings.identity,
+    );
     let now = Timestamp::now();
     let mut records: Vec<Progress> = subhandlers
         .iter()
-        .map(|s| progress::read(storage, target.body, &s.id))
+        .map(|s| progress::read(identity, storage, target.body, &s.id))
         .collect();
     if let Some(index) = (0..subhandlers.len()).find(|&i| records[i].is_ready(now)) {
         let sub = &subhandlers[index];
@@ -141,7 +144,7 @@ async fn with_subhandlers(
         }
         merge_into(
             &mut patch,
-            progress::write_patch(storage, &sub.id, &done.record),
+            progress::write_patch(identity, storage, target.body, &sub.id, &done.record),
         );
         records[index] = done.record;
     }

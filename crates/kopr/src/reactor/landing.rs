@@ -92,9 +92,11 @@ impl Landing {
             (_, Sent::Gone) => Outcome::Gone,
             (Then::Rest, _) | (Then::Again | Then::Handled(_), Sent::Nothing) => Outcome::Done,
             (Then::Again, Sent::Body(new)) => Outcome::Continue(new),
-            (Then::Handled(stored), Sent::Body(new)) => {
-                after_diff_base(Some(stored), Outcome::Continue(new))
-            }
+            (Then::Handled(stored), Sent::Body(new)) => after_diff_base(
+                &runtime.shared.settings.identity,
+                Some(stored),
+                Outcome::Continue(new),
+            ),
             (Then::ReleaseFinalizer, Sent::Body(new)) => self.release(runtime, key, &new).await,
             (Then::Reconciled(_), Sent::Nothing) => Outcome::Done,
             (Then::Reconciled(expected), Sent::Body(new)) => {
@@ -118,10 +120,11 @@ impl Landing {
     async fn release(self, runtime: &ResourceRuntime, key: &ObjectKey, current: &Value) -> Outcome {
         let mut current = current.clone();
         for attempt in 0..2 {
-            if !has_finalizer(&current) {
+            let identity = &runtime.shared.settings.identity;
+            if !has_finalizer(identity, &current) {
                 return Outcome::Done;
             }
-            let operations = storage::finalizer_patch(&current, false);
+            let operations = storage::finalizer_patch(identity, &current, false);
             let error = match runtime.apply_json(key, operations).await {
                 // The released (or last) body is kept: a late watch event of this cycle's own
                 // writes, still showing the finalizer, is then stale and cannot start the

@@ -45,47 +45,36 @@ pub(crate) use key::ObjectKey;
 pub(crate) use slot::Slot;
 pub(crate) use watching::watch_resource;
 
-/// Operator-wide settings, changed with [`Operator::configure`](crate::Operator::configure)
-/// (or the dedicated builder methods: [`namespaces`](crate::Operator::namespaces),
-/// [`workers`](crate::Operator::workers), [`storage`](crate::Operator::storage)).
-///
-/// ```
-/// use std::time::Duration;
-/// let settings = kopr::Settings::default();
-/// assert_eq!(settings.workers, 64);
-/// assert_eq!(settings.shutdown_timeout, Duration::from_secs(30));
-///
-/// let operator = kopr::Operator::new().configure(|settings| {
-///     settings.max_error_backoff = Duration::from_secs(300);
-///     settings.store_results = false;
-/// });
-/// ```
+/// Operator-wide settings, each set by one builder method of [`Operator`](crate::Operator)
+/// ([`name`](crate::Operator::name), [`workers`](crate::Operator::workers),
+/// [`storage`](crate::Operator::storage), [`shutdown_timeout`](crate::Operator::shutdown_timeout), …).
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// The namespaces served (ignored for cluster-scoped resources).
-    pub namespaces: NamespacePatterns,
+    pub(crate) namespaces: NamespacePatterns,
     /// How many objects are handled at the same time.
-    pub workers: usize,
+    pub(crate) workers: usize,
     /// Where progress and the diff base are kept.
-    pub storage: Storage,
+    pub(crate) storage: Storage,
     /// Server-side timeout of each watch request; the watch is renewed after it.
-    pub watch_timeout: Duration,
+    pub(crate) watch_timeout: Duration,
     /// How long running handlers may take to finish when the operator stops.
-    pub shutdown_timeout: Duration,
+    pub(crate) shutdown_timeout: Duration,
     /// The longest per-object backoff after API errors that are not transient (403, 422, …):
     /// 0.5 s doubling up to this.
-    pub max_error_backoff: Duration,
+    pub(crate) max_error_backoff: Duration,
     /// The longest per-object backoff after transient API errors (connection failures, 409,
     /// 429, 5xx): 0.1 s doubling up to this, or the server's `Retry-After` when longer.
-    pub max_transient_backoff: Duration,
+    pub(crate) max_transient_backoff: Duration,
     /// Post a Normal event when a handler succeeds (off by default: one more request per
     /// handled object; failures are always posted as Warning events).
-    pub success_events: bool,
+    pub(crate) success_events: bool,
     /// Store each handler's `Ok` value under `status.<handler-id>`, as Kopf does (on by default).
-    pub store_results: bool,
-    /// The field manager children are applied under ([`Context::apply`](crate::Context::apply)):
-    /// the operator's name (`kopr` unless set; the command line sets its program's name).
-    pub field_manager: String,
+    pub(crate) store_results: bool,
+    /// Who the operator is: its name and the finalizer, annotation domain, field manager and
+    /// Events component derived from it (`kopr` unless set; the command line sets its
+    /// program's name).
+    pub(crate) identity: crate::Identity,
 }
 
 impl Default for Settings {
@@ -100,7 +89,7 @@ impl Default for Settings {
             max_transient_backoff: Duration::from_secs(5),
             success_events: false,
             store_results: true,
-            field_manager: "kopr".to_owned(),
+            identity: crate::Identity::default(),
         }
     }
 }
@@ -340,7 +329,7 @@ impl ResourceRuntime {
                 .reconcile
                 .as_ref()
                 .is_some_and(|r| r.handler.filters.matches_object(body))
-            || crate::persistence::storage::has_finalizer(body)
+            || crate::persistence::storage::has_finalizer(&self.shared.settings.identity, body)
     }
 
     /// Watches the related kinds (owned children, watched objects) of this resource.
@@ -467,8 +456,10 @@ impl ResourceRuntime {
                 // bookkeeping.
                 let body = Arc::new(body);
                 let changed = slot.latest.as_ref().is_none_or(|old| {
-                    crate::persistence::storage::essence(&old.body(&key, self.api_resource()))
-                        != crate::persistence::storage::essence(&body)
+                    crate::persistence::storage::essence(
+                        &self.shared.settings.identity,
+                        &old.body(&key, self.api_resource()),
+                    ) != crate::persistence::storage::essence(&self.shared.settings.identity, &body)
                 });
                 if changed {
                     channel.send_replace((body.clone(), Instant::now()));

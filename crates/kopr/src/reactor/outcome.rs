@@ -108,11 +108,17 @@ pub(crate) fn is_deleting(body: &Value) -> bool {
 /// nobody changed the object since this cycle's body, the next cycle would find nothing to do,
 /// so it is skipped; any other change (say, a spec edit whose watch event is older than kopr's
 /// own write, and so dropped as stale) gets its cycle.
-pub(crate) fn after_diff_base(stored: Option<&Value>, outcome: Outcome) -> Outcome {
+pub(crate) fn after_diff_base(
+    identity: &crate::persistence::identity::Identity,
+    stored: Option<&Value>,
+    outcome: Outcome,
+) -> Outcome {
     match outcome {
         // A deletion started meanwhile is not in the essence, and its own watch event is older
         // than this response (so dropped as stale): it needs its cycle.
-        Outcome::Continue(new) if stored == Some(&essence(&new)) && !is_deleting(&new) => {
+        Outcome::Continue(new)
+            if stored == Some(&essence(identity, &new)) && !is_deleting(&new) =>
+        {
             Outcome::Handled(new)
         }
         outcome => outcome,

@@ -7,9 +7,6 @@ use serde_json::Value;
 use super::{ObjectKey, ResourceRuntime};
 use crate::handling::patch::split_status;
 
-/// The field manager kopr's patches are recorded under.
-pub(crate) const FIELD_MANAGER: &str = "kopr";
-
 /// What sending a pair of merge patches gave.
 #[derive(Debug)]
 pub(crate) enum Sent {
@@ -40,14 +37,15 @@ fn is_not_found(error: &kube::Error) -> bool {
     matches!(error, kube::Error::Api(status) if status.code == 404)
 }
 
-fn params() -> PatchParams {
-    PatchParams {
-        field_manager: Some(FIELD_MANAGER.into()),
-        ..PatchParams::default()
-    }
-}
-
 impl ResourceRuntime {
+    /// The operator's patches are recorded under its field manager.
+    fn patch_params(&self) -> PatchParams {
+        PatchParams {
+            field_manager: Some(self.shared.settings.identity.field_manager().to_owned()),
+            ..PatchParams::default()
+        }
+    }
+
     /// Splits a merge patch into its `/status` part (when the resource has the subresource) and
     /// the object's part; empty parts are `None`.
     pub(crate) fn split_merge(&self, patch: Value) -> (Option<Value>, Option<Value>) {
@@ -75,7 +73,7 @@ impl ResourceRuntime {
         let mut sent = Sent::Nothing;
         if let Some(body) = status.as_ref() {
             match api
-                .patch_status(key.name(), &params(), &Patch::Merge(body))
+                .patch_status(key.name(), &self.patch_params(), &Patch::Merge(body))
                 .await
             {
                 Ok(object) => sent = Sent::Body(without_managed_fields(object)),
@@ -85,7 +83,10 @@ impl ResourceRuntime {
             *status = None;
         }
         if let Some(body) = main.as_ref() {
-            match api.patch(key.name(), &params(), &Patch::Merge(body)).await {
+            match api
+                .patch(key.name(), &self.patch_params(), &Patch::Merge(body))
+                .await
+            {
                 Ok(object) => sent = Sent::Body(without_managed_fields(object)),
                 Err(error) if is_not_found(&error) => return Ok(Sent::Gone),
                 Err(error) => return Err(error),
@@ -117,7 +118,11 @@ impl ResourceRuntime {
             serde_json::from_value(patch).map_err(kube::Error::SerdeError)?;
         let api = self.api(key.namespace());
         match api
-            .patch(key.name(), &params(), &Patch::<()>::Json(operations))
+            .patch(
+                key.name(),
+                &self.patch_params(),
+                &Patch::<()>::Json(operations),
+            )
             .await
         {
             Ok(object) => Ok(Some(without_managed_fields(object))),

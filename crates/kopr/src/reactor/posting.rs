@@ -1,5 +1,5 @@
 //! Posting: what the operator says about a handler's attempt, as a log line and, for
-//! failures (and successes with `Settings::success_events`), a Kubernetes Event on the
+//! failures (and successes with [`Operator::success_events`](crate::Operator::success_events)), a Kubernetes Event on the
 //! object.
 
 use serde_json::Value;

@@ -13,8 +13,6 @@ use tokio::sync::mpsc;
 
 /// The longest message an event carries, in bytes.
 pub const MESSAGE_LIMIT: usize = 1024;
-/// The component named as the events' source.
-pub const COMPONENT: &str = "kopr";
 const QUEUE_CAPACITY: usize = 4096;
 
 /// The severity of an event.
@@ -39,6 +37,7 @@ impl EventType {
 #[derive(Debug, Clone)]
 pub struct EventRecorder {
     sender: mpsc::Sender<Event>,
+    component: std::sync::Arc<str>,
 }
 
 /// The recorder behind the free functions outside handlers: the most recently started
@@ -46,9 +45,10 @@ pub struct EventRecorder {
 static GLOBAL: RwLock<Option<EventRecorder>> = RwLock::new(None);
 
 impl EventRecorder {
-    /// Starts the background poster on the current runtime. It stops when every recorder
-    /// clone is dropped.
-    pub fn start(client: kube::Client) -> EventRecorder {
+    /// Starts the background poster on the current runtime, posting as `component` (the
+    /// operator's [`Identity::component`](crate::Identity::component)). It stops when every
+    /// recorder clone is dropped.
+    pub fn start(client: kube::Client, component: &str) -> EventRecorder {
         let (sender, mut receiver) = mpsc::channel::<Event>(QUEUE_CAPACITY);
         tokio::spawn(async move {
             while let Some(event) = receiver.recv().await {
@@ -59,7 +59,10 @@ impl EventRecorder {
                 }
             }
         });
-        let recorder = EventRecorder { sender };
+        let recorder = EventRecorder {
+            sender,
+            component: component.into(),
+        };
         // The most recently started operator serves the free functions.
         *GLOBAL.write().unwrap_or_else(|p| p.into_inner()) = Some(recorder.clone());
         recorder
@@ -68,7 +71,7 @@ impl EventRecorder {
     /// Queues an event about the object `body`. Never blocks; when the queue is full the event
     /// is dropped with a debug log line.
     pub fn post(&self, body: &Value, event_type: EventType, reason: &str, message: &str) {
-        let Some(event) = build_event(body, event_type, reason, message) else {
+        let Some(event) = build_event(&self.component, body, event_type, reason, message) else {
             return;
         };
         if self.sender.try_send(event).is_err() {
@@ -79,8 +82,11 @@ impl EventRecorder {
     }
 }
 
-/// Builds the core/v1 Event, or `None` for objects events cannot (or must not) be about.
+/// Builds the core/v1 Event that `component` reports (its `source.component`,
+/// `reportingController` and `reportingInstance`), or `None` for objects events cannot (or
+/// must not) be about.
 pub fn build_event(
+    component: &str,
     body: &Value,
     event_type: EventType,
     reason: &str,
@@ -115,11 +121,11 @@ pub fn build_event(
         message: Some(truncate(message, MESSAGE_LIMIT)),
         type_: Some(event_type.as_str().to_owned()),
         source: Some(EventSource {
-            component: Some(COMPONENT.into()),
+            component: Some(component.into()),
             host: None,
         }),
-        reporting_component: Some(COMPONENT.into()),
-        reporting_instance: Some(COMPONENT.into()),
+        reporting_component: Some(component.into()),
+        reporting_instance: Some(component.into()),
         first_timestamp: Some(Time(now)),
         last_timestamp: Some(Time(now)),
         event_time: Some(MicroTime(now)),
@@ -208,16 +214,23 @@ mod tests {
     fn kopf_rules() {
         let cluster =
             json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "uid": "u"}});
-        let event = build_event(&cluster, EventType::Normal, "Hello", &"é".repeat(700)).unwrap();
+        let event = build_event(
+            "kopr",
+            &cluster,
+            EventType::Normal,
+            "Hello",
+            &"é".repeat(700),
+        )
+        .unwrap();
         assert_eq!(event.metadata.namespace.as_deref(), Some("default"));
         assert_eq!(event.involved_object.namespace, None);
         let message = event.message.unwrap();
         assert!(message.len() <= MESSAGE_LIMIT && message.ends_with("..."));
         let about_event = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e"}});
-        assert!(build_event(&about_event, EventType::Warning, "X", "y").is_none());
+        assert!(build_event("kopr", &about_event, EventType::Warning, "X", "y").is_none());
         let namespaced = json!({"apiVersion": "example.com/v1", "kind": "Greeting",
                                 "metadata": {"name": "g", "namespace": "ns1"}});
-        let event = build_event(&namespaced, EventType::Warning, "Failed", "m").unwrap();
+        let event = build_event("kopr", &namespaced, EventType::Warning, "Failed", "m").unwrap();
         assert_eq!(event.metadata.namespace.as_deref(), Some("ns1"));
         assert_eq!(event.type_.as_deref(), Some("Warning"));
     }

@@ -157,7 +157,7 @@ async fn deleting_widgets(api: &Api<Widget>, names: &[String]) {
     for name in names {
         let widget: Widget = serde_json::from_value(json!({
             "apiVersion": "kopr.test/v1", "kind": "Widget",
-            "metadata": {"name": name, "finalizers": [kopr::storage::FINALIZER]},
+            "metadata": {"name": name, "finalizers": [kopr::Identity::default().finalizer()]},
             "spec": {"message": "bye"}
         }))
         .expect("widget");
@@ -175,7 +175,7 @@ async fn deleting_widgets(api: &Api<Widget>, names: &[String]) {
 /// Whether the delete handler's outcome is on the object: its success record (under
 /// `Storage::Status`, its result too, which is written in the same request as the record).
 fn recorded(storage: Storage, widget: &Value) -> bool {
-    kopr::progress::read(storage, widget, ID).is_finished()
+    kopr::progress::read(&kopr::Identity::default(), storage, widget, ID).is_finished()
         || (storage == Storage::Status && !widget["status"][ID].is_null())
 }
 

@@ -293,7 +293,8 @@ async fn a_write_the_server_did_but_whose_answer_was_lost_does_not_rerun_the_han
     create_widget(&api, "w", "one").await;
     wait_widget(&api, "w", |w| {
         w["status"]["created"] == "created one"
-            && annotations(w).contains_key(kopr::storage::LAST_HANDLED)
+            && annotations(w)
+                .contains_key(&kopr::Identity::default().annotation(kopr::storage::LAST_HANDLED))
     })
     .await;
     assert_eq!(proxy.injected().reset_after, 1, "{:?}", proxy.injected());
@@ -317,7 +318,8 @@ async fn an_outcome_that_landed_half_is_completed_not_judged_as_a_new_cause() {
     wait_widget(&api, "w", |w| w["status"]["created"] == "created one").await;
     let stuck = wait_widget(&api, "w", |w| w["spec"]["message"] == "one").await;
     assert!(
-        !annotations(&stuck).contains_key(kopr::storage::LAST_HANDLED),
+        !annotations(&stuck)
+            .contains_key(&kopr::Identity::default().annotation(kopr::storage::LAST_HANDLED)),
         "the object's half has not landed: {stuck}"
     );
     set_message(&api, "w", "two").await;
@@ -495,7 +497,10 @@ async fn after_a_crash_only_objects_whose_outcome_had_not_landed_run_again() {
         .items
         .iter()
         .map(|w| serde_json::to_value(w).expect("json"))
-        .filter(|w| annotations(w).contains_key(kopr::storage::LAST_HANDLED))
+        .filter(|w| {
+            annotations(w)
+                .contains_key(&kopr::Identity::default().annotation(kopr::storage::LAST_HANDLED))
+        })
         .filter_map(|w| w["metadata"]["name"].as_str().map(str::to_owned))
         .collect();
     let running = cluster.run_through(counting_operator(&calls, true), &proxy);

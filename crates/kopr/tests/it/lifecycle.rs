@@ -89,14 +89,12 @@ async fn a_permanent_startup_failure_stops_the_operator() {
 async fn results_in_status_can_be_switched_off() {
     let cluster = cluster().await;
     namespace(&cluster, "l2").await;
-    let operator = Operator::new()
-        .configure(|s| s.store_results = false)
-        .resource(
-            Resource::<Widget>::custom().on_create(
-                Handler::new(|_ctx: Context<Widget>| async { HandlerResult::Ok("not stored") })
-                    .id("quiet"),
-            ),
-        );
+    let operator = Operator::new().store_results(false).resource(
+        Resource::<Widget>::custom().on_create(
+            Handler::new(|_ctx: Context<Widget>| async { HandlerResult::Ok("not stored") })
+                .id("quiet"),
+        ),
+    );
     let running = cluster.run(operator);
     let api = widgets(&cluster, "l2");
     create_widget(&api, "q", "x").await;

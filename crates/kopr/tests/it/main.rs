@@ -14,6 +14,7 @@ mod endpoints;
 mod faults;
 mod filters;
 mod handlers;
+mod identity;
 mod indices;
 mod lifecycle;
 mod rbac;

@@ -310,7 +310,7 @@ async fn errors_back_off_per_object_and_reset_on_success() {
     })
     .id("checked");
     let operator = Operator::new()
-        .configure(|s| s.max_error_backoff = Duration::from_millis(200))
+        .max_error_backoff(Duration::from_millis(200))
         .resource(Resource::<Widget>::custom().reconcile(reconcile));
     let running = cluster.run(operator);
     let api = widgets(&cluster, "backoff");

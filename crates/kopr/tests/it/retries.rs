@@ -18,27 +18,25 @@ async fn temporary_errors_are_retried_until_success() {
     namespace(&cluster, "r1").await;
     let attempts = Arc::new(AtomicU32::new(0));
     let seen = attempts.clone();
-    let operator = Operator::new()
-        .configure(|s| s.success_events = true)
-        .resource(
-            Resource::<Widget>::custom().on_create(
-                Handler::new(move |ctx: Context<Widget>| {
-                    let attempts = seen.clone();
-                    async move {
-                        let n = attempts.fetch_add(1, Ordering::SeqCst);
-                        assert_eq!(ctx.retry(), n, "retry count passed to the handler");
-                        if n < 2 {
-                            Err(TemporaryError::new(
-                                format!("not yet ({n})"),
-                                Duration::from_millis(400),
-                            ))?;
-                        }
-                        Ok(json!({"attempts": n + 1}))
+    let operator = Operator::new().success_events(true).resource(
+        Resource::<Widget>::custom().on_create(
+            Handler::new(move |ctx: Context<Widget>| {
+                let attempts = seen.clone();
+                async move {
+                    let n = attempts.fetch_add(1, Ordering::SeqCst);
+                    assert_eq!(ctx.retry(), n, "retry count passed to the handler");
+                    if n < 2 {
+                        Err(TemporaryError::new(
+                            format!("not yet ({n})"),
+                            Duration::from_millis(400),
+                        ))?;
                     }
-                })
-                .id("flaky"),
-            ),
-        );
+                    Ok(json!({"attempts": n + 1}))
+                }
+            })
+            .id("flaky"),
+        ),
+    );
     let running = cluster.run(operator);
     let api = widgets(&cluster, "r1");
     create_widget(&api, "f1", "x").await;

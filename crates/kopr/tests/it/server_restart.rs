@@ -43,7 +43,7 @@ async fn the_operator_survives_an_api_server_restart() {
 
     let calls = Calls::default();
     let operator = Operator::new()
-        .configure(|s| s.watch_timeout = std::time::Duration::from_secs(2))
+        .watch_timeout(std::time::Duration::from_secs(2))
         .resource(Resource::<Widget>::custom().on_create(recording(&calls, "seen")));
     // Run the operator on its own runtime, as a separate process would.
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

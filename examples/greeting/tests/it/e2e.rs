@@ -62,7 +62,7 @@ async fn samples_are_greeted_updated_timed_and_deleted() {
         .unwrap_or_default();
     assert_eq!(
         finalizers,
-        ["kopr.dev/finalizer"],
+        ["greeting.kopr.dev/finalizer"],
         "the delete handler needs a finalizer"
     );
 
