@@ -105,6 +105,7 @@ pub struct Operator {
     pub(crate) leader: Option<crate::leader::LeaderElection>,
     pub(crate) sharding: Option<crate::shards::Sharding>,
     health_listen: Option<std::net::SocketAddr>,
+    checks: crate::runtime::endpoints::Checks,
     metrics_listen: Option<std::net::SocketAddr>,
     /// True once the webhook server serves and what it registers is registered.
     webhooks_ready: Arc<tokio::sync::watch::Sender<bool>>,
@@ -135,6 +136,7 @@ impl Operator {
             leader: None,
             sharding: None,
             health_listen: None,
+            checks: crate::runtime::endpoints::Checks::default(),
             metrics_listen: None,
             webhooks_ready: Arc::new(tokio::sync::watch::Sender::new(false)),
         }
@@ -173,6 +175,56 @@ impl Operator {
     /// ```
     pub fn health_listen(mut self, listen: std::net::SocketAddr) -> Self {
         self.health_listen = Some(listen);
+        self
+    }
+
+    /// Adds a liveness check, served on `/healthz` beside kopr's own (the process is not
+    /// wedged), as controller-runtime's `AddHealthzCheck`: while `check` returns an error the
+    /// probe answers 500 with `[-]<name> failed: <error>`, and the kubelet restarts the pod.
+    /// `check` runs on each probe, so it must be quick and must not block.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// let wedged = Arc::new(AtomicBool::new(false));
+    /// let flag = wedged.clone();
+    /// let operator = kopr::Operator::new().liveness_check("worker-loop", move || {
+    ///     if flag.load(Ordering::Relaxed) { Err("the worker loop stopped") } else { Ok(()) }
+    /// });
+    /// ```
+    pub fn liveness_check<E: std::fmt::Display>(
+        mut self,
+        name: impl Into<String>,
+        check: impl Fn() -> Result<(), E> + Send + Sync + 'static,
+    ) -> Self {
+        self.checks.liveness.push(crate::runtime::endpoints::Check {
+            name: name.into(),
+            run: Arc::new(move || check().map_err(|e| e.to_string())),
+        });
+        self
+    }
+
+    /// Adds a readiness check, served on `/readyz` beside kopr's own (every watched resource
+    /// listed), as controller-runtime's `AddReadyzCheck` and Kopf's `on.probe`: while `check`
+    /// returns an error the probe answers 503 with `[-]<name> failed: <error>`. `check` runs
+    /// on each probe, so it must be quick and must not block.
+    ///
+    /// ```
+    /// let operator = kopr::Operator::new().readiness_check("config", || {
+    ///     std::env::var("CONSUMER_IMAGE").map(|_| ()).map_err(|_| "CONSUMER_IMAGE is not set")
+    /// });
+    /// ```
+    pub fn readiness_check<E: std::fmt::Display>(
+        mut self,
+        name: impl Into<String>,
+        check: impl Fn() -> Result<(), E> + Send + Sync + 'static,
+    ) -> Self {
+        self.checks
+            .readiness
+            .push(crate::runtime::endpoints::Check {
+                name: name.into(),
+                run: Arc::new(move || check().map_err(|e| e.to_string())),
+            });
         self
     }
 
@@ -541,7 +593,7 @@ impl Operator {
         };
         let events = EventRecorder::start(client.clone(), self.settings.identity.component());
         let tasks = TaskTracker::new();
-        let health = crate::endpoints::Health::new(self.resources.len());
+        let health = crate::endpoints::Health::new(self.resources.len(), self.checks.clone());
         health.beat_until(token.clone());
         if let Some(listen) = self.health_listen {
             let address =

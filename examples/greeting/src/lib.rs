@@ -4,12 +4,14 @@
 //! logs one line per event: `Greeting: <message>` when one is created (and records what it
 //! said in `status.greet`), `Update: <message>` when the message changes, `Delete: <message>`
 //! when it is deleted (a finalizer holds the object until then), and `Timer: <message>` every
-//! `--timer-interval` seconds.
+//! `--timer-interval` seconds. It counts its greetings in a metric of its own,
+//! `greeting_greetings_total`, served on `/metrics` beside kopr's.
 
 #![warn(missing_docs)]
 
 use std::time::Duration;
 
+use kopr::metrics::prometheus_client::metrics::counter::Counter;
 use kopr::{Context, Handler, HandlerResult, Operator, Resource, Timer};
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -63,9 +65,29 @@ impl Default for Config {
 /// The id of the create handler: its result lands in `status.greet`.
 pub const CREATE_HANDLER: &str = "greet";
 
+/// The name of the operator's own metric: Greetings greeted (served as
+/// `greeting_greetings_total`).
+pub const GREETINGS_METRIC: &str = "greeting_greetings";
+
+/// The greetings counter, shared with the handlers through the memo.
+#[derive(Clone, Debug, Default)]
+struct Greetings(Counter);
+
+fn greetings_counter() -> Greetings {
+    let counter =
+        kopr::metrics::register(GREETINGS_METRIC, "Greetings greeted", Counter::default());
+    Greetings(counter.unwrap_or_else(|error| {
+        tracing::warn!(%error, "the greetings metric is not served");
+        Counter::default()
+    }))
+}
+
 async fn created(ctx: Context<Greeting>) -> HandlerResult<String> {
     let message = &ctx.object.spec.message;
     tracing::info!("Greeting: {message}");
+    if let Some(greetings) = ctx.memo::<Greetings>() {
+        greetings.0.inc();
+    }
     Ok(format!("greeted with '{message}'"))
 }
 
@@ -87,11 +109,14 @@ async fn timer(ctx: Context<Greeting>) -> HandlerResult {
 /// The Greeting operator.
 pub fn operator(config: &Config) -> Operator {
     let interval = Duration::from_secs(config.timer_interval.max(1));
-    Operator::new().name("greeting").resource(
-        Resource::<Greeting>::custom()
-            .on_create(Handler::new(created).id(CREATE_HANDLER))
-            .on_update(Handler::new(updated).id("update"))
-            .on_delete(Handler::new(deleted).id("delete"))
-            .timer(Timer::every(interval, timer).id("timer")),
-    )
+    Operator::new()
+        .name("greeting")
+        .memo(greetings_counter())
+        .resource(
+            Resource::<Greeting>::custom()
+                .on_create(Handler::new(created).id(CREATE_HANDLER))
+                .on_update(Handler::new(updated).id("update"))
+                .on_delete(Handler::new(deleted).id("delete"))
+                .timer(Timer::every(interval, timer).id("timer")),
+        )
 }

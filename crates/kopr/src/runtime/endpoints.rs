@@ -5,6 +5,12 @@
 //! is ready, as it only waits). `--metrics-listen` serves `/metrics` (see
 //! [`crate::runtime::metrics`]). Both are plain HTTP and off unless asked for.
 //!
+//! The author adds checks of their own ([`Operator::liveness_check`](crate::Operator::liveness_check),
+//! [`Operator::readiness_check`](crate::Operator::readiness_check), as controller-runtime's
+//! `AddHealthzCheck`/`AddReadyzCheck` and Kopf's `on.probe`): a probe answers `ok` when kopr's
+//! own check and every added one pass, else 500 (`/healthz`) or 503 (`/readyz`) with a line
+//! per failed check, `[-]<name> failed: <reason>`, as kube-apiserver words them.
+//!
 //! ```no_run
 //! # async fn run(client: kube::Client) -> Result<(), kopr::Error> {
 //! kopr::Operator::new()
@@ -37,9 +43,44 @@ use crate::handling::errors::Error;
 /// The most a heartbeat may be late before `/healthz` fails.
 const WEDGED_AFTER: Duration = Duration::from_secs(30);
 
+/// A check the author added to a probe: its name and what it runs.
+#[derive(Clone)]
+pub(crate) struct Check {
+    pub(crate) name: String,
+    pub(crate) run: Arc<dyn Fn() -> Result<(), String> + Send + Sync>,
+}
+
+impl std::fmt::Debug for Check {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Check({})", self.name)
+    }
+}
+
+/// The checks the author added, by probe.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Checks {
+    pub(crate) liveness: Vec<Check>,
+    pub(crate) readiness: Vec<Check>,
+}
+
+/// The failures of `checks`, one line each, or `None` when all pass.
+fn failures(checks: &[Check]) -> Option<String> {
+    let lines: Vec<String> = checks
+        .iter()
+        .filter_map(|check| {
+            (check.run)()
+                .err()
+                .map(|reason| format!("[-]{} failed: {reason}", check.name))
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n") + "\n")
+}
+
 /// What the probes report.
 #[derive(Debug)]
 pub struct Health {
+    /// The author's checks.
+    checks: Checks,
     started: Instant,
     /// Milliseconds since `started` of the last heartbeat.
     beat: AtomicU64,
@@ -50,8 +91,9 @@ pub struct Health {
 }
 
 impl Health {
-    pub(crate) fn new(resources: usize) -> Arc<Health> {
+    pub(crate) fn new(resources: usize, checks: Checks) -> Arc<Health> {
         Arc::new(Health {
+            checks,
             started: Instant::now(),
             beat: AtomicU64::new(0),
             unlisted: AtomicUsize::new(resources),
@@ -118,10 +160,20 @@ const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=
 /// Answers one probe or scrape.
 fn answer(path: &str, health: Option<&Health>, metrics: bool) -> http::Response<Full<Bytes>> {
     match (path, health) {
-        ("/healthz" | "/livez", Some(h)) if h.healthy() => text(200, PLAIN, "ok".into()),
-        ("/healthz" | "/livez", Some(_)) => text(500, PLAIN, "the runtime is wedged".into()),
-        ("/readyz", Some(h)) if h.ready() => text(200, PLAIN, "ok".into()),
-        ("/readyz", Some(_)) => text(503, PLAIN, "watches are not caught up yet".into()),
+        ("/healthz" | "/livez", Some(h)) if !h.healthy() => {
+            text(500, PLAIN, "the runtime is wedged".into())
+        }
+        ("/healthz" | "/livez", Some(h)) => match failures(&h.checks.liveness) {
+            None => text(200, PLAIN, "ok".into()),
+            Some(failed) => text(500, PLAIN, failed),
+        },
+        ("/readyz", Some(h)) if !h.ready() => {
+            text(503, PLAIN, "watches are not caught up yet".into())
+        }
+        ("/readyz", Some(h)) => match failures(&h.checks.readiness) {
+            None => text(200, PLAIN, "ok".into()),
+            Some(failed) => text(503, PLAIN, failed),
+        },
         ("/metrics", _) if metrics => {
             text(200, OPENMETRICS, crate::runtime::metrics::global().encode())
         }
@@ -172,7 +224,7 @@ mod tests {
 
     #[test]
     fn readiness_waits_for_every_listing_unless_standing_by() {
-        let health = Health::new(2);
+        let health = Health::new(2, Checks::default());
         assert!(!health.ready());
         health.standing_by(true);
         assert!(health.ready());
@@ -186,5 +238,25 @@ mod tests {
         assert!(health.healthy());
         assert_eq!(answer("/nothing", Some(&health), true).status(), 404);
         assert_eq!(answer("/metrics", Some(&health), false).status(), 404);
+    }
+
+    #[test]
+    fn added_checks_fail_their_probe_with_their_reason() {
+        let failing = Check {
+            name: "database".into(),
+            run: Arc::new(|| Err("connection refused".into())),
+        };
+        let passing = Check {
+            name: "cache".into(),
+            run: Arc::new(|| Ok(())),
+        };
+        let checks = Checks {
+            liveness: vec![passing.clone()],
+            readiness: vec![passing, failing],
+        };
+        let health = Health::new(0, checks);
+        assert_eq!(answer("/healthz", Some(&health), false).status(), 200);
+        let ready = answer("/readyz", Some(&health), false);
+        assert_eq!(ready.status(), 503);
     }
 }

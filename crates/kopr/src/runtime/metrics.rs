@@ -22,7 +22,21 @@
 //! | `kopr_shards_owned` | | virtual shards this replica owns (with sharding) |
 //! | `kopr_index_objects` | index | objects that gave pairs to the index |
 //! | `kopr_shard_members` | | live shard members this replica sees, itself included |
+//!
+//! The author adds metrics of their own to the same registry with [`register`]; they are
+//! served beside kopr's on the same `/metrics`.
+//!
+//! ```
+//! use kopr::metrics::prometheus_client::metrics::counter::Counter;
+//!
+//! let greetings: Counter = kopr::metrics::register("doc_greetings", "Greetings said", Counter::default())
+//!     .expect("a new name");
+//! greetings.inc();
+//! assert!(kopr::metrics::global().encode().contains("doc_greetings_total 1"));
+//! ```
 
+use std::any::Any;
+use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -31,7 +45,9 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
-use prometheus_client::registry::Registry;
+use prometheus_client::registry::{Metric, Registry};
+
+pub use prometheus_client;
 
 /// A resource's label.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -122,8 +138,25 @@ pub struct Metrics {
     pub index_objects: Family<IndexLabels, Gauge>,
     /// Children in each owned kind's cache.
     pub children_cached: Family<ResourceLabels, Gauge>,
-    registry: Registry,
+    /// kopr's metrics (in a `kopr_` sub-registry) and the author's.
+    registry: Mutex<Registry>,
+    /// The author's metrics by name, so that registering a name again gives the same metric.
+    custom: Mutex<HashMap<String, Box<dyn Any + Send + Sync>>>,
     slot_counts: Mutex<Vec<SlotCount>>,
+}
+
+/// Why [`register`] refused a metric.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MetricsError {
+    /// The name is not a Prometheus metric name.
+    #[error("metric name {0:?}: must match [a-zA-Z_][a-zA-Z0-9_]*")]
+    Name(String),
+    /// The name starts with `kopr_`, which kopr's own metrics use.
+    #[error("metric name {0:?}: the kopr_ prefix is kopr's own")]
+    Reserved(String),
+    /// The name is registered already with another type of metric.
+    #[error("metric {0:?} is registered already with another type")]
+    Conflict(String),
 }
 
 impl std::fmt::Debug for Metrics {
@@ -153,10 +186,12 @@ impl Metrics {
             shard_members: Gauge::default(),
             index_objects: Family::default(),
             children_cached: Family::default(),
-            registry: Registry::with_prefix("kopr"),
+            registry: Mutex::new(Registry::default()),
+            custom: Mutex::new(HashMap::new()),
             slot_counts: Mutex::new(Vec::new()),
         };
-        let r = &mut metrics.registry;
+        let mut root = Registry::default();
+        let r = root.sub_registry_with_prefix("kopr");
         r.register(
             "handler_runs",
             "Handler runs by outcome",
@@ -243,6 +278,7 @@ impl Metrics {
             "Live shard members this replica sees, itself included",
             metrics.shard_members.clone(),
         );
+        metrics.registry = Mutex::new(root);
         metrics
     }
 
@@ -295,11 +331,60 @@ impl Metrics {
             });
         }
         let mut text = String::new();
-        if prometheus_client::encoding::text::encode(&mut text, &self.registry).is_err() {
+        let registry = self.registry.lock().unwrap_or_else(|p| p.into_inner());
+        if prometheus_client::encoding::text::encode(&mut text, &registry).is_err() {
             text.clear();
         }
         text
     }
+}
+
+/// Registers one of the author's metrics (any [`prometheus_client`] metric: a counter, gauge,
+/// histogram or a family of them) into the process's registry, served on `/metrics` beside
+/// kopr's own. Registering a name again gives back the metric registered first, so an
+/// operator built twice in one process (as in tests) counts into one metric.
+///
+/// ```
+/// use kopr::metrics::prometheus_client::metrics::gauge::Gauge;
+/// let queued: Gauge = kopr::metrics::register("doc_queued", "Jobs queued", Gauge::default()).unwrap();
+/// let again: Gauge = kopr::metrics::register("doc_queued", "Jobs queued", Gauge::default()).unwrap();
+/// queued.set(3);
+/// assert_eq!(again.get(), 3);
+/// ```
+///
+/// # Errors
+/// [`MetricsError`] for a name Prometheus refuses, a `kopr_` name, or a name registered with
+/// another type of metric.
+pub fn register<M>(name: &str, help: &str, metric: M) -> Result<M, MetricsError>
+where
+    M: Metric + Clone + Any + Send + Sync,
+{
+    let valid = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        return Err(MetricsError::Name(name.to_owned()));
+    }
+    if name.starts_with("kopr_") {
+        return Err(MetricsError::Reserved(name.to_owned()));
+    }
+    let metrics = global();
+    let mut custom = metrics.custom.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(known) = custom.get(name) {
+        return known
+            .downcast_ref::<M>()
+            .cloned()
+            .ok_or_else(|| MetricsError::Conflict(name.to_owned()));
+    }
+    custom.insert(name.to_owned(), Box::new(metric.clone()));
+    metrics
+        .registry
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .register(name, help, metric.clone());
+    Ok(metric)
 }
 
 /// The process's metrics: every operator in the process records into this registry.

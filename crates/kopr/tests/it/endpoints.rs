@@ -183,3 +183,81 @@ async fn a_shard_member_reports_the_shards_it_owns_and_the_members_it_sees() {
     assert_eq!(owned, Some(16.0), "the only member owns every shard");
     running.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_authors_checks_and_metrics_are_served_beside_kopr_s() {
+    use kopr::metrics::prometheus_client::metrics::counter::Counter;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let cluster = cluster().await;
+    let (health, metrics) = (free_address(), free_address());
+    let (connected, alive) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(true)),
+    );
+    let (c, a) = (connected.clone(), alive.clone());
+    let counter: Counter =
+        kopr::metrics::register("widgets_polished", "Widgets polished", Counter::default())
+            .expect("a new name");
+    let operator = Operator::new()
+        .resource(Resource::<Widget>::custom())
+        .readiness_check("backend", move || {
+            if c.load(Ordering::SeqCst) {
+                Ok(())
+            } else {
+                Err("not connected yet")
+            }
+        })
+        .liveness_check("loop", move || {
+            if a.load(Ordering::SeqCst) {
+                Ok(())
+            } else {
+                Err("the loop stopped")
+            }
+        })
+        .health_listen(health)
+        .metrics_listen(metrics);
+    let running = cluster.run(operator);
+    // Listed, but the author's check fails: not ready, with its reason.
+    assert_eq!(
+        until(health, "/readyz", 503).await,
+        "[-]backend failed: not connected yet\n"
+    );
+    connected.store(true, Ordering::SeqCst);
+    assert_eq!(until(health, "/readyz", 200).await, "ok");
+    assert_eq!(until(health, "/healthz", 200).await, "ok");
+    alive.store(false, Ordering::SeqCst);
+    assert_eq!(
+        until(health, "/healthz", 500).await,
+        "[-]loop failed: the loop stopped\n"
+    );
+
+    counter.inc();
+    counter.inc();
+    let text = until(metrics, "/metrics", 200).await;
+    assert_eq!(sample(&text, "widgets_polished_total"), Some(2.0), "{text}");
+    assert!(text.contains("# TYPE kopr_leader gauge"), "{text}");
+    // The same name again is the same metric; kopr's prefix and bad names are refused.
+    let again: Counter =
+        kopr::metrics::register("widgets_polished", "Widgets polished", Counter::default())
+            .expect("the same metric");
+    assert_eq!(again.get(), 2);
+    assert!(matches!(
+        kopr::metrics::register("kopr_mine", "x", Counter::<u64>::default()),
+        Err(kopr::metrics::MetricsError::Reserved(_))
+    ));
+    assert!(matches!(
+        kopr::metrics::register(
+            "widgets_polished",
+            "x",
+            kopr::metrics::prometheus_client::metrics::gauge::Gauge::<i64>::default()
+        ),
+        Err(kopr::metrics::MetricsError::Conflict(_))
+    ));
+    assert!(matches!(
+        kopr::metrics::register("bad-name", "x", Counter::<u64>::default()),
+        Err(kopr::metrics::MetricsError::Name(_))
+    ));
+    running.stop().await.unwrap();
+}

@@ -16,12 +16,28 @@ fn samples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples")
 }
 
+/// GETs `/metrics` from the operator's metrics endpoint.
+async fn scrape(address: std::net::SocketAddr) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("metrics endpoint");
+    let request = "GET /metrics HTTP/1.1\r\nHost: op\r\nConnection: close\r\n\r\n";
+    stream.write_all(request.as_bytes()).await.expect("sent");
+    let mut text = String::new();
+    stream.read_to_string(&mut text).await.expect("answer");
+    text
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn samples_are_greeted_updated_timed_and_deleted() {
     let logs = capture_logs();
     let cluster = TestCluster::start().await.expect("cluster starts");
     let client = cluster.client();
-    let operator = greeting::operator(&Config { timer_interval: 1 });
+    let metrics = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port");
+    let operator = greeting::operator(&Config { timer_interval: 1 }).metrics_listen(metrics);
     operator.install_crds(&client).await.expect("CRDs install");
     let running = cluster
         .run_as_service_account(operator, &kopr::manifests::Manifests::new("greeting"))
@@ -65,6 +81,15 @@ async fn samples_are_greeted_updated_timed_and_deleted() {
         ["greeting.kopr.dev/finalizer"],
         "the delete handler needs a finalizer"
     );
+
+    // Its own metric, beside kopr's, on the operator's /metrics: two greetings so far.
+    let scraped = scrape(metrics).await;
+    assert!(
+        scraped.contains("# TYPE greeting_greetings counter")
+            && scraped.lines().any(|l| l == "greeting_greetings_total 2"),
+        "{scraped}"
+    );
+    assert!(scraped.contains("kopr_handler_runs_total{"), "{scraped}");
 
     logs.wait_for(&["Timer: Hello, World!", "default/hello-world"], WAIT)
         .await
