@@ -12,7 +12,7 @@ use kopr::{Context, HandlerResult, Operator, Resource};
 use kopr_bench::workload::BenchItem;
 
 async fn reconcile(ctx: Context<BenchItem>) -> HandlerResult<Action> {
-    let _children = ctx.owned::<ConfigMap>().len();
+    let _children = ctx.owned::<ConfigMap>()?.len();
     Ok(Action::await_change())
 }
 

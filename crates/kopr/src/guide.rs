@@ -215,7 +215,7 @@
 //!
 //! async fn message_changed(ctx: Context<Greeting>) -> HandlerResult {
 //!     // For a field handler, old and new are the field's values.
-//!     tracing::info!("message: {:?} -> {:?}", ctx.old(), ctx.new());
+//!     tracing::info!("message: {:?} -> {:?}", ctx.old_value(), ctx.new_value());
 //!     Ok(())
 //! }
 //!
@@ -226,13 +226,13 @@
 //!
 //! async fn watch_over(ctx: Context<Greeting>) -> HandlerResult {
 //!     // Runs until the object is deleted, stops matching, or the operator stops.
-//!     ctx.cancelled().cancelled().await;
+//!     ctx.cancelled().await;
 //!     Ok(())
 //! }
 //!
 //! let greetings = Resource::<Greeting>::custom()
 //!     .on_field("spec.message", message_changed)
-//!     .timer(Timer::every(Duration::from_secs(300), refresh).label("refresh", "yes"))
+//!     .timer(Timer::every(Duration::from_secs(300), refresh).label_matches("refresh", "yes"))
 //!     .daemon(Daemon::new(watch_over));
 //! ```
 //!
@@ -244,8 +244,8 @@
 //! [`watches`](crate::Resource::watches), reads the world, applies what it wants with
 //! [`Context::apply`](crate::Context::apply) (server-side apply with a controller owner
 //! reference), and returns an [`Action`](crate::reconcile::Action): requeue after a delay, or
-//! await the next change. Cleanup on deletion is [`cleanup`](crate::Resource::cleanup), a
-//! delete handler with its finalizer. [`crate::reconcile`] says when it runs and what it
+//! await the next change. Cleanup on deletion is a delete handler,
+//! [`on_delete`](crate::Resource::on_delete), which keeps its finalizer until it succeeds. [`crate::reconcile`] says when it runs and what it
 //! guarantees.
 //!
 //! ```no_run
@@ -270,7 +270,7 @@
 //!         ..Default::default()
 //!     };
 //!     ctx.apply(&wanted).await?;
-//!     let children = ctx.owned::<ConfigMap>().len();
+//!     let children = ctx.owned::<ConfigMap>()?.len();
 //!     ctx.patch().status("children", children);
 //!     Ok(Action::requeue(Duration::from_secs(600)))
 //! }
@@ -285,7 +285,7 @@
 //!     Resource::<Greeting>::custom()
 //!         .reconcile(reconcile)
 //!         .owns::<ConfigMap>()
-//!         .cleanup(goodbye),
+//!         .on_delete(goodbye),
 //! );
 //! ```
 //!

@@ -118,6 +118,9 @@ pub enum NetworkError {
     /// A child could not be applied.
     #[error(transparent)]
     Apply(#[from] kopr::children::ApplyError),
+    /// The owned children could not be read.
+    #[error(transparent)]
+    Lookup(#[from] kopr::LookupError),
     /// A child could not be read from its JSON.
     #[error("a child's JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -173,6 +176,7 @@ where
     let name = ctx.name();
     if ctx
         .owned::<K>()
+        .map_err(NetworkError::from)?
         .iter()
         .any(|child| child.name_any() == name)
     {

@@ -252,7 +252,7 @@ impl AdmissionSpec {
 /// let resource = Resource::dynamic("example.com", "v1", "greetings").admission(
 ///     Admission::validate("frozen", frozen)
 ///         .operations([Operation::Update, Operation::Delete])
-///         .label("frozen", "yes"),
+///         .label_matches("frozen", "yes"),
 /// );
 /// # let _ = resource;
 /// ```
@@ -379,8 +379,14 @@ impl AdmissionSpec {
                 };
                 let result = handler(review).await;
                 let warnings = warnings.lock().map(|w| w.clone()).unwrap_or_default();
+                let unserializable = patch.error().map(|error| {
+                    Denial::new(format!(
+                        "the admission patch could not be serialized: {error}"
+                    ))
+                    .code(500)
+                });
                 Verdict {
-                    denial: result.err(),
+                    denial: result.err().or(unserializable),
                     patch: patch.to_value(),
                     warnings,
                 }

@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::handling::diff::Diff;
+use crate::handling::errors::LookupError;
 use crate::handling::patch::Patch;
 use crate::runtime::events::{EventRecorder, EventType};
 
@@ -249,14 +250,19 @@ impl<K> Context<K> {
         &self.raw.diff
     }
 
-    /// The old value (of the field, or of the essence), on updates.
-    pub fn old(&self) -> Option<&Value> {
+    /// The old value (of the field, or of the essence), on updates: Kopf's `old`.
+    ///
+    /// ```no_run
+    /// # async fn updated(ctx: kopr::Context<k8s_openapi::api::core::v1::ConfigMap>) {
+    /// tracing::info!("{:?} -> {:?}", ctx.old_value(), ctx.new_value());
+    /// # }
+    /// ```
+    pub fn old_value(&self) -> Option<&Value> {
         self.raw.old.as_ref()
     }
 
-    /// The new value (of the field, or of the essence).
-    #[allow(clippy::new_ret_no_self)] // Kopf's name for it; not a constructor.
-    pub fn new(&self) -> Option<&Value> {
+    /// The new value (of the field, or of the essence): Kopf's `new`.
+    pub fn new_value(&self) -> Option<&Value> {
         self.raw.new.as_ref()
     }
 
@@ -331,21 +337,51 @@ impl<K> Context<K> {
         &self.raw.span
     }
 
-    /// Fires when the operator stops, and for timers and daemons also when the object is
-    /// deleted or stops matching. Long handlers select on it to stop in time.
+    /// Resolves when the handler is to stop: the operator stops, and for timers and daemons
+    /// also when the object is deleted or stops matching. Long handlers select on it to stop
+    /// in time.
     ///
     /// ```no_run
     /// # async fn daemon(ctx: kopr::Context<k8s_openapi::api::core::v1::ConfigMap>) -> kopr::HandlerResult {
     /// loop {
     ///     tokio::select! {
-    ///         () = ctx.cancelled().cancelled() => break,
+    ///         () = ctx.cancelled() => break,
     ///         () = tokio::time::sleep(std::time::Duration::from_secs(5)) => {}
     ///     }
     /// }
     /// # Ok(())
     /// # }
     /// ```
-    pub fn cancelled(&self) -> &CancellationToken {
+    pub async fn cancelled(&self) {
+        self.raw.cancel.cancelled().await;
+    }
+
+    /// Whether the handler is to stop (see [`Context::cancelled`]).
+    ///
+    /// ```no_run
+    /// # async fn daemon(ctx: kopr::Context<k8s_openapi::api::core::v1::ConfigMap>) -> kopr::HandlerResult {
+    /// while !ctx.is_cancelled() {
+    ///     // one step of work
+    /// #   break;
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn is_cancelled(&self) -> bool {
+        self.raw.cancel.is_cancelled()
+    }
+
+    /// The token behind [`Context::cancelled`], for code that takes a
+    /// [`CancellationToken`] (a child token for a task the handler spawns).
+    ///
+    /// ```no_run
+    /// # async fn daemon(ctx: kopr::Context<k8s_openapi::api::core::v1::ConfigMap>) -> kopr::HandlerResult {
+    /// let stop = ctx.cancellation_token().child_token();
+    /// tokio::spawn(async move { stop.cancelled().await });
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn cancellation_token(&self) -> &CancellationToken {
         &self.raw.cancel
     }
 
@@ -356,59 +392,85 @@ impl<K> Context<K> {
     }
 
     /// The index `name` (registered with [`Resource::index`](crate::Resource::index)) whose
-    /// values are of type `V`; `None` for an unknown name or another value type.
+    /// values are of type `V`.
     ///
     /// ```no_run
     /// # async fn handler(ctx: kopr::Context<k8s_openapi::api::core::v1::Node>) -> kopr::HandlerResult {
     /// // Registered as `Resource::<Pod>::new().index("pods-by-node", ...)` with String values.
-    /// let pods = ctx.index::<String>("pods-by-node").map_or(Vec::new(), |i| i.get(ctx.name()));
+    /// let pods = ctx.index::<String>("pods-by-node")?.get(ctx.name());
     /// tracing::info!("{} runs {} pods", ctx.name(), pods.len());
     /// # Ok(())
     /// # }
     /// ```
+    ///
+    /// # Errors
+    /// [`LookupError::UnknownIndex`] for a name no resource registered,
+    /// [`LookupError::IndexType`] when its values are of another type.
     pub fn index<V: Send + Sync + 'static>(
         &self,
         name: &str,
-    ) -> Option<Arc<crate::handling::index::Index<V>>> {
-        self.raw
-            .memo
-            .get::<crate::handling::index::Indices>()?
-            .get::<V>(name)
+    ) -> Result<Arc<crate::handling::index::Index<V>>, LookupError> {
+        match self.raw.memo.get::<crate::handling::index::Indices>() {
+            Some(indices) => indices.get::<V>(name),
+            None => Err(LookupError::UnknownIndex {
+                name: name.to_owned(),
+                known: String::new(),
+            }),
+        }
     }
 
     /// The children of kind `C` that this object controls (a controller owner reference
     /// points at it), ordered by namespace and name, from the cache that
-    /// [`Resource::owns`](crate::Resource::owns) keeps: no request is made. Empty when no
-    /// resource owns `C`.
+    /// [`Resource::owns`](crate::Resource::owns) keeps: no request is made.
     ///
     /// ```no_run
     /// # use k8s_openapi::api::apps::v1::Deployment;
-    /// # async fn reconcile(ctx: kopr::Context<k8s_openapi::api::core::v1::ConfigMap>) {
+    /// # async fn reconcile(ctx: kopr::Context<k8s_openapi::api::core::v1::ConfigMap>) -> kopr::HandlerResult {
     /// let ready: i32 = ctx
-    ///     .owned::<Deployment>()
+    ///     .owned::<Deployment>()?
     ///     .iter()
     ///     .filter_map(|d| d.status.as_ref()?.ready_replicas)
     ///     .sum();
+    /// # Ok(())
     /// # }
     /// ```
-    pub fn owned<C>(&self) -> Vec<C>
+    ///
+    /// # Errors
+    /// [`LookupError::NotOwned`] when no resource of the operator owns `C`;
+    /// [`LookupError::Undecodable`] naming a child that does not deserialize as `C`.
+    pub fn owned<C>(&self) -> Result<Vec<C>, LookupError>
     where
         C: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned,
     {
         use crate::handling::children::{Children, owner_id_of};
         let api_resource = kube::api::ApiResource::erase::<C>(&());
-        let (Some(children), Some(owner)) =
-            (self.raw.memo.get::<Children>(), owner_id_of(&self.raw.body))
-        else {
-            return Vec::new();
+        let not_owned = || LookupError::NotOwned {
+            kind: api_resource.kind.clone(),
         };
-        let Some(cache) = children.get(&api_resource) else {
-            return Vec::new();
+        let children = self.raw.memo.get::<Children>().ok_or_else(not_owned)?;
+        let cache = children.get(&api_resource).ok_or_else(not_owned)?;
+        let Some(owner) = owner_id_of(&self.raw.body) else {
+            return Ok(Vec::new());
         };
         cache
             .owned_by(&owner)
             .into_iter()
-            .filter_map(|body| C::deserialize(body).ok())
+            .map(|body| {
+                C::deserialize(&body).map_err(|error| LookupError::Undecodable {
+                    kind: api_resource.kind.clone(),
+                    name: format!(
+                        "{}/{}",
+                        body.pointer("/metadata/namespace")
+                            .and_then(serde_json::Value::as_str)
+                            .unwrap_or_default(),
+                        body.pointer("/metadata/name")
+                            .and_then(serde_json::Value::as_str)
+                            .unwrap_or_default()
+                    ),
+                    type_name: std::any::type_name::<C>(),
+                    message: error.to_string(),
+                })
+            })
             .collect()
     }
 

@@ -308,6 +308,58 @@ impl From<kube::Error> for Error {
     }
 }
 
+/// What [`Context::index`](crate::Context::index) and [`Context::owned`](crate::Context::owned)
+/// answer when they cannot give what was asked: a mistake in the operator, said plainly rather
+/// than an empty result. Converts into a [`HandlerError`] with `?`.
+///
+/// ```
+/// let error = kopr::LookupError::NotOwned { kind: "ConfigMap".into() };
+/// assert_eq!(
+///     error.to_string(),
+///     "ConfigMap is not owned by this operator's resources: declare it with Resource::owns"
+/// );
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LookupError {
+    /// No index has this name.
+    #[error("no index is named {name:?} (the operator's indices: {known})")]
+    UnknownIndex {
+        /// The name asked for.
+        name: String,
+        /// The names registered, comma-separated.
+        known: String,
+    },
+    /// The index holds values of another type.
+    #[error("the index {name:?} holds values of type {actual}, not {asked}")]
+    IndexType {
+        /// The index's name.
+        name: String,
+        /// Its value type.
+        actual: &'static str,
+        /// The type asked for.
+        asked: &'static str,
+    },
+    /// No resource of the operator owns this kind, so no cache of it is kept.
+    #[error("{kind} is not owned by this operator's resources: declare it with Resource::owns")]
+    NotOwned {
+        /// The kind asked for.
+        kind: String,
+    },
+    /// An owned child does not deserialize as the type asked for.
+    #[error("the owned {kind} {name} cannot be read as {type_name}: {message}")]
+    Undecodable {
+        /// Its kind.
+        kind: String,
+        /// Its `namespace/name`.
+        name: String,
+        /// The Rust type asked for.
+        type_name: &'static str,
+        /// serde's message.
+        message: String,
+    },
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

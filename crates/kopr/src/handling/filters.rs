@@ -20,8 +20,8 @@
 //! let deployments = Resource::<Deployment>::new().on_field(
 //!     "spec.replicas",
 //!     Handler::new(scaled_down)
-//!         .label("app.kubernetes.io/managed-by", "my-operator")
-//!         .annotation("example.com/paused", Matcher::Absent)
+//!         .label_matches("app.kubernetes.io/managed-by", "my-operator")
+//!         .annotation_matches("example.com/paused", Matcher::Absent)
 //!         .when(|input| {
 //!             let (old, new) = (input.old.and_then(|v| v.as_i64()), input.new.and_then(|v| v.as_i64()));
 //!             matches!((old, new), (Some(old), Some(new)) if new < old)
@@ -46,7 +46,7 @@ pub type ValuePredicate = Arc<dyn Fn(Option<&Value>) -> bool + Send + Sync>;
 
 /// A test on one value: a label, an annotation, a field, or the old/new value of a changed field.
 ///
-/// A `&str` or `String` converts into [`Matcher::Is`], so `.label("app", "web")` means
+/// A `&str` or `String` converts into [`Matcher::Is`], so `.label_matches("app", "web")` means
 /// "equals".
 ///
 /// ```
@@ -152,7 +152,7 @@ type WhenFn = Arc<dyn Fn(&FilterInput<'_>) -> bool + Send + Sync>;
 /// use kopr::Filtered;
 /// use serde_json::json;
 ///
-/// let filters = Filters::default().label("app", "web").field_value("spec.replicas", kopr::Matcher::Present);
+/// let filters = Filters::default().label_matches("app", "web").field_matches("spec.replicas", kopr::Matcher::Present);
 /// assert!(filters.matches_object(&json!({
 ///     "metadata": {"labels": {"app": "web"}},
 ///     "spec": {"replicas": 2},
@@ -228,27 +228,27 @@ impl std::fmt::Debug for Filters {
 /// async fn handler(_: Context<ConfigMap>) -> HandlerResult { Ok(()) }
 ///
 /// let config_maps = Resource::<ConfigMap>::new()
-///     .on_create(Handler::new(handler).label("tier", Matcher::Present))
+///     .on_create(Handler::new(handler).label_matches("tier", Matcher::Present))
 ///     // Field handlers: old and new are the field's values.
 ///     .on_field(
 ///         "data.mode",
-///         Handler::new(handler).id("mode").old_value("safe").new_value(Matcher::Present),
+///         Handler::new(handler).id("mode").old_matches("safe").new_matches(Matcher::Present),
 ///     )
-///     .timer(Timer::every(Duration::from_secs(60), handler).field_value("data.poll", "true"))
-///     .daemon(Daemon::new(handler).annotation("example.com/follow", "yes"));
+///     .timer(Timer::every(Duration::from_secs(60), handler).field_matches("data.poll", "true"))
+///     .daemon(Daemon::new(handler).annotation_matches("example.com/follow", "yes"));
 /// ```
 pub trait Filtered: Sized {
     /// The filters being built.
     fn filters_mut(&mut self) -> &mut Filters;
 
     /// Only objects whose label `key` passes `matcher` (a `&str` means "equals").
-    fn label(mut self, key: impl Into<String>, matcher: impl Into<Matcher>) -> Self {
+    fn label_matches(mut self, key: impl Into<String>, matcher: impl Into<Matcher>) -> Self {
         self.filters_mut().labels.push((key.into(), matcher.into()));
         self
     }
 
     /// Only objects whose annotation `key` passes `matcher`.
-    fn annotation(mut self, key: impl Into<String>, matcher: impl Into<Matcher>) -> Self {
+    fn annotation_matches(mut self, key: impl Into<String>, matcher: impl Into<Matcher>) -> Self {
         self.filters_mut()
             .annotations
             .push((key.into(), matcher.into()));
@@ -256,7 +256,7 @@ pub trait Filtered: Sized {
     }
 
     /// Only objects whose field at the dotted `path` passes `matcher`.
-    fn field_value(mut self, path: &str, matcher: impl Into<Matcher>) -> Self {
+    fn field_matches(mut self, path: &str, matcher: impl Into<Matcher>) -> Self {
         self.filters_mut()
             .fields
             .push((crate::handling::diff::parse_path(path), matcher.into()));
@@ -273,13 +273,13 @@ pub trait Filtered: Sized {
     }
 
     /// On updates: only when the old value passes `matcher`.
-    fn old_value(mut self, matcher: impl Into<Matcher>) -> Self {
+    fn old_matches(mut self, matcher: impl Into<Matcher>) -> Self {
         self.filters_mut().old = Some(matcher.into());
         self
     }
 
     /// On updates: only when the new value passes `matcher`.
-    fn new_value(mut self, matcher: impl Into<Matcher>) -> Self {
+    fn new_matches(mut self, matcher: impl Into<Matcher>) -> Self {
         self.filters_mut().new = Some(matcher.into());
         self
     }
@@ -311,15 +311,17 @@ mod tests {
                           "spec": {"replicas": 3}});
         let diff = Diff::default();
         let f = |filters: Filters| filters.matches(&input(&body, &diff));
-        assert!(f(Filters::default().label("app", "web")));
-        assert!(!f(Filters::default().label("app", "db")));
-        assert!(f(Filters::default().label("app", Matcher::Present)));
-        assert!(f(Filters::default().label("tier", Matcher::Absent)));
-        assert!(!f(Filters::default().annotation("note", Matcher::Absent)));
-        assert!(f(
-            Filters::default().field_value("spec.replicas", Matcher::is(3))
+        assert!(f(Filters::default().label_matches("app", "web")));
+        assert!(!f(Filters::default().label_matches("app", "db")));
+        assert!(f(Filters::default().label_matches("app", Matcher::Present)));
+        assert!(f(Filters::default().label_matches("tier", Matcher::Absent)));
+        assert!(!f(
+            Filters::default().annotation_matches("note", Matcher::Absent)
         ));
-        assert!(f(Filters::default().field_value(
+        assert!(f(
+            Filters::default().field_matches("spec.replicas", Matcher::is(3))
+        ));
+        assert!(f(Filters::default().field_matches(
             "spec.replicas",
             Matcher::check(|v| v.and_then(Value::as_i64).is_some_and(|n| n > 2))
         )));
@@ -339,7 +341,12 @@ mod tests {
             new: Some(&new),
             diff: &diff,
         };
-        assert!(Filters::default().old_value("a").new_value("b").matches(&i));
-        assert!(!Filters::default().old_value("b").matches(&i));
+        assert!(
+            Filters::default()
+                .old_matches("a")
+                .new_matches("b")
+                .matches(&i)
+        );
+        assert!(!Filters::default().old_matches("b").matches(&i));
     }
 }

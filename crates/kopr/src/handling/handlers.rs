@@ -271,7 +271,7 @@ pub(crate) fn registered(registered: &crate::handling::context::Registered) -> V
 /// use kopr::{Context, Filtered, Handler, HandlerResult, Resource};
 ///
 /// async fn scaled(ctx: Context<Deployment>) -> HandlerResult {
-///     tracing::info!("replicas: {:?} -> {:?}", ctx.old(), ctx.new());
+///     tracing::info!("replicas: {:?} -> {:?}", ctx.old_value(), ctx.new_value());
 ///     Ok(())
 /// }
 ///
@@ -281,7 +281,7 @@ pub(crate) fn registered(registered: &crate::handling::context::Registered) -> V
 ///         .id("scaled")
 ///         .retries(3)
 ///         .backoff(Duration::from_secs(10))
-///         .label("team", "payments"),
+///         .label_matches("team", "payments"),
 /// );
 /// ```
 ///
@@ -492,7 +492,7 @@ where
 ///         .id("check")
 ///         .idle(Duration::from_secs(30))
 ///         .sharp()
-///         .annotation("example.com/checked", kopr::Matcher::Present),
+///         .annotation_matches("example.com/checked", kopr::Matcher::Present),
 /// );
 /// ```
 ///
@@ -589,7 +589,7 @@ impl<K> Filtered for Timer<K> {
 ///     let mut ticks = tokio::time::interval(Duration::from_secs(10));
 ///     loop {
 ///         tokio::select! {
-///             () = ctx.cancelled().cancelled() => return Ok(()),
+///             () = ctx.cancelled() => return Ok(()),
 ///             _ = ticks.tick() => tracing::info!("{} is still here", ctx.name()),
 ///         }
 ///     }

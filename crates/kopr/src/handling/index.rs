@@ -20,9 +20,8 @@
 //!
 //! async fn report(ctx: Context<Pod>) -> HandlerResult {
 //!     let node = ctx.object.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default();
-//!     if let Some(by_node) = ctx.index::<String>("pods-by-node") {
-//!         tracing::info!("{} pods on {node}", by_node.get(&node).len());
-//!     }
+//!     let by_node = ctx.index::<String>("pods-by-node")?;
+//!     tracing::info!("{} pods on {node}", by_node.get(&node).len());
 //!     Ok(())
 //! }
 //!
@@ -44,17 +43,18 @@ use std::sync::{Arc, RwLock};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::handling::errors::LookupError;
+
 /// One index: keys to the values objects gave for them. Handlers read it with
 /// [`Context::index`](crate::Context::index).
 ///
 /// ```no_run
 /// # async fn handler(ctx: kopr::Context<k8s_openapi::api::core::v1::Node>) -> kopr::HandlerResult {
-/// if let Some(pods) = ctx.index::<String>("pods-by-node") {
-///     for node in pods.keys() {
-///         tracing::info!("{node}: {:?}", pods.get(&node));
-///     }
-///     tracing::info!("{} pods indexed", pods.objects());
+/// let pods = ctx.index::<String>("pods-by-node")?;
+/// for node in pods.keys() {
+///     tracing::info!("{node}: {:?}", pods.get(&node));
 /// }
+/// tracing::info!("{} pods indexed", pods.objects());
 /// # Ok(())
 /// # }
 /// ```
@@ -189,6 +189,8 @@ pub(crate) trait Indexer: Send + Sync {
     fn retain(&self, keep: &dyn Fn(&str) -> bool);
     /// The typed [`Index`], for handlers to read.
     fn shared(&self) -> Arc<dyn Any + Send + Sync>;
+    /// The name of the index's value type.
+    fn value_type(&self) -> &'static str;
     /// How many objects gave at least one pair.
     fn objects(&self) -> usize;
 }
@@ -258,6 +260,10 @@ where
         self.index.clone()
     }
 
+    fn value_type(&self) -> &'static str {
+        std::any::type_name::<V>()
+    }
+
     fn objects(&self) -> usize {
         self.index.objects()
     }
@@ -266,18 +272,38 @@ where
 /// Every index of an operator by name, as handlers reach them (kept in the operator's memo).
 #[derive(Default)]
 pub(crate) struct Indices {
-    by_name: HashMap<String, Arc<dyn Any + Send + Sync>>,
+    by_name: HashMap<String, (Arc<dyn Any + Send + Sync>, &'static str)>,
 }
 
 impl Indices {
     pub(crate) fn insert(&mut self, indexer: &dyn Indexer) {
-        self.by_name
-            .insert(indexer.name().to_string(), indexer.shared());
+        self.by_name.insert(
+            indexer.name().to_string(),
+            (indexer.shared(), indexer.value_type()),
+        );
     }
 
     /// The index `name` with values of type `V`.
-    pub(crate) fn get<V: Send + Sync + 'static>(&self, name: &str) -> Option<Arc<Index<V>>> {
-        self.by_name.get(name)?.clone().downcast::<Index<V>>().ok()
+    pub(crate) fn get<V: Send + Sync + 'static>(
+        &self,
+        name: &str,
+    ) -> Result<Arc<Index<V>>, LookupError> {
+        let Some((index, actual)) = self.by_name.get(name) else {
+            let mut known: Vec<&str> = self.by_name.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            return Err(LookupError::UnknownIndex {
+                name: name.to_owned(),
+                known: known.join(", "),
+            });
+        };
+        index
+            .clone()
+            .downcast::<Index<V>>()
+            .map_err(|_| LookupError::IndexType {
+                name: name.to_owned(),
+                actual,
+                asked: std::any::type_name::<V>(),
+            })
     }
 }
 
@@ -310,11 +336,11 @@ mod tests {
         let typed: Typed<Value, u32> = Typed::new("sizes", |_| vec![("k".into(), 1)]);
         let mut indices = Indices::default();
         indices.insert(&typed);
-        assert!(indices.get::<u32>("sizes").is_some());
+        assert!(indices.get::<u32>("sizes").is_ok());
         assert!(
-            indices.get::<String>("sizes").is_none(),
+            indices.get::<String>("sizes").is_err(),
             "another value type"
         );
-        assert!(indices.get::<u32>("other").is_none());
+        assert!(indices.get::<u32>("other").is_err());
     }
 }

@@ -12,6 +12,12 @@ use serde_json::{Map, Value};
 /// Handlers get theirs from [`Context::patch`](crate::Context::patch), admission handlers
 /// from [`Review::patch`](crate::Review::patch). Setters return `&Self`, so they chain.
 ///
+/// # Errors
+/// A value that cannot be serialized (a map with non-string keys, a failing `Serialize`
+/// impl) is not stored, so it never deletes the field on the server: the patch keeps the
+/// error ([`Patch::error`]), and the handler's attempt fails with it (retried as any error),
+/// an admission handler's request is refused with it.
+///
 /// ```
 /// use kopr::Patch;
 /// use serde_json::json;
@@ -36,6 +42,8 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, Default)]
 pub struct Patch {
     inner: Arc<Mutex<Value>>,
+    /// The first value that could not be serialized, with its path.
+    error: Arc<Mutex<Option<String>>>,
 }
 
 impl Patch {
@@ -52,22 +60,58 @@ impl Patch {
     }
 
     /// Sets the value at the dotted `path` (for example `status.phase`); `null` deletes the
-    /// field on the server. A value that cannot be serialized is stored as `null`.
+    /// field on the server. A value that cannot be serialized is not stored: see
+    /// [`Patch::error`].
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// let patch = kopr::Patch::new();
+    /// patch.set("status.phase", "Ready");
+    /// // JSON objects need string keys: this one cannot be serialized.
+    /// patch.set("status.byPair", BTreeMap::from([((1, 2), "x")]));
+    /// assert_eq!(patch.to_value(), serde_json::json!({"status": {"phase": "Ready"}}));
+    /// assert!(patch.error().is_some_and(|e| e.starts_with("status.byPair: ")));
+    /// ```
     pub fn set(&self, path: &str, value: impl Serialize) -> &Self {
-        let value = serde_json::to_value(value).unwrap_or(Value::Null);
         let segments: Vec<&str> = path.split('.').filter(|s| !s.is_empty()).collect();
-        self.set_at(&segments, value);
-        self
+        self.set_at(&segments, value)
     }
 
-    /// Sets the value at a path given as segments (segments may contain dots).
+    /// Sets the value at a path given as segments (segments may contain dots); see
+    /// [`Patch::set`].
     ///
     /// ```
     /// let patch = kopr::Patch::new();
-    /// patch.set_at(&["metadata", "labels", "example.com/tier"], "web".into());
+    /// patch
+    ///     .set_at(&["metadata", "labels", "example.com/tier"], "web")
+    ///     .set_at(&["metadata", "labels", "example.com/zone"], "a");
     /// assert_eq!(patch.to_value()["metadata"]["labels"]["example.com/tier"], "web");
     /// ```
-    pub fn set_at(&self, path: &[&str], value: Value) {
+    pub fn set_at(&self, path: &[&str], value: impl Serialize) -> &Self {
+        match serde_json::to_value(value) {
+            Ok(value) => self.put(path, value),
+            Err(error) => {
+                let mut first = self.error.lock().unwrap_or_else(|p| p.into_inner());
+                if first.is_none() {
+                    *first = Some(format!("{}: {error}", path.join(".")));
+                }
+            }
+        }
+        self
+    }
+
+    /// The first value this patch could not serialize, as `<path>: <serde's message>`.
+    ///
+    /// ```
+    /// let patch = kopr::Patch::new();
+    /// patch.status("ready", true);
+    /// assert_eq!(patch.error(), None);
+    /// ```
+    pub fn error(&self) -> Option<String> {
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn put(&self, path: &[&str], value: Value) {
         let mut guard = self.lock();
         let Some((last, parents)) = path.split_last() else {
             merge_into(&mut guard, value);
@@ -98,40 +142,24 @@ impl Patch {
         self
     }
 
-    /// Sets `status.<key>`.
+    /// Sets `status.<key>` (see [`Patch::set`]).
     pub fn status(&self, key: &str, value: impl Serialize) -> &Self {
-        self.set_at(
-            &["status", key],
-            serde_json::to_value(value).unwrap_or(Value::Null),
-        );
-        self
+        self.set_at(&["status", key], value)
     }
 
-    /// Sets `spec.<key>`.
+    /// Sets `spec.<key>` (see [`Patch::set`]).
     pub fn spec(&self, key: &str, value: impl Serialize) -> &Self {
-        self.set_at(
-            &["spec", key],
-            serde_json::to_value(value).unwrap_or(Value::Null),
-        );
-        self
+        self.set_at(&["spec", key], value)
     }
 
     /// Sets the label `key` (`None` removes it).
     pub fn label(&self, key: &str, value: Option<&str>) -> &Self {
-        self.set_at(
-            &["metadata", "labels", key],
-            value.map_or(Value::Null, Value::from),
-        );
-        self
+        self.set_at(&["metadata", "labels", key], value)
     }
 
     /// Sets the annotation `key` (`None` removes it).
     pub fn annotation(&self, key: &str, value: Option<&str>) -> &Self {
-        self.set_at(
-            &["metadata", "annotations", key],
-            value.map_or(Value::Null, Value::from),
-        );
-        self
+        self.set_at(&["metadata", "annotations", key], value)
     }
 
     /// Whether nothing has been set.

@@ -201,7 +201,7 @@ pub(crate) type ChangePredicate = Arc<dyn Fn(&Value, &Value) -> bool + Send + Sy
 ///     Reconcile::new(reconcile)
 ///         .id("ready-replicas")
 ///         .timeout(Duration::from_secs(30))
-///         .label("example.com/watched", "yes"),
+///         .label_matches("example.com/watched", "yes"),
 /// );
 /// ```
 pub struct Reconcile<K> {

@@ -345,7 +345,7 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
     /// use kopr::{Context, HandlerResult, Resource};
     ///
     /// async fn reconcile(ctx: Context<Deployment>) -> HandlerResult<Action> {
-    ///     let replica_sets = ctx.owned::<ReplicaSet>();
+    ///     let replica_sets = ctx.owned::<ReplicaSet>()?;
     ///     tracing::info!("{} owns {} ReplicaSets", ctx.name(), replica_sets.len());
     ///     Ok(Action::await_change())
     /// }
@@ -404,32 +404,6 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
             .related
             .push(RelatedSpec::of::<C>(Relation::Watches(mapper)));
         self
-    }
-
-    /// The reconcile model's cleanup: runs `handler` when an object is being deleted, and a
-    /// finalizer keeps the object until it succeeds (retried with the handler's backoff, its
-    /// progress kept on the object). It is a delete handler ([`on_delete`](Self::on_delete))
-    /// by another name.
-    ///
-    /// ```
-    /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kopr::reconcile::Action;
-    /// use kopr::{Context, HandlerResult, Resource};
-    ///
-    /// async fn reconcile(_: Context<ConfigMap>) -> HandlerResult<Action> {
-    ///     Ok(Action::await_change())
-    /// }
-    ///
-    /// async fn release(ctx: Context<ConfigMap>) -> HandlerResult {
-    ///     // Undo what owner references do not: external resources, DNS records...
-    ///     tracing::info!("releasing what {} held", ctx.name());
-    ///     Ok(())
-    /// }
-    ///
-    /// let config_maps = Resource::<ConfigMap>::new().reconcile(reconcile).cleanup(release);
-    /// ```
-    pub fn cleanup<M>(self, handler: impl IntoHandler<K, M>) -> Self {
-        self.on_delete(handler)
     }
 
     fn register<M>(mut self, trigger: Trigger, handler: impl IntoHandler<K, M>) -> Self {
@@ -551,7 +525,7 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
     ///
     /// async fn image_changed(ctx: Context<Deployment>) -> HandlerResult {
     ///     // `old` is None on creation.
-    ///     tracing::info!("containers: {:?} -> {:?}", ctx.old(), ctx.new());
+    ///     tracing::info!("containers: {:?} -> {:?}", ctx.old_value(), ctx.new_value());
     ///     Ok(())
     /// }
     ///
@@ -722,7 +696,7 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
     /// use kopr::{Context, Daemon, HandlerResult, Resource};
     ///
     /// async fn watch_over(ctx: Context<ConfigMap>) -> HandlerResult {
-    ///     ctx.cancelled().cancelled().await;
+    ///     ctx.cancelled().await;
     ///     Ok(())
     /// }
     ///

@@ -161,6 +161,13 @@ async fn run(
             match never {}
         }
     };
+    // A value the handler's patch could not serialize fails an attempt that did not fail.
+    let result = match (result, patch.error()) {
+        (Ok(_), Some(error)) => Err(HandlerError::message(format!(
+            "the handler's patch could not be serialized: {error}"
+        ))),
+        (result, _) => result,
+    };
     let label = if panicked { "panic" } else { outcome(&result) };
     (result, patch.to_value(), label)
 }

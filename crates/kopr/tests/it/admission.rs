@@ -244,7 +244,7 @@ async fn operations_subresources_and_filters_choose_what_a_handler_sees() {
                 .admission(
                     Admission::validate("frozen", frozen)
                         .operations([Operation::Update, Operation::Delete])
-                        .label("frozen", "yes"),
+                        .label_matches("frozen", "yes"),
                 )
                 .admission(Admission::validate("status-check", status_check).subresource("status")),
         )

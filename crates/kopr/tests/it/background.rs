@@ -106,7 +106,7 @@ async fn daemons_are_cancelled_on_deletion_and_release_the_finalizer() {
                     let calls = d.clone();
                     async move {
                         calls.record(format!("started {}", ctx.name()));
-                        ctx.cancelled().cancelled().await;
+                        ctx.cancelled().await;
                         calls.record(format!("cancelled {}", ctx.name()));
                         HandlerResult::Ok(())
                     }

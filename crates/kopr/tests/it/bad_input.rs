@@ -98,3 +98,43 @@ async fn an_undeserializable_object_is_reported_and_others_are_served() {
     assert_eq!(calls.all(), vec!["fine", "broken"]);
     running.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unserializable_patch_value_fails_the_attempt_and_deletes_nothing() {
+    use kopr::{Context, Handler, HandlerResult};
+    let cluster = cluster().await;
+    namespace(&cluster, "b2").await;
+    let operator = Operator::new().resource(
+        Resource::<Widget>::custom().on_create(
+            Handler::new(|ctx: Context<Widget>| async move {
+                // A map keyed by pairs has no JSON form.
+                let by_pair = std::collections::BTreeMap::from([((1, 2), "x")]);
+                ctx.patch().status("phase", "Made").spec("message", by_pair);
+                HandlerResult::Ok(())
+            })
+            .id("make"),
+        ),
+    );
+    let running = cluster.run(operator);
+    let api = widgets(&cluster, "b2");
+    create_widget(&api, "w", "keep me").await;
+    let event = cluster
+        .wait_for_warning("b2", "w", Duration::from_secs(20), |e| {
+            e.message
+                .as_deref()
+                .is_some_and(|m| m.contains("could not be serialized: spec.message: "))
+        })
+        .await
+        .expect("the failure is reported");
+    assert_eq!(
+        event.reason.as_deref(),
+        Some("HandlerRetrying"),
+        "{event:?}"
+    );
+    let body = wait_widget(&api, "w", |w| w["status"]["phase"] == "Made").await;
+    assert_eq!(
+        body["spec"]["message"], "keep me",
+        "nothing deleted: {body}"
+    );
+    running.stop().await.unwrap();
+}

@@ -41,23 +41,25 @@ async fn every_filter_kind() {
     let calls = Calls::default();
     let operator = Operator::new().resource(
         Resource::<Widget>::custom()
-            .on_create(recorder(&calls, "label-value").label("tier", "web"))
-            .on_create(recorder(&calls, "label-present").label("tier", Matcher::Present))
-            .on_create(recorder(&calls, "label-absent").label("tier", Matcher::Absent))
-            .on_create(recorder(&calls, "annotation-check").annotation(
+            .on_create(recorder(&calls, "label-value").label_matches("tier", "web"))
+            .on_create(recorder(&calls, "label-present").label_matches("tier", Matcher::Present))
+            .on_create(recorder(&calls, "label-absent").label_matches("tier", Matcher::Absent))
+            .on_create(recorder(&calls, "annotation-check").annotation_matches(
                 "owner",
                 Matcher::check(|v| {
                     v.and_then(Value::as_str)
                         .is_some_and(|s| s.starts_with("team-"))
                 }),
             ))
-            .on_create(recorder(&calls, "field-value").field_value("spec.size", Matcher::is(7)))
+            .on_create(recorder(&calls, "field-value").field_matches("spec.size", Matcher::is(7)))
             .on_create(
                 recorder(&calls, "when").when(|input| input.body["spec"]["message"] == "special"),
             )
             .on_field(
                 "spec.message",
-                recorder(&calls, "old-new").old_value("a").new_value("b"),
+                recorder(&calls, "old-new")
+                    .old_matches("a")
+                    .new_matches("b"),
             )
             .on_event(
                 recorder(&calls, "event-when")
@@ -159,8 +161,8 @@ async fn unmatched_objects_cost_nothing() {
     let calls = Calls::default();
     let operator = Operator::new().resource(
         Resource::<Widget>::custom()
-            .on_create(recorder(&calls, "only-mine").label("mine", "yes"))
-            .on_delete(recorder(&calls, "bye").label("mine", "yes")),
+            .on_create(recorder(&calls, "only-mine").label_matches("mine", "yes"))
+            .on_delete(recorder(&calls, "bye").label_matches("mine", "yes")),
     );
     let running = cluster.run(operator);
     let api = widgets(&cluster, "f2");

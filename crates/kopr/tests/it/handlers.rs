@@ -54,8 +54,8 @@ async fn create_update_field_and_delete_handlers() {
                         calls.record(format!(
                             "field {} old={:?} new={:?} diff={}",
                             ctx.name(),
-                            ctx.old().cloned(),
-                            ctx.new().cloned(),
+                            ctx.old_value().cloned(),
+                            ctx.new_value().cloned(),
                             changes.join("; ")
                         ));
                         HandlerResult::Ok(())

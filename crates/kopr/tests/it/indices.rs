@@ -16,9 +16,28 @@ async fn same_message(ctx: Context<Widget>) -> HandlerResult<Vec<String>> {
     let index = ctx
         .index::<String>("by-message")
         .expect("the index is there with String values");
+    let wrong = ctx
+        .index::<u64>("by-message")
+        .map(|_| ())
+        .expect_err("another value type");
+    assert_eq!(
+        wrong.to_string(),
+        "the index \"by-message\" holds values of type alloc::string::String, not u64"
+    );
+    let unknown = ctx
+        .index::<String>("by-colour")
+        .map(|_| ())
+        .expect_err("no such index");
     assert!(
-        ctx.index::<u64>("by-message").is_none(),
-        "another value type"
+        unknown
+            .to_string()
+            .starts_with("no index is named \"by-colour\" (the operator's indices: "),
+        "{unknown}"
+    );
+    let not_owned = ctx.owned::<ConfigMap>().map(|_| ()).expect_err("not owned");
+    assert_eq!(
+        not_owned.to_string(),
+        "ConfigMap is not owned by this operator's resources: declare it with Resource::owns"
     );
     Ok(index.get(&ctx.object.spec.message))
 }

@@ -40,7 +40,7 @@ async fn reconcile_child(calls: Calls, ctx: Context<Widget>) -> HandlerResult<Ac
             }))
         })
         .and_then(|d| d.get("token").cloned());
-    let owned = ctx.owned::<ConfigMap>();
+    let owned = ctx.owned::<ConfigMap>()?;
     ctx.patch()
         .set("status.message", &ctx.object.spec.message)
         .set("status.owned", owned.len())
@@ -399,7 +399,7 @@ async fn cleanup_runs_with_the_finalizer_and_cause_handlers_take_turns() {
                     Ok(Action::await_change())
                 }
             })
-            .cleanup(
+            .on_delete(
                 kopr::Handler::new(move |ctx: Context<Widget>| {
                     let calls = on_cleanup.clone();
                     async move {
