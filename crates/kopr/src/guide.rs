@@ -132,10 +132,8 @@
 //!
 //! - `Ok(value)`: done; `value` is stored under `status.<handler id>` unless it is `()`
 //!   (or [`Operator::store_results`](crate::Operator::store_results) is off);
-//! - [`TemporaryError`](crate::TemporaryError) or
-//!   [`HandlerError::temporary`](crate::HandlerError::temporary): retried after its delay;
-//! - [`PermanentError`](crate::PermanentError) or
-//!   [`HandlerError::permanent`](crate::HandlerError::permanent): the handler is marked failed
+//! - [`HandlerError::temporary`](crate::HandlerError::temporary): retried after its delay;
+//! - [`HandlerError::permanent`](crate::HandlerError::permanent): the handler is marked failed
 //!   and not retried for this cause;
 //! - any other error (`?` on a `std::error::Error`): retried after the handler's
 //!   [`backoff`](crate::Handler::backoff) (60 s by default), or per its

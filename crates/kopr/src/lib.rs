@@ -165,7 +165,7 @@ pub use admission::{AdmissionResult, Denial, Review};
 pub use adopt::{AdoptOptions, Owner, adopt};
 pub use context::{Context, Memo, Reason};
 pub use diff::{Diff, DiffItem, DiffOp};
-pub use errors::{Error, HandlerError, HandlerResult, LookupError, PermanentError, TemporaryError};
+pub use errors::{Error, HandlerError, HandlerResult, LookupError};
 pub use events::{exception, info, warn};
 pub use filters::{FilterInput, Filtered, Matcher};
 pub use handlers::{Daemon, ErrorsMode, Handler, Timer};

@@ -43,6 +43,8 @@ pub struct Lifecycle {
     /// The Kubernetes client.
     pub client: kube::Client,
     memo: Memo,
+    crds: Arc<Vec<CustomResourceDefinition>>,
+    field_manager: Arc<str>,
 }
 
 impl Lifecycle {
@@ -50,6 +52,49 @@ impl Lifecycle {
     pub fn memo<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.memo.get::<T>()
     }
+
+    /// Installs the operator's CRDs and waits until they are established, as
+    /// [`Operator::install_crds`] does: for an operator that registers its CRDs when it
+    /// starts, from a startup handler.
+    ///
+    /// ```
+    /// use kopr::{HandlerResult, Lifecycle, Operator};
+    ///
+    /// async fn register(lifecycle: Lifecycle) -> HandlerResult {
+    ///     lifecycle.install_crds().await?;
+    ///     Ok(())
+    /// }
+    ///
+    /// let operator = Operator::new().on_startup(register);
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Operator::install_crds`].
+    pub async fn install_crds(&self) -> Result<(), Error> {
+        install_crds(&self.client, &self.crds, &self.field_manager).await
+    }
+}
+
+/// Applies `crds` (server-side, forcing `field_manager`'s ownership) and waits until each is
+/// established.
+async fn install_crds(
+    client: &kube::Client,
+    crds: &[CustomResourceDefinition],
+    field_manager: &str,
+) -> Result<(), Error> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let params = PatchParams::apply(field_manager).force();
+    for crd in crds {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        api.patch(&name, &params, &Patch::Apply(crd)).await?;
+        let established = kube::runtime::conditions::is_crd_established();
+        let wait = kube::runtime::wait::await_condition(api.clone(), &name, established);
+        tokio::time::timeout(Duration::from_secs(30), wait)
+            .await
+            .map_err(|_| Error::Config(format!("CRD {name} was not established within 30 s")))?
+            .map_err(|e| Error::Config(format!("waiting for CRD {name}: {e}")))?;
+    }
+    Ok(())
 }
 
 type LifecycleFn =
@@ -470,19 +515,7 @@ impl Operator {
     /// `patch` on CustomResourceDefinitions), [`Error::Config`] when one is not established
     /// within 30 s.
     pub async fn install_crds(&self, client: &kube::Client) -> Result<(), Error> {
-        let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-        let params = PatchParams::apply(self.settings.identity.field_manager()).force();
-        for crd in self.crds() {
-            let name = crd.metadata.name.clone().unwrap_or_default();
-            api.patch(&name, &params, &Patch::Apply(&crd)).await?;
-            let established = kube::runtime::conditions::is_crd_established();
-            let wait = kube::runtime::wait::await_condition(api.clone(), &name, established);
-            tokio::time::timeout(Duration::from_secs(30), wait)
-                .await
-                .map_err(|_| Error::Config(format!("CRD {name} was not established within 30 s")))?
-                .map_err(|e| Error::Config(format!("waiting for CRD {name}: {e}")))?;
-        }
-        Ok(())
+        install_crds(client, &self.crds(), self.settings.identity.field_manager()).await
     }
 
     fn check(&self) -> Result<(), Error> {
@@ -590,6 +623,8 @@ impl Operator {
         let lifecycle = Lifecycle {
             client: client.clone(),
             memo: self.memo.clone(),
+            crds: Arc::new(self.crds()),
+            field_manager: self.settings.identity.field_manager().into(),
         };
         let events = EventRecorder::start(client.clone(), self.settings.identity.component());
         let tasks = TaskTracker::new();

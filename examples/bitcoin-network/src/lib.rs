@@ -246,11 +246,10 @@ async fn reconcile(ctx: Context<BitcoinNetwork>) -> HandlerResult<Action> {
     }
 }
 
-/// How the operator is deployed: it manages StatefulSets and Services (pods it only watches).
+/// How the operator is deployed. Its RBAC follows from the operator: the StatefulSets and
+/// Services it owns are children, the pods it watches are read.
 pub fn manifests() -> Manifests {
     Manifests::new("bitcoin-network")
-        .child::<StatefulSet>()
-        .child::<Service>()
 }
 
 /// The BitcoinNetwork operator.

@@ -22,14 +22,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kopr::manifests::Manifests;
 use kopr::{
     Context, Denial, Handler, HandlerError, HandlerResult, Lifecycle, Operator, Reason, Resource,
     Review, Timer,
 };
+use kube::CustomResource;
 use kube::api::{Api, Patch, PatchParams, PostParams};
-use kube::{CustomResource, CustomResourceExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -120,32 +119,12 @@ pub fn manifests() -> Manifests {
 
 /// Registers the ExchangeRate CRD unless the cluster has it, and waits until it is established.
 pub async fn register_crd(lifecycle: Lifecycle) -> HandlerResult {
-    let api: Api<CustomResourceDefinition> = Api::all(lifecycle.client.clone());
-    let crd = ExchangeRate::crd();
-    let name = crd.metadata.name.clone().unwrap_or_default();
-    if api.get_opt(&name).await?.is_none() {
-        match api.create(&PostParams::default(), &crd).await {
-            Ok(_) => tracing::info!("registered the CRD {name}"),
-            Err(kube::Error::Api(status)) if status.code == 409 => {}
-            Err(error) => return Err(error.into()),
-        }
-    }
-    let established = kube::runtime::wait::await_condition(
-        api,
-        &name,
-        kube::runtime::conditions::is_crd_established(),
-    );
-    match tokio::time::timeout(Duration::from_secs(30), established).await {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(error)) => Err(HandlerError::temporary(
-            format!("waiting for the CRD {name}: {error}"),
+    lifecycle.install_crds().await.map_err(|error| {
+        HandlerError::temporary(
+            format!("registering the CRD: {error}"),
             Duration::from_secs(5),
-        )),
-        Err(_) => Err(HandlerError::temporary(
-            format!("the CRD {name} is not established yet"),
-            Duration::from_secs(5),
-        )),
-    }
+        )
+    })
 }
 
 /// Turns a rates failure into the handler error kopr acts on, and reports it in status.

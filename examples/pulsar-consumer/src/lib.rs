@@ -135,9 +135,10 @@ impl Default for Config {
     }
 }
 
-/// How the operator is deployed: it manages Deployments.
+/// How the operator is deployed. Its RBAC follows from the operator: the Deployments it owns
+/// are children.
 pub fn manifests() -> Manifests {
-    Manifests::new("pulsar-consumer").child::<Deployment>()
+    Manifests::new("pulsar-consumer")
 }
 
 /// Why a PulsarConsumer could not be reconciled.

@@ -5,8 +5,8 @@
 //! | returned | cause handlers | reconcile | timers | daemons |
 //! |---|---|---|---|---|
 //! | `Ok` | done | [`Action`](crate::reconcile::Action) decides | next run after the interval | ends for good |
-//! | [`TemporaryError`] | retried after its delay | retried after its delay | next run after its delay | restarted after its delay |
-//! | [`PermanentError`] | failed, not retried for this cause | waits for the next change | next run after the interval | ends for good |
+//! | [`HandlerError::temporary`] | retried after its delay | retried after its delay | next run after its delay | restarted after its delay |
+//! | [`HandlerError::permanent`] | failed, not retried for this cause | waits for the next change | next run after the interval | ends for good |
 //! | any other error | per the handler's [`ErrorsMode`](crate::ErrorsMode): retried after its backoff (60 s) by default | retried with a per-object backoff (0.5 s doubling) | next run after the handler's backoff (60 s) | restarted after the backoff (5 s) |
 //!
 //! Retries of cause handlers are bounded by [`Handler::retries`](crate::Handler::retries)
@@ -16,17 +16,17 @@
 //! ```
 //! use std::time::Duration;
 //! use k8s_openapi::api::core::v1::ConfigMap;
-//! use kopr::{Context, HandlerResult, PermanentError, TemporaryError};
+//! use kopr::{Context, HandlerError, HandlerResult};
 //!
 //! async fn handler(ctx: Context<ConfigMap>) -> HandlerResult {
 //!     let data = ctx.object.data.clone().unwrap_or_default();
 //!     // A parse error is an ordinary error: retried after the handler's backoff.
 //!     let replicas: u32 = data.get("replicas").map_or("1", String::as_str).parse()?;
 //!     if replicas > 10 {
-//!         Err(PermanentError::new("at most 10 replicas"))?;
+//!         return Err(HandlerError::permanent("at most 10 replicas"));
 //!     }
 //!     if !data.contains_key("ready") {
-//!         Err(TemporaryError::new("not ready yet", Duration::from_secs(5)))?;
+//!         return Err(HandlerError::temporary("not ready yet", Duration::from_secs(5)));
 //!     }
 //!     Ok(())
 //! }
@@ -34,82 +34,13 @@
 
 use std::time::Duration;
 
-/// A handler failure that must not be retried: the handler is marked failed and the cause moves on.
-///
-/// Return it with `?` (or `Err(e.into())`): the conversion into [`HandlerError`] keeps its
-/// meaning. [`HandlerError::permanent`] says the same.
-///
-/// ```
-/// use kopr::{HandlerError, HandlerResult, PermanentError};
-/// fn check(size: u32) -> HandlerResult {
-///     if size == 0 {
-///         Err(PermanentError::new("spec.size must be positive"))?;
-///     }
-///     Ok(())
-/// }
-/// assert!(matches!(check(0), Err(HandlerError::Permanent(m)) if m == "spec.size must be positive"));
-/// ```
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{message}")]
-pub struct PermanentError {
-    /// What went wrong, shown in the progress annotation and the Warning Event.
-    pub message: String,
-}
-
-impl PermanentError {
-    /// A permanent failure with this message.
-    pub fn new(message: impl Into<String>) -> Self {
-        PermanentError {
-            message: message.into(),
-        }
-    }
-}
-
-/// A handler failure to be retried after `delay`, whatever the handler's backoff.
-///
-/// ```
-/// use std::time::Duration;
-/// use kopr::{HandlerError, HandlerResult, TemporaryError};
-/// fn wait_for_quota(free: u32) -> HandlerResult {
-///     if free == 0 {
-///         Err(TemporaryError::new("no quota left", Duration::from_secs(30)))?;
-///     }
-///     Ok(())
-/// }
-/// assert!(matches!(
-///     wait_for_quota(0),
-///     Err(HandlerError::Temporary(_, delay)) if delay == Duration::from_secs(30)
-/// ));
-/// ```
-///
-/// # Caveats
-/// The retry still counts against [`Handler::retries`](crate::Handler::retries), and a
-/// delay that would end after [`Handler::timeout`](crate::Handler::timeout) fails the handler
-/// instead.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{message}")]
-pub struct TemporaryError {
-    /// What went wrong.
-    pub message: String,
-    /// How long to wait before the next attempt.
-    pub delay: Duration,
-}
-
-impl TemporaryError {
-    /// A temporary failure, retried after `delay`.
-    pub fn new(message: impl Into<String>, delay: Duration) -> Self {
-        TemporaryError {
-            message: message.into(),
-            delay,
-        }
-    }
-}
-
 /// The error side of a handler's result.
 ///
-/// Any `std::error::Error` converts into it with `?`; [`PermanentError`] and [`TemporaryError`]
-/// keep their meaning through that conversion. Like `anyhow::Error`, this type deliberately does
-/// not implement `std::error::Error` itself, so that the blanket conversion can exist.
+/// Any `std::error::Error` converts into it with `?` (an ordinary error: retried per the
+/// handler's [`ErrorsMode`](crate::ErrorsMode)); [`HandlerError::permanent`] and
+/// [`HandlerError::temporary`] say that a failure is final or when to try again. Like
+/// `anyhow::Error`, this type deliberately does not implement `std::error::Error` itself, so
+/// that the blanket conversion can exist.
 ///
 /// ```
 /// use std::time::Duration;
@@ -173,15 +104,7 @@ impl std::fmt::Display for HandlerError {
 
 impl<E: std::error::Error + Send + Sync + 'static> From<E> for HandlerError {
     fn from(error: E) -> Self {
-        let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(error);
-        let boxed = match boxed.downcast::<PermanentError>() {
-            Ok(permanent) => return HandlerError::Permanent(permanent.message),
-            Err(other) => other,
-        };
-        match boxed.downcast::<TemporaryError>() {
-            Ok(temporary) => HandlerError::Temporary(temporary.message, temporary.delay),
-            Err(other) => HandlerError::Other(other),
-        }
+        HandlerError::Other(Box::new(error))
     }
 }
 
@@ -374,12 +297,12 @@ mod tests {
     #[test]
     fn question_mark_keeps_the_kind_of_failure() {
         let permanent = classify((|| {
-            Err(PermanentError::new("bad spec"))?;
+            Err(HandlerError::permanent("bad spec"))?;
             Ok(())
         })());
         assert!(matches!(permanent, HandlerError::Permanent(m) if m == "bad spec"));
         let temporary = classify((|| {
-            Err(TemporaryError::new("later", Duration::from_secs(3)))?;
+            Err(HandlerError::temporary("later", Duration::from_secs(3)))?;
             Ok(())
         })());
         assert!(

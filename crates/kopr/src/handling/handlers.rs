@@ -504,8 +504,8 @@ where
 /// # Caveats
 /// - Runs are not persisted: after a restart, a timer starts again as for a new object.
 /// - After a failure the next run waits the handler's [`backoff`](Self::backoff), which is
-///   60 s unless set (not the interval); a [`TemporaryError`](crate::TemporaryError) waits
-///   its own delay, and a [`PermanentError`](crate::PermanentError) a full interval. A
+///   60 s unless set (not the interval); a [`HandlerError::temporary`](crate::HandlerError::temporary) waits
+///   its own delay, and a [`HandlerError::permanent`](crate::HandlerError::permanent) a full interval. A
 ///   failed run does not stop the timer.
 /// - When the timer stops, a run in progress sees [`Context::cancelled`] fire and has 5 s to
 ///   return before it is aborted.
@@ -610,7 +610,7 @@ impl<K> Filtered for Timer<K> {
 /// # Caveats
 /// - The daemon sees the object as it was when it (re)started: `ctx.object` is not updated
 ///   while it runs. Read the current object through [`Context::client`] when it matters.
-/// - A [`PermanentError`](crate::PermanentError) ends it for good, as `Ok` does; other errors
+/// - A [`HandlerError::permanent`](crate::HandlerError::permanent) ends it for good, as `Ok` does; other errors
 ///   restart it after the backoff (5 s unless set), [`Context::retry`] counting restarts.
 /// - A daemon that ignores cancellation is aborted after its cancellation timeout (at its
 ///   next `.await`).

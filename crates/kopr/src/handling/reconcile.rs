@@ -13,8 +13,8 @@
 //!   it;
 //! - after the delay of [`Action::requeue`], and after an error with a per-object backoff
 //!   (0.5 s doubling up to [`Operator::max_error_backoff`](crate::Operator::max_error_backoff), reset by a
-//!   success; a [`TemporaryError`](crate::TemporaryError) gives its own delay, a
-//!   [`PermanentError`](crate::PermanentError) waits for the next change).
+//!   success; a [`HandlerError::temporary`](crate::HandlerError::temporary) gives its own delay, a
+//!   [`HandlerError::permanent`](crate::HandlerError::permanent) waits for the next change).
 //!
 //! Writes the reconcile makes through [`Context::patch`](crate::Context::patch) are sent after
 //! it returns, and do not trigger it again; nor do children it applies with

@@ -9,7 +9,7 @@
 //! file order, finding each kind through discovery.
 //!
 //! ```no_run
-//! # async fn run(client: kube::Client) -> Result<(), kopr::apply::ApplyError> {
+//! # async fn run(client: kube::Client) -> Result<(), kopr::apply::ManifestError> {
 //! use std::path::PathBuf;
 //! for outcome in kopr::apply::apply_paths(&client, &[PathBuf::from("samples")]).await? {
 //!     match &outcome.result {
@@ -119,7 +119,7 @@ impl Document {
 
 /// Why manifests could not be loaded or applied.
 #[derive(Debug, thiserror::Error)]
-pub enum ApplyError {
+pub enum ManifestError {
     /// A file or directory could not be read.
     #[error("{}: {source}", path.display())]
     Read {
@@ -207,11 +207,11 @@ fn is_manifest(path: &Path) -> bool {
 /// and `.json` files in name order (not recursing into subdirectories).
 ///
 /// # Errors
-/// [`ApplyError::Read`] naming a path that cannot be read.
-pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ApplyError> {
+/// [`ManifestError::Read`] naming a path that cannot be read.
+pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ManifestError> {
     let mut found = Vec::new();
     for path in paths {
-        let read_error = |source| ApplyError::Read {
+        let read_error = |source| ManifestError::Read {
             path: path.clone(),
             source,
         };
@@ -238,10 +238,10 @@ pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ApplyError> {
 ///
 /// # Errors
 /// The first file that cannot be read or parsed, as [`parse`] reports it.
-pub fn load(paths: &[PathBuf]) -> Result<Vec<Document>, ApplyError> {
+pub fn load(paths: &[PathBuf]) -> Result<Vec<Document>, ManifestError> {
     let mut documents = Vec::new();
     for file in files(paths)? {
-        let text = std::fs::read_to_string(&file).map_err(|source| ApplyError::Read {
+        let text = std::fs::read_to_string(&file).map_err(|source| ManifestError::Read {
             path: file.clone(),
             source,
         })?;
@@ -261,20 +261,20 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Document>, ApplyError> {
 /// assert_eq!((documents[0].kind(), documents[0].name()), ("ConfigMap", "a".to_owned()));
 /// assert_eq!(documents[1].name(), "b-*");
 /// assert_eq!(documents[1].source.line, 5);
-/// # Ok::<(), kopr::apply::ApplyError>(())
+/// # Ok::<(), kopr::apply::ManifestError>(())
 /// ```
 ///
 /// # Errors
-/// An [`ApplyError`] naming the file, line and column of text that does not parse, or a
+/// An [`ManifestError`] naming the file, line and column of text that does not parse, or a
 /// document without `apiVersion`, `kind` or `metadata`.
-pub fn parse(path: &Path, text: &str) -> Result<Vec<Document>, ApplyError> {
+pub fn parse(path: &Path, text: &str) -> Result<Vec<Document>, ManifestError> {
     let is_json = path
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
     let mut raw = Vec::new();
     if is_json {
-        let value: Value = serde_json::from_str(text).map_err(|error| ApplyError::Parse {
+        let value: Value = serde_json::from_str(text).map_err(|error| ManifestError::Parse {
             path: path.to_owned(),
             line: error.line(),
             column: error.column(),
@@ -313,7 +313,7 @@ fn json_message(error: &serde_json::Error) -> String {
     }
 }
 
-fn yaml_error(path: &Path, start: usize, error: &serde_saphyr::Error) -> ApplyError {
+fn yaml_error(path: &Path, start: usize, error: &serde_saphyr::Error) -> ManifestError {
     let options = serde_saphyr::render_options! {
         snippets: serde_saphyr::SnippetMode::Off,
     };
@@ -335,7 +335,7 @@ fn yaml_error(path: &Path, start: usize, error: &serde_saphyr::Error) -> ApplyEr
         }
         None => (start, 1),
     };
-    ApplyError::Parse {
+    ManifestError::Parse {
         path: path.to_owned(),
         line,
         column,
@@ -383,8 +383,8 @@ fn first_content_line(start: usize, chunk: &str) -> Option<usize> {
         .map(|offset| start + offset)
 }
 
-fn expand(source: Source, value: Value, into: &mut Vec<Document>) -> Result<(), ApplyError> {
-    let invalid = |message: String| ApplyError::Invalid {
+fn expand(source: Source, value: Value, into: &mut Vec<Document>) -> Result<(), ManifestError> {
+    let invalid = |message: String| ManifestError::Invalid {
         at: source.clone(),
         message,
     };
@@ -433,7 +433,7 @@ fn expand(source: Source, value: Value, into: &mut Vec<Document>) -> Result<(), 
 
 /// What happened to one applied object.
 #[derive(Debug)]
-pub struct Applied {
+pub struct ManifestApplied {
     /// Where the object was read from.
     pub source: Source,
     /// Its kind.
@@ -443,10 +443,10 @@ pub struct Applied {
     /// Its namespace, for namespaced objects.
     pub namespace: Option<String>,
     /// `"created"` or `"applied"`, or why it failed.
-    pub result: Result<&'static str, ApplyError>,
+    pub result: Result<&'static str, ManifestError>,
 }
 
-impl fmt::Display for Applied {
+impl fmt::Display for ManifestApplied {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.result {
             Ok(action) => {
@@ -467,7 +467,7 @@ pub const ESTABLISH_TIMEOUT: Duration = Duration::from_secs(30);
 /// Applies `documents` (see the module documentation for the order). Namespaced objects without
 /// a namespace go to the client's default namespace. Every object is attempted; each outcome
 /// is reported in file order within its group.
-pub async fn apply(client: &kube::Client, documents: &[Document]) -> Vec<Applied> {
+pub async fn apply(client: &kube::Client, documents: &[Document]) -> Vec<ManifestApplied> {
     let mut ordered: Vec<&Document> = documents.iter().collect();
     ordered.sort_by_key(|d| d.order());
     let mut kinds: HashMap<GroupVersionKind, (ApiResource, ApiCapabilities)> = HashMap::new();
@@ -481,11 +481,11 @@ pub async fn apply(client: &kube::Client, documents: &[Document]) -> Vec<Applied
 /// Loads `paths` and applies them; fails only when a file cannot be read or parsed.
 ///
 /// # Errors
-/// As [`load`]; objects the server refuses are reported in their [`Applied::result`].
+/// As [`load`]; objects the server refuses are reported in their [`ManifestApplied::result`].
 pub async fn apply_paths(
     client: &kube::Client,
     paths: &[PathBuf],
-) -> Result<Vec<Applied>, ApplyError> {
+) -> Result<Vec<ManifestApplied>, ManifestError> {
     let documents = load(paths)?;
     Ok(apply(client, &documents).await)
 }
@@ -494,8 +494,8 @@ async fn apply_one(
     client: &kube::Client,
     document: &Document,
     kinds: &mut HashMap<GroupVersionKind, (ApiResource, ApiCapabilities)>,
-) -> Applied {
-    let mut applied = Applied {
+) -> ManifestApplied {
+    let mut applied = ManifestApplied {
         source: document.source.clone(),
         kind: document.kind().to_owned(),
         name: document.name(),
@@ -511,7 +511,7 @@ async fn apply_one(
                 found
             }
             Err(error) => {
-                applied.result = Err(ApplyError::UnknownKind {
+                applied.result = Err(ManifestError::UnknownKind {
                     at: document.source.clone(),
                     api_version: document.api_version().to_owned(),
                     kind: applied.kind.clone(),
@@ -532,7 +532,7 @@ async fn apply_one(
     } else {
         Api::all_with(client.clone(), &resource)
     };
-    let rejected = |error: kube::Error, name: &str| ApplyError::Rejected {
+    let rejected = |error: kube::Error, name: &str| ManifestError::Rejected {
         at: document.source.clone(),
         kind: document.kind().to_owned(),
         name: name.to_owned(),
@@ -541,7 +541,7 @@ async fn apply_one(
     let object: DynamicObject = match serde_json::from_value(document.object.clone()) {
         Ok(object) => object,
         Err(error) => {
-            applied.result = Err(ApplyError::Invalid {
+            applied.result = Err(ManifestError::Invalid {
                 at: document.source.clone(),
                 message: error.to_string(),
             });
@@ -578,14 +578,14 @@ async fn apply_one(
         match tokio::time::timeout(ESTABLISH_TIMEOUT, wait).await {
             Ok(Ok(_)) => {}
             Ok(Err(error)) => {
-                applied.result = Err(ApplyError::NotEstablished {
+                applied.result = Err(ManifestError::NotEstablished {
                     at: document.source.clone(),
                     name: applied.name.clone(),
                     reason: error.to_string(),
                 });
             }
             Err(_) => {
-                applied.result = Err(ApplyError::NotEstablished {
+                applied.result = Err(ManifestError::NotEstablished {
                     at: document.source.clone(),
                     name: applied.name.clone(),
                     reason: format!("still not established after {ESTABLISH_TIMEOUT:?}"),
@@ -601,7 +601,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn parse_str(name: &str, text: &str) -> Result<Vec<Document>, ApplyError> {
+    fn parse_str(name: &str, text: &str) -> Result<Vec<Document>, ManifestError> {
         parse(Path::new(name), text)
     }
 

@@ -2,9 +2,13 @@
 //! `dev` against an embedded API server (or a cluster) with manifests applied, `crd` and
 //! `manifests` to print what to deploy.
 //!
-//! An operator without options of its own calls [`Operator::main`]. One with its own options
-//! (flags of `run` and `dev`, a [`clap::Args`] type) builds its operator from them with
-//! [`Operator::main_with`]; [`App`] also adds subcommands and deployment details:
+//! There are three ways to start an operator, one for each need:
+//! - a binary without options of its own calls [`Operator::main`];
+//! - a binary with options of its own (flags of `run` and `dev`, a [`clap::Args`] type),
+//!   subcommands or deployment details builds its operator in an [`App`];
+//! - a program that embeds the operator (a test, a larger service) calls
+//!   [`Operator::run_until`](crate::Operator::run_until).
+//!
 //!
 //! ```no_run
 //! use kopr::cli::App;
@@ -289,7 +293,7 @@ enum CliError {
     #[error(transparent)]
     Kopr(#[from] Error),
     #[error(transparent)]
-    Apply(#[from] crate::kits::apply::ApplyError),
+    Apply(#[from] crate::kits::apply::ManifestError),
     #[error("{0}")]
     Message(String),
 }
@@ -759,30 +763,6 @@ impl Operator {
     /// namespace): pass `--standalone` to run without one, or `--shards` to shard.
     pub async fn main(self) -> ExitCode {
         App::new(move |_: &NoArgs| self).main().await
-    }
-
-    /// Like [`main`](Operator::main) for an operator with options of its own: `build` makes
-    /// the operator from the parsed options `A`.
-    ///
-    /// ```no_run
-    /// use kopr::Operator;
-    ///
-    /// #[derive(clap::Args)]
-    /// struct Options {
-    ///     /// Objects handled at once.
-    ///     #[arg(long, default_value_t = 16)]
-    ///     parallel: usize,
-    /// }
-    ///
-    /// #[tokio::main]
-    /// async fn main() -> std::process::ExitCode {
-    ///     Operator::main_with(|options: &Options| Operator::new().workers(options.parallel)).await
-    /// }
-    /// ```
-    pub async fn main_with<A: Args + 'static>(
-        build: impl FnOnce(&A) -> Operator + 'static,
-    ) -> ExitCode {
-        App::new(build).main().await
     }
 }
 

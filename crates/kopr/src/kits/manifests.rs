@@ -266,7 +266,9 @@ impl Manifests {
         self
     }
 
-    /// Declares a kind of child object the operator manages (creates, patches, deletes).
+    /// Declares a kind of child object the operator manages (creates, patches, deletes)
+    /// without owning it through [`Resource::owns`](crate::Resource::owns): kinds the operator
+    /// owns are children already, and kinds it watches are read, with nothing declared here.
     pub fn child<K: kube::Resource<DynamicType = ()>>(self) -> Self {
         self.child_kind(ResourceKind::of::<K>())
     }

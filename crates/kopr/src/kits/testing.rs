@@ -121,7 +121,7 @@ impl TestCluster {
     pub async fn apply(
         &self,
         path: impl Into<PathBuf>,
-    ) -> Result<Vec<crate::kits::apply::Applied>, Error> {
+    ) -> Result<Vec<crate::kits::apply::ManifestApplied>, Error> {
         let applied = crate::kits::apply::apply_paths(&self.client, &[path.into()])
             .await
             .map_err(|e| Error::Config(e.to_string()))?;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::common::*;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kopr::{Context, HandlerResult, Operator, Resource, TemporaryError};
+use kopr::{Context, HandlerError, HandlerResult, Operator, Resource};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
@@ -48,7 +48,10 @@ async fn owned_config_maps(ctx: Context<Widget>) -> HandlerResult<Vec<String>> {
     let index = ctx.index::<String>("config-maps-by-owner").expect("index");
     let names = index.get(ctx.name());
     if names.len() < 2 {
-        return Err(TemporaryError::new("not indexed yet", Duration::from_millis(50)).into());
+        return Err(HandlerError::temporary(
+            "not indexed yet",
+            Duration::from_millis(50),
+        ));
     }
     Ok(names)
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::common::*;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kopr::reconcile::{Action, Key, Reconcile};
-use kopr::{Context, HandlerResult, Operator, PermanentError, Resource, TemporaryError};
+use kopr::{Context, HandlerError, HandlerResult, Operator, Resource};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
@@ -293,7 +293,7 @@ async fn errors_back_off_per_object_and_reset_on_success() {
             calls.record(format!("{name}:retry{}", ctx.retry()));
             let message = ctx.object.spec.message.clone();
             if message == "bad" {
-                return Err(PermanentError::new("bad message").into());
+                return Err(HandlerError::permanent("bad message"));
             }
             if message.starts_with("flaky") && calls.count(&format!("{name}:retry0")) == 1 {
                 // Fails twice on its first cause, then succeeds.
@@ -302,7 +302,7 @@ async fn errors_back_off_per_object_and_reset_on_success() {
                 }
             }
             if message == "slow" && ctx.retry() == 0 {
-                return Err(TemporaryError::new("wait", Duration::from_millis(50)).into());
+                return Err(HandlerError::temporary("wait", Duration::from_millis(50)));
             }
             ctx.patch().set("status.done", &message);
             Ok(Action::await_change())
@@ -405,11 +405,10 @@ async fn cleanup_runs_with_the_finalizer_and_cause_handlers_take_turns() {
                     async move {
                         calls.record("cleanup");
                         if calls.count("cleanup") == 1 {
-                            return Err(TemporaryError::new(
+                            return Err(HandlerError::temporary(
                                 "once more",
                                 Duration::from_millis(50),
-                            )
-                            .into());
+                            ));
                         }
                         let _ = ctx;
                         Ok(())

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::common::*;
-use kopr::{Context, Handler, HandlerResult, Operator, Resource, TemporaryError};
+use kopr::{Context, Handler, HandlerError, HandlerResult, Operator, Resource};
 use kube::api::{Patch, PatchParams};
 use serde_json::json;
 
@@ -28,7 +28,10 @@ fn three_step_operator(calls: &Calls) -> Operator {
                     async move {
                         calls.record(format!("second attempt {}", ctx.retry()));
                         if ctx.retry() == 0 {
-                            Err(TemporaryError::new("later", Duration::from_millis(1500)))?;
+                            Err(HandlerError::temporary(
+                                "later",
+                                Duration::from_millis(1500),
+                            ))?;
                         }
                         HandlerResult::Ok(())
                     }

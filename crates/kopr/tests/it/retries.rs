@@ -6,10 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use crate::common::*;
-use kopr::{
-    Context, ErrorsMode, Handler, HandlerError, HandlerResult, Operator, PermanentError, Resource,
-    TemporaryError,
-};
+use kopr::{Context, ErrorsMode, Handler, HandlerError, HandlerResult, Operator, Resource};
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -26,7 +23,7 @@ async fn temporary_errors_are_retried_until_success() {
                     let n = attempts.fetch_add(1, Ordering::SeqCst);
                     assert_eq!(ctx.retry(), n, "retry count passed to the handler");
                     if n < 2 {
-                        Err(TemporaryError::new(
+                        Err(HandlerError::temporary(
                             format!("not yet ({n})"),
                             Duration::from_millis(400),
                         ))?;
@@ -115,7 +112,7 @@ async fn permanent_errors_limits_panics_and_modes() {
                     let calls = a.clone();
                     async move {
                         calls.record("permanent");
-                        Err::<(), _>(PermanentError::new("cannot ever work").into())
+                        Err::<(), _>(HandlerError::permanent("cannot ever work"))
                     }
                 })
                 .id("perm"),

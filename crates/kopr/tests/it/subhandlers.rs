@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::common::*;
-use kopr::{Context, Handler, Operator, PermanentError, Resource, TemporaryError};
+use kopr::{Context, Handler, HandlerError, Operator, Resource};
 use serde_json::json;
 
 /// One subhandler per `spec.extra` entry: `ok` succeeds, `flaky` fails on its first attempt
@@ -26,9 +26,9 @@ fn items_handler(calls: &Calls) -> Handler<Widget> {
                         assert_eq!(ctx.handler_id(), format!("items/{key}"));
                         match kind.as_str() {
                             "flaky" if ctx.retry() == 0 => {
-                                Err(TemporaryError::new("not yet", Duration::from_secs(1)).into())
+                                Err(HandlerError::temporary("not yet", Duration::from_secs(1)))
                             }
-                            "broken" => Err(PermanentError::new("cannot").into()),
+                            "broken" => Err(HandlerError::permanent("cannot")),
                             _ => Ok(format!("{key} done")),
                         }
                     }
