@@ -4,7 +4,8 @@
 //! watched objects they read;
 //! the [`reconcile`] model and the [`children`] it owns and applies;
 //! [`admission`] handlers check or change objects before they are stored;
-//! [`conversion`] serves a custom resource at several versions.
+//! [`conversion`] serves a custom resource at several versions; [`selection`] narrows what a
+//! resource's watch sees and how many of its objects run at once.
 
 pub mod admission;
 pub mod children;
@@ -18,3 +19,4 @@ pub mod index;
 pub mod patch;
 pub mod reconcile;
 pub mod resource;
+pub mod selection;

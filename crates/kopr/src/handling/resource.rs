@@ -35,6 +35,9 @@ pub struct ResourceSpec {
     pub(crate) indices: Vec<std::sync::Arc<dyn crate::handling::index::Indexer>>,
     pub(crate) reconcile: Option<ReconcileSpec>,
     pub(crate) related: Vec<RelatedSpec>,
+    pub(crate) selectors: crate::handling::selection::Selectors,
+    pub(crate) workers: Option<usize>,
+    pub(crate) triggers: crate::handling::selection::Triggers,
 }
 
 impl std::fmt::Debug for ResourceSpec {
@@ -289,6 +292,10 @@ impl Resource<DynamicObject> {
 }
 
 impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
+    pub(crate) fn spec_mut(&mut self) -> &mut ResourceSpec {
+        &mut self.spec
+    }
+
     fn with_target(target: Target) -> Self {
         Resource {
             spec: ResourceSpec {
@@ -303,6 +310,9 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
                 indices: Vec::new(),
                 reconcile: None,
                 related: Vec::new(),
+                selectors: Default::default(),
+                workers: None,
+                triggers: Default::default(),
             },
             _resource: PhantomData,
         }

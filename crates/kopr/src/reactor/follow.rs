@@ -17,6 +17,8 @@ pub(crate) struct Followed {
     pub(crate) api: Api<DynamicObject>,
     pub(crate) kind: String,
     pub(crate) label: String,
+    /// Server-side selectors of the watch.
+    pub(crate) selectors: crate::handling::selection::Selectors,
 }
 
 /// A stream that yields whenever a value's counter moves on: a request to list again.
@@ -69,7 +71,13 @@ pub(crate) async fn follow(
         // Requests made before this listing are answered by it.
         while let Some(Some(())) = futures::FutureExt::now_or_never(relists.next()) {}
         metrics.watch_starts.get_or_create(&labels).inc();
-        let config = watcher::Config::default().timeout(timeout_secs);
+        let mut config = watcher::Config::default().timeout(timeout_secs);
+        if let Some(labels) = &followed.selectors.labels {
+            config = config.labels(labels);
+        }
+        if let Some(fields) = &followed.selectors.fields {
+            config = config.fields(fields);
+        }
         let stream = watcher::watcher(followed.api.clone(), config).backoff(WatchBackoff {
             failures: 0,
             max: settings.max_transient_backoff,

@@ -128,6 +128,8 @@ pub(crate) struct ResourceRuntime {
     pub(crate) resolved: Resolved,
     /// The resource's metrics label: `group/version/plural`.
     pub(crate) label: String,
+    /// The resource's own limit on objects handled at once, within the operator's.
+    limit: Option<Arc<Semaphore>>,
     slots: Mutex<HashMap<ObjectKey, Slot>>,
     /// Raw events waiting for their object's `on_event` handlers; an object is here while a
     /// task drains its events, one at a time, in order.
@@ -160,8 +162,10 @@ impl ResourceRuntime {
         } else {
             format!("{}/{}/{}", ar.group, ar.version, ar.plural)
         };
+        let limit = spec.workers.map(|n| Arc::new(Semaphore::new(n)));
         let runtime = Arc::new(ResourceRuntime {
             shared,
+            limit,
             spec,
             resolved,
             label,
@@ -332,8 +336,10 @@ impl ResourceRuntime {
             || crate::persistence::storage::has_finalizer(&self.shared.settings.identity, body)
     }
 
-    /// Watches the related kinds (owned children, watched objects) of this resource.
+    /// Watches the related kinds (owned children, watched objects) of this resource, and
+    /// follows the streams of keys it reconciles on.
     pub(crate) fn subscribe_related(self: &Arc<Self>) {
+        related::follow_triggers(&self.shared, self);
         let synced = related::subscribe(&self.shared, self);
         let _ = self.synced.set(synced);
     }
@@ -585,6 +591,18 @@ impl ResourceRuntime {
             }
             let metrics = crate::runtime::metrics::global();
             let waiting = self.gauge(&metrics.objects_waiting);
+            // The resource's own limit first, so that its objects waiting for it hold none of
+            // the operator's workers.
+            let own_permit = match &self.limit {
+                Some(limit) => match limit.clone().acquire_owned().await {
+                    Ok(permit) => Some(permit),
+                    Err(_) => {
+                        self.release(&key);
+                        return;
+                    }
+                },
+                None => None,
+            };
             let Ok(permit) = self.shared.workers.clone().acquire_owned().await else {
                 self.release(&key);
                 return;
@@ -631,6 +649,7 @@ impl ResourceRuntime {
                 Job::Idle => return,
                 Job::Evict => {
                     drop(permit);
+                    drop(own_permit);
                     background::stop_all(&self, &key).await;
                     self.drop_or_resume(&key);
                     return;

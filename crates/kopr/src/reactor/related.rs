@@ -176,6 +176,28 @@ pub(crate) fn subscribe(shared: &Arc<Shared>, runtime: &Arc<ResourceRuntime>) ->
     synced
 }
 
+/// Follows the streams of keys the resource reconciles on
+/// ([`Resource::reconcile_on`](crate::Resource::reconcile_on)) until shutdown or their end.
+pub(crate) fn follow_triggers(shared: &Arc<Shared>, runtime: &Arc<ResourceRuntime>) {
+    let streams = std::mem::take(&mut *lock(&runtime.spec.triggers));
+    for mut keys in streams {
+        let weak = Arc::downgrade(runtime);
+        let shutdown = shared.shutdown.clone();
+        shared.tasks.spawn(async move {
+            loop {
+                let key = tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    key = futures::StreamExt::next(&mut keys) => key,
+                };
+                let (Some(key), Some(runtime)) = (key, weak.upgrade()) else {
+                    return;
+                };
+                runtime.trigger(&ObjectKey::new(key.namespace.as_deref(), &key.name));
+            }
+        });
+    }
+}
+
 /// Follows one stream (a namespace, or all) of a related kind until shutdown.
 async fn watch_kind(
     shared: Arc<Shared>,
@@ -192,6 +214,7 @@ async fn watch_kind(
         api,
         kind: kind.api_resource.kind.clone(),
         label: kind_key(&kind.api_resource),
+        selectors: Default::default(),
     };
     let relists = bumps(kind.relist.subscribe(), |n| *n);
     let mut listing: Option<HashSet<ObjectKey>> = None;

@@ -95,6 +95,7 @@ async fn watch_stream(
         api,
         kind: runtime.api_resource().kind.clone(),
         label: runtime.label.clone(),
+        selectors: runtime.spec.selectors.clone(),
     };
     let shared = runtime.shared.clone();
     super::follow::follow(&shared, followed, relists, |event| match event {

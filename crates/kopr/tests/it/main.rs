@@ -23,5 +23,6 @@ mod resources;
 mod restarts;
 mod retries;
 mod scale;
+mod selection;
 mod server_restart;
 mod subhandlers;

@@ -1,0 +1,138 @@
+//! What a resource's watch sees and how hard the operator works on it, through the embedded
+//! API server: server-side label and field selectors (objects left out are never handled),
+//! a per-resource limit on objects handled at once, and reconciles triggered from a channel.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::common::*;
+use kopr::reconcile::{Action, Key};
+use kopr::{Context, Handler, HandlerResult, Operator, Resource};
+use kube::api::PostParams;
+use serde_json::json;
+
+async fn create_labelled(api: &kube::Api<Widget>, name: &str, labels: serde_json::Value) {
+    let widget: Widget = serde_json::from_value(json!({
+        "apiVersion": "kopr.test/v1", "kind": "Widget",
+        "metadata": {"name": name, "labels": labels}, "spec": {"message": "x"}
+    }))
+    .expect("widget");
+    api.create(&PostParams::default(), &widget)
+        .await
+        .expect("created");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn selectors_leave_other_objects_unseen() {
+    let cluster = cluster().await;
+    namespace(&cluster, "sel1").await;
+    let (by_labels, by_fields) = (Calls::default(), Calls::default());
+    // One worker each: objects are handled in the order their events come, so an object a
+    // selector let through before the last one would have been handled before it. Two
+    // operators (named apart), so each keeps its own records.
+    let labels = Operator::new().name("labels").workers(1).resource(
+        Resource::<Widget>::custom()
+            .label_selector("team=a")
+            .on_create(recording(&by_labels, "make")),
+    );
+    let fields = Operator::new().name("fields").workers(1).resource(
+        Resource::<Widget>::custom()
+            .field_selector("metadata.name=named")
+            .on_create(recording(&by_fields, "make")),
+    );
+    let running = cluster.run(labels);
+    let also = cluster.run(fields);
+    let api = widgets(&cluster, "sel1");
+    create_labelled(&api, "other", json!({"team": "b"})).await;
+    create_labelled(&api, "named", json!({"team": "b"})).await;
+    create_labelled(&api, "mine", json!({"team": "a"})).await;
+    let handled = |operator: &'static str| {
+        move |w: &serde_json::Value| {
+            annotations(w).contains_key(&format!("{operator}.kopr.dev/last-handled-configuration"))
+        }
+    };
+    wait_widget(&api, "mine", handled("labels")).await;
+    wait_widget(&api, "named", handled("fields")).await;
+    assert_eq!(by_labels.all(), ["mine"]);
+    assert_eq!(by_fields.all(), ["named"]);
+    also.stop().await.unwrap();
+    running.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resource_runs_at_most_its_workers_at_once() {
+    let cluster = cluster().await;
+    namespace(&cluster, "sel2").await;
+    let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    // Handlers meet in pairs: with a limit of 1 they would never get past the barrier.
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
+    let (n, m, b) = (now.clone(), most.clone(), barrier.clone());
+    let handler = Handler::new(move |_ctx: Context<Widget>| {
+        let (now, most, barrier) = (n.clone(), m.clone(), b.clone());
+        async move {
+            let running = now.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(running, Ordering::SeqCst);
+            barrier.wait().await;
+            now.fetch_sub(1, Ordering::SeqCst);
+            HandlerResult::Ok("done")
+        }
+    })
+    .id("paired");
+    let operator =
+        Operator::new().resource(Resource::<Widget>::custom().workers(2).on_create(handler));
+    let running = cluster.run(operator);
+    let api = widgets(&cluster, "sel2");
+    let names: Vec<String> = (0..6).map(|i| format!("w{i}")).collect();
+    for name in &names {
+        create_widget(&api, name, "x").await;
+    }
+    for name in &names {
+        wait_widget(&api, name, |w| w["status"]["paired"] == "done").await;
+    }
+    assert_eq!(most.load(Ordering::SeqCst), 2, "two at a time, never more");
+    running.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_from_a_channel_reconcile_their_objects() {
+    let cluster = cluster().await;
+    namespace(&cluster, "sel3").await;
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = runs.clone();
+    let (sender, receiver) = tokio::sync::mpsc::channel::<Key>(4);
+    let keys = futures::stream::unfold(receiver, |mut keys| async move {
+        keys.recv().await.map(|key| (key, keys))
+    });
+    let operator = Operator::new().resource(
+        Resource::<Widget>::custom()
+            .reconcile(move |ctx: Context<Widget>| {
+                let runs = counted.clone();
+                async move {
+                    let n = runs.fetch_add(1, Ordering::SeqCst) + 1;
+                    ctx.patch().status("runs", n);
+                    Ok(Action::await_change())
+                }
+            })
+            .reconcile_on(keys),
+    );
+    let running = cluster.run(operator);
+    let api = widgets(&cluster, "sel3");
+    create_widget(&api, "w", "x").await;
+    wait_widget(&api, "w", |w| w["status"]["runs"] == 1).await;
+    sender
+        .send(Key::namespaced("sel3", "w"))
+        .await
+        .expect("sent");
+    wait_widget(&api, "w", |w| w["status"]["runs"] == 2).await;
+    // A key the operator does not know is skipped.
+    sender
+        .send(Key::namespaced("sel3", "nobody"))
+        .await
+        .expect("sent");
+    sender
+        .send(Key::namespaced("sel3", "w"))
+        .await
+        .expect("sent");
+    wait_widget(&api, "w", |w| w["status"]["runs"] == 3).await;
+    running.stop().await.unwrap();
+}
