@@ -151,7 +151,7 @@ mod runtime;
 
 pub use handling::{
     admission, children, context, conversion, diff, errors, filters, handlers, index, patch,
-    reconcile, resource,
+    reconcile, resource, selection,
 };
 #[cfg(feature = "embedded")]
 pub use kits::testing;

@@ -535,6 +535,22 @@ impl Operator {
                 pair[0]
             )));
         }
+        // One watch per related kind: every relation to it must watch it alike.
+        let mut watched: std::collections::HashMap<
+            String,
+            (&crate::handling::selection::Selectors, bool),
+        > = std::collections::HashMap::new();
+        for related in self.resources.iter().flat_map(|r| &r.related) {
+            let key = crate::handling::children::kind_key(&related.api_resource);
+            let options = (&related.options.selectors, related.options.metadata_only);
+            if let Some(first) = watched.insert(key.clone(), options)
+                && first != options
+            {
+                return Err(Error::Config(format!(
+                    "{key} is owned or watched with different selectors or metadata_only; one watch serves every resource related to a kind, so give them the same WatchOptions (predicates may differ)"
+                )));
+            }
+        }
         for resource in &self.resources {
             if !resource.related.is_empty() && resource.reconcile.is_none() {
                 return Err(Error::Config(format!(

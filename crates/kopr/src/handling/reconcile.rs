@@ -357,6 +357,8 @@ pub(crate) struct RelatedSpec {
     pub(crate) api_resource: kube::api::ApiResource,
     pub(crate) namespaced: bool,
     pub(crate) relation: Relation,
+    /// How the kind is watched, and which of its changes trigger.
+    pub(crate) options: crate::handling::selection::WatchOptions,
 }
 
 /// How a related object's change reaches the objects to reconcile.
@@ -373,7 +375,10 @@ pub(crate) type MapFn = Arc<dyn Fn(&Value) -> Vec<Key> + Send + Sync>;
 
 impl RelatedSpec {
     /// The spec of kind `C`, whose scope comes from its type.
-    pub(crate) fn of<C>(relation: Relation) -> RelatedSpec
+    pub(crate) fn of<C>(
+        relation: Relation,
+        options: crate::handling::selection::WatchOptions,
+    ) -> RelatedSpec
     where
         C: kube::Resource<DynamicType = ()>,
         C::Scope: 'static,
@@ -384,6 +389,7 @@ impl RelatedSpec {
             namespaced: TypeId::of::<C::Scope>()
                 == TypeId::of::<k8s_openapi::NamespaceResourceScope>(),
             relation,
+            options,
         }
     }
 }

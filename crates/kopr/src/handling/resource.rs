@@ -370,12 +370,35 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
     /// Only children with a *controller* owner reference count (as [`Context::apply`](crate::Context::apply)
     /// and [`adopt`](fn@crate::adopt) set it). The manifests grant the operator `create`, `get`,
     /// `list`, `watch`, `patch` and `delete` on owned kinds.
-    pub fn owns<C>(mut self) -> Self
+    pub fn owns<C>(self) -> Self
     where
         C: kube::Resource<DynamicType = ()>,
         C::Scope: 'static,
     {
-        self.spec.related.push(RelatedSpec::of::<C>(Relation::Owns));
+        self.owns_with::<C>(crate::handling::selection::WatchOptions::new())
+    }
+
+    /// [`owns`](Self::owns), watching the children as `options` say: server-side selectors,
+    /// metadata only, predicates on which changes trigger (see
+    /// [`WatchOptions`](crate::selection::WatchOptions)).
+    ///
+    /// ```
+    /// use k8s_openapi::api::apps::v1::Deployment;
+    /// use kopr::selection::{Predicate, WatchOptions};
+    /// let deployments = kopr::Resource::<Deployment>::new()
+    ///     .reconcile(|_ctx: kopr::Context<Deployment>| async { Ok(kopr::reconcile::Action::await_change()) })
+    ///     .owns_with::<k8s_openapi::api::apps::v1::ReplicaSet>(
+    ///         WatchOptions::new().predicate(Predicate::GenerationChanged),
+    ///     );
+    /// ```
+    pub fn owns_with<C>(mut self, options: crate::handling::selection::WatchOptions) -> Self
+    where
+        C: kube::Resource<DynamicType = ()>,
+        C::Scope: 'static,
+    {
+        self.spec
+            .related
+            .push(RelatedSpec::of::<C>(Relation::Owns, options));
         self
     }
 
@@ -398,7 +421,33 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
     ///         vec![Key::namespaced(namespace, name)]
     ///     });
     /// ```
-    pub fn watches<C>(mut self, mapper: impl Fn(&C) -> Vec<Key> + Send + Sync + 'static) -> Self
+    pub fn watches<C>(self, mapper: impl Fn(&C) -> Vec<Key> + Send + Sync + 'static) -> Self
+    where
+        C: kube::Resource<DynamicType = ()> + DeserializeOwned,
+        C::Scope: 'static,
+    {
+        self.watches_with(crate::handling::selection::WatchOptions::new(), mapper)
+    }
+
+    /// [`watches`](Self::watches), watching the objects as `options` say (see
+    /// [`WatchOptions`](crate::selection::WatchOptions)).
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+    /// use kopr::reconcile::{Action, Key};
+    /// use kopr::selection::WatchOptions;
+    /// let resource = kopr::Resource::<ConfigMap>::new()
+    ///     .reconcile(|_ctx: kopr::Context<ConfigMap>| async { Ok(Action::await_change()) })
+    ///     .watches_with(WatchOptions::new().labels("app=web").metadata_only(), |secret: &Secret| {
+    ///         let namespace = secret.metadata.namespace.clone().unwrap_or_default();
+    ///         vec![Key::namespaced(namespace, "web")]
+    ///     });
+    /// ```
+    pub fn watches_with<C>(
+        mut self,
+        options: crate::handling::selection::WatchOptions,
+        mapper: impl Fn(&C) -> Vec<Key> + Send + Sync + 'static,
+    ) -> Self
     where
         C: kube::Resource<DynamicType = ()> + DeserializeOwned,
         C::Scope: 'static,
@@ -412,7 +461,7 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
         });
         self.spec
             .related
-            .push(RelatedSpec::of::<C>(Relation::Watches(mapper)));
+            .push(RelatedSpec::of::<C>(Relation::Watches(mapper), options));
         self
     }
 

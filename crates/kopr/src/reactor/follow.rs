@@ -12,6 +12,9 @@ use kube::runtime::watcher::{self, Event};
 
 use super::Shared;
 
+/// The API of a kind's objects' metadata (`PartialObjectMetadata` requests).
+pub(crate) type MetaApi = Api<kube::core::PartialObjectMeta<DynamicObject>>;
+
 /// What a followed watch is: its API, the kind named in logs and its metrics label.
 pub(crate) struct Followed {
     pub(crate) api: Api<DynamicObject>,
@@ -19,6 +22,8 @@ pub(crate) struct Followed {
     pub(crate) label: String,
     /// Server-side selectors of the watch.
     pub(crate) selectors: crate::handling::selection::Selectors,
+    /// Watch metadata only, through this API, as objects of this kind.
+    pub(crate) metadata_only: Option<(MetaApi, kube::api::ApiResource)>,
 }
 
 /// A stream that yields whenever a value's counter moves on: a request to list again.
@@ -78,10 +83,22 @@ pub(crate) async fn follow(
         if let Some(fields) = &followed.selectors.fields {
             config = config.fields(fields);
         }
-        let stream = watcher::watcher(followed.api.clone(), config).backoff(WatchBackoff {
+        let backoff = WatchBackoff {
             failures: 0,
             max: settings.max_transient_backoff,
-        });
+        };
+        let stream = match &followed.metadata_only {
+            Some((api, kind)) => {
+                let kind = kind.clone();
+                watcher::watcher(api.clone(), config)
+                    .backoff(backoff)
+                    .map(move |item| item.map(|event| as_dynamic(event, &kind)))
+                    .boxed()
+            }
+            None => watcher::watcher(followed.api.clone(), config)
+                .backoff(backoff)
+                .boxed(),
+        };
         futures::pin_mut!(stream);
         loop {
             let next = tokio::select! {
@@ -121,6 +138,26 @@ pub(crate) async fn follow(
                 }
             }
         }
+    }
+}
+
+/// A metadata-only event as an event of the kind's objects: `apiVersion` and `kind` of the
+/// kind (the server says `meta.k8s.io/v1 PartialObjectMetadata`), so typed readers accept it.
+fn as_dynamic(
+    event: Event<kube::core::PartialObjectMeta<DynamicObject>>,
+    kind: &kube::api::ApiResource,
+) -> Event<DynamicObject> {
+    let object = |meta: kube::core::PartialObjectMeta<DynamicObject>| {
+        let mut object = DynamicObject::new("", kind);
+        object.metadata = meta.metadata;
+        object
+    };
+    match event {
+        Event::Apply(meta) => Event::Apply(object(meta)),
+        Event::Delete(meta) => Event::Delete(object(meta)),
+        Event::InitApply(meta) => Event::InitApply(object(meta)),
+        Event::Init => Event::Init,
+        Event::InitDone => Event::InitDone,
     }
 }
 

@@ -20,6 +20,10 @@ use super::follow::{Followed, bumps, follow, to_value};
 use super::{ObjectKey, ResourceRuntime, Shared};
 use crate::handling::children::{ChildCache, ChildId, Children, OwnerId, group_kind, kind_key};
 use crate::handling::reconcile::{MapFn, Relation};
+use crate::handling::selection::{Digest, Predicate, Selectors, passes};
+
+/// The predicates of one relation (an owner kind, a watcher).
+type Predicates = Arc<[Predicate]>;
 
 /// How far each stream of a kind's watch got: listings started and completed.
 #[derive(Debug, Clone, Copy, Default)]
@@ -60,8 +64,14 @@ struct KindWatch {
     /// The namespaces watched one by one, or `[None]` for one watch of all.
     scopes: Vec<Option<String>>,
     cache: Option<Arc<ChildCache>>,
-    owners: Mutex<Vec<(Arc<str>, Weak<ResourceRuntime>)>>,
-    watchers: Mutex<Vec<(MapFn, Weak<ResourceRuntime>)>>,
+    /// The watch's server-side selectors and whether it is of metadata only.
+    selectors: Selectors,
+    metadata_only: bool,
+    owners: Mutex<Vec<(Arc<str>, Weak<ResourceRuntime>, Predicates)>>,
+    watchers: Mutex<Vec<(MapFn, Weak<ResourceRuntime>, Predicates)>>,
+    /// What the `…Changed` predicates compare, by object, once some relation has predicates.
+    digests: Mutex<HashMap<ObjectKey, Digest>>,
+    predicated: std::sync::atomic::AtomicBool,
     /// What is known of each object, when some resource watches the kind: to trigger only on
     /// real changes after a relist, and to reach the objects it was mapped to before (an
     /// update maps the old object and the new one, as controller-runtime's map handlers do;
@@ -118,8 +128,12 @@ pub(crate) fn subscribe(shared: &Arc<Shared>, runtime: &Arc<ResourceRuntime>) ->
                         cache: children
                             .as_ref()
                             .and_then(|c| c.get(&spec.api_resource).cloned()),
+                        selectors: spec.options.selectors.clone(),
+                        metadata_only: spec.options.metadata_only,
                         owners: Mutex::new(Vec::new()),
                         watchers: Mutex::new(Vec::new()),
+                        digests: Mutex::new(HashMap::new()),
+                        predicated: std::sync::atomic::AtomicBool::new(false),
                         seen: Mutex::new(HashMap::new()),
                         listings: watch::Sender::new(vec![Listings::default(); streams]),
                         relist: watch::Sender::new(0),
@@ -138,6 +152,11 @@ pub(crate) fn subscribe(shared: &Arc<Shared>, runtime: &Arc<ResourceRuntime>) ->
                 }
             }));
         }
+        let predicates: Predicates = spec.options.predicates.clone().into();
+        if !predicates.is_empty() {
+            kind.predicated
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         match &spec.relation {
             Relation::Owns => {
                 let Some(cache) = &kind.cache else {
@@ -145,7 +164,11 @@ pub(crate) fn subscribe(shared: &Arc<Shared>, runtime: &Arc<ResourceRuntime>) ->
                 };
                 let running = kind.started.load(std::sync::atomic::Ordering::SeqCst);
                 let added = cache.add_owner_kind(&owner_kind, runtime.resolved.namespaced);
-                lock(&kind.owners).push((Arc::from(owner_kind.as_str()), Arc::downgrade(runtime)));
+                lock(&kind.owners).push((
+                    Arc::from(owner_kind.as_str()),
+                    Arc::downgrade(runtime),
+                    predicates,
+                ));
                 // Children of a new owner kind were skipped so far: list again.
                 if added && running {
                     kind.relist.send_modify(|n| *n += 1);
@@ -162,7 +185,7 @@ pub(crate) fn subscribe(shared: &Arc<Shared>, runtime: &Arc<ResourceRuntime>) ->
                 });
             }
             Relation::Watches(mapper) => {
-                lock(&kind.watchers).push((mapper.clone(), Arc::downgrade(runtime)));
+                lock(&kind.watchers).push((mapper.clone(), Arc::downgrade(runtime), predicates));
             }
         }
         if !kind.started.swap(true, std::sync::atomic::Ordering::SeqCst) {
@@ -206,15 +229,22 @@ async fn watch_kind(
     scope: Option<String>,
 ) {
     let client = shared.client.clone();
-    let api: Api<DynamicObject> = match &scope {
-        Some(namespace) => Api::namespaced_with(client, namespace, &kind.api_resource),
-        None => Api::all_with(client, &kind.api_resource),
+    let ar = &kind.api_resource;
+    let (api, meta): (Api<DynamicObject>, super::follow::MetaApi) = match &scope {
+        Some(namespace) => (
+            Api::namespaced_with(client.clone(), namespace, ar),
+            Api::namespaced_with(client, namespace, ar),
+        ),
+        None => (Api::all_with(client.clone(), ar), Api::all_with(client, ar)),
     };
     let followed = Followed {
         api,
         kind: kind.api_resource.kind.clone(),
         label: kind_key(&kind.api_resource),
-        selectors: Default::default(),
+        selectors: kind.selectors.clone(),
+        metadata_only: kind
+            .metadata_only
+            .then(|| (meta, kind.api_resource.clone())),
     };
     let relists = bumps(kind.relist.subscribe(), |n| *n);
     let mut listing: Option<HashSet<ObjectKey>> = None;
@@ -272,9 +302,16 @@ impl KindWatch {
     /// An object added or changed: updates the cache and, unless `quiet`, triggers the
     /// objects concerned.
     fn changed(&self, body: &Value, quiet: bool) {
+        // What the object was, for the predicates: unknown for a new one.
+        let old = if self.predicated.load(std::sync::atomic::Ordering::SeqCst) {
+            ObjectKey::of(body).and_then(|key| lock(&self.digests).insert(key, Digest::of(body)))
+        } else {
+            None
+        };
+        let passing = |predicates: &Predicates| passes(predicates, old.as_ref(), body);
         if let Some(cache) = &self.cache {
             let owners = cache.observe(body);
-            self.trigger_owners(if quiet { &[] } else { &owners });
+            self.trigger_owners_if(if quiet { &[] } else { &owners }, &passing);
         }
         let watchers = lock(&self.watchers).clone();
         let Some(key) = ObjectKey::of(body).filter(|_| !watchers.is_empty()) else {
@@ -295,12 +332,19 @@ impl KindWatch {
         let before = lock(&self.seen).insert(key, seen);
         if !quiet {
             let before = before.map(|seen| seen.mapped).unwrap_or_default();
-            trigger_keys(&watchers, mapped.into_iter().chain(before));
+            let keys = mapped
+                .into_iter()
+                .chain(before)
+                .filter(|(index, _)| watchers.get(*index).is_some_and(|w| passing(&w.2)));
+            trigger_keys(&watchers, keys);
         }
     }
 
     /// An object deleted: forgets it and triggers the objects concerned.
     fn deleted(&self, body: &Value) {
+        if let Some(key) = ObjectKey::of(body) {
+            lock(&self.digests).remove(&key);
+        }
         if let Some(cache) = &self.cache {
             let owners = cache.forget(body);
             self.trigger_owners(&owners);
@@ -331,6 +375,7 @@ impl KindWatch {
             let owners = cache.forget_unlisted(&listed, |id| in_scope(id.namespace.as_deref()));
             self.trigger_owners(if quiet { &[] } else { &owners });
         }
+        lock(&self.digests).retain(|key, _| !in_scope(key.namespace()) || listed.contains(key));
         let mut gone = Vec::new();
         lock(&self.seen).retain(|key, seen| {
             let keep = !in_scope(key.namespace()) || listed.contains(key);
@@ -346,6 +391,11 @@ impl KindWatch {
     }
 
     fn trigger_owners(&self, owners: &[OwnerId]) {
+        self.trigger_owners_if(owners, &|_| true);
+    }
+
+    /// Triggers the owners whose relation's predicates `passing` lets through.
+    fn trigger_owners_if(&self, owners: &[OwnerId], passing: &dyn Fn(&Predicates) -> bool) {
         if let Some(cache) = &self.cache {
             let labels = crate::runtime::metrics::ResourceLabels {
                 resource: kind_key(&self.api_resource),
@@ -360,8 +410,9 @@ impl KindWatch {
         let runtimes = lock(&self.owners).clone();
         for owner in owners {
             let key = ObjectKey::new(owner.namespace.as_deref(), &owner.name);
-            for (kind, runtime) in &runtimes {
+            for (kind, runtime, predicates) in &runtimes {
                 if *kind == owner.kind
+                    && passing(predicates)
                     && let Some(runtime) = runtime.upgrade()
                 {
                     runtime.trigger(&key);
@@ -372,9 +423,12 @@ impl KindWatch {
 }
 
 /// The objects the watchers' mappers name for `body`, as (watcher, key).
-fn map_all(watchers: &[(MapFn, Weak<ResourceRuntime>)], body: &Value) -> Vec<(usize, ObjectKey)> {
+fn map_all(
+    watchers: &[(MapFn, Weak<ResourceRuntime>, Predicates)],
+    body: &Value,
+) -> Vec<(usize, ObjectKey)> {
     let mut mapped = Vec::new();
-    for (index, (mapper, _)) in watchers.iter().enumerate() {
+    for (index, (mapper, _, _)) in watchers.iter().enumerate() {
         // The author's mapper: a panic in it loses this mapping, not the kind's watch.
         let keys = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| mapper(body)))
             .unwrap_or_else(|_| {
@@ -391,14 +445,14 @@ fn map_all(watchers: &[(MapFn, Weak<ResourceRuntime>)], body: &Value) -> Vec<(us
 
 /// Triggers each (watcher, key) once.
 fn trigger_keys(
-    watchers: &[(MapFn, Weak<ResourceRuntime>)],
+    watchers: &[(MapFn, Weak<ResourceRuntime>, Predicates)],
     keys: impl IntoIterator<Item = (usize, ObjectKey)>,
 ) {
     let mut keys: Vec<(usize, ObjectKey)> = keys.into_iter().collect();
     keys.sort();
     keys.dedup();
     for (index, key) in keys {
-        if let Some(runtime) = watchers.get(index).and_then(|(_, w)| w.upgrade()) {
+        if let Some(runtime) = watchers.get(index).and_then(|(_, w, _)| w.upgrade()) {
             runtime.trigger(&key);
         }
     }

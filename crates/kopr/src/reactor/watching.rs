@@ -96,6 +96,7 @@ async fn watch_stream(
         kind: runtime.api_resource().kind.clone(),
         label: runtime.label.clone(),
         selectors: runtime.spec.selectors.clone(),
+        metadata_only: None,
     };
     let shared = runtime.shared.clone();
     super::follow::follow(&shared, followed, relists, |event| match event {
