@@ -24,6 +24,10 @@ use crate::handling::selection::{Digest, Predicate, Selectors, passes};
 
 /// The predicates of one relation (an owner kind, a watcher).
 type Predicates = Arc<[Predicate]>;
+/// A resource owning the kind: its owner kind, its runtime, its predicates.
+type Owner = (Arc<str>, Weak<ResourceRuntime>, Predicates);
+/// A resource watching the kind: its mapper, its runtime, its predicates.
+type Watcher = (MapFn, Weak<ResourceRuntime>, Predicates);
 
 /// How far each stream of a kind's watch got: listings started and completed.
 #[derive(Debug, Clone, Copy, Default)]
@@ -67,8 +71,8 @@ struct KindWatch {
     /// The watch's server-side selectors and whether it is of metadata only.
     selectors: Selectors,
     metadata_only: bool,
-    owners: Mutex<Vec<(Arc<str>, Weak<ResourceRuntime>, Predicates)>>,
-    watchers: Mutex<Vec<(MapFn, Weak<ResourceRuntime>, Predicates)>>,
+    owners: Mutex<Vec<Owner>>,
+    watchers: Mutex<Vec<Watcher>>,
     /// What the `…Changed` predicates compare, by object, once some relation has predicates.
     digests: Mutex<HashMap<ObjectKey, Digest>>,
     predicated: std::sync::atomic::AtomicBool,
@@ -423,10 +427,7 @@ impl KindWatch {
 }
 
 /// The objects the watchers' mappers name for `body`, as (watcher, key).
-fn map_all(
-    watchers: &[(MapFn, Weak<ResourceRuntime>, Predicates)],
-    body: &Value,
-) -> Vec<(usize, ObjectKey)> {
+fn map_all(watchers: &[Watcher], body: &Value) -> Vec<(usize, ObjectKey)> {
     let mut mapped = Vec::new();
     for (index, (mapper, _, _)) in watchers.iter().enumerate() {
         // The author's mapper: a panic in it loses this mapping, not the kind's watch.
@@ -444,10 +445,7 @@ fn map_all(
 }
 
 /// Triggers each (watcher, key) once.
-fn trigger_keys(
-    watchers: &[(MapFn, Weak<ResourceRuntime>, Predicates)],
-    keys: impl IntoIterator<Item = (usize, ObjectKey)>,
-) {
+fn trigger_keys(watchers: &[Watcher], keys: impl IntoIterator<Item = (usize, ObjectKey)>) {
     let mut keys: Vec<(usize, ObjectKey)> = keys.into_iter().collect();
     keys.sort();
     keys.dedup();
