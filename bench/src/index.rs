@@ -49,6 +49,16 @@ impl Operator {
         binary: &str,
         kubeconfig: &std::path::Path,
     ) -> anyhow::Result<(Operator, std::net::SocketAddr)> {
+        Operator::start_with(kopr, binary, kubeconfig, &[])
+    }
+
+    /// [`start`](Self::start) with environment variables for the operator.
+    pub(crate) fn start_with(
+        kopr: &std::path::Path,
+        binary: &str,
+        kubeconfig: &std::path::Path,
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<(Operator, std::net::SocketAddr)> {
         let binary = kopr.with_file_name(binary);
         if !binary.exists() {
             bail!(
@@ -62,6 +72,7 @@ impl Operator {
             .arg(metrics.to_string())
             .env("KUBECONFIG", kubeconfig)
             .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

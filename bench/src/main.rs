@@ -9,7 +9,8 @@
 //! validating admission webhook costs a write. `kopr-bench failover` measures how fast leadership
 //! moves between two replicas and what a standby costs; `kopr-bench scrape` what the metrics
 //! endpoint costs; `kopr-bench exec` the round trip of `pods/exec`; `kopr-bench scale` the
-//! server as its store grows (see `bench/scale`).
+//! server as its store grows (see `bench/scale`); `kopr-bench selection` what selectors and
+//! metadata-only watches save an operator.
 
 mod admission;
 mod apiserver;
@@ -21,6 +22,7 @@ mod failover;
 mod index;
 mod scale;
 mod scrape;
+mod selection;
 mod shards;
 mod workloads;
 
@@ -55,6 +57,8 @@ enum Command {
     Scale(scale::Args),
     /// What the metrics endpoint costs the operator.
     Scrape(scrape::Args),
+    /// What selectors and metadata-only watches save an operator following 10,000 pods.
+    Selection(selection::Args),
     /// Throughput of 1, 2 and 3 sharded replicas on the compare-operators workload.
     Shards(shards::Args),
     /// Time Deployments to availability and measure idle CPU with many pods.
@@ -78,6 +82,7 @@ fn main() -> anyhow::Result<()> {
             Command::Children(args) => children::run(args).await,
             Command::Scale(args) => scale::run(args).await,
             Command::Scrape(args) => scrape::run(args).await,
+            Command::Selection(args) => selection::run(args).await,
             Command::Shards(args) => shards::run(args).await,
             Command::Workloads(args) => workloads::run(args).await,
         }
