@@ -2,8 +2,9 @@
 //!
 //! This page walks through an operator's life in the order you meet it: a first handler, the
 //! model kopr runs handlers under, the reconcile model, testing, deployment, the runtime
-//! features a production deployment turns on, and serving a custom resource at several
-//! versions. Every example compiles (they are doctests);
+//! features a production deployment turns on, serving a custom resource at several
+//! versions, and the operator's identity, conditions, metrics and what it watches. Every
+//! example compiles (they are doctests);
 //! those that need a cluster are marked `no_run`. The examples share one custom resource:
 //!
 //! ```
@@ -532,3 +533,66 @@
 //! version than the stored one: keep conversions fast and free of I/O. Once every stored
 //! object has been rewritten at the new storage version, the old one can stop being served;
 //! `status.storedVersions` on the CRD says which versions objects may still be stored at.
+//!
+//! # 8. Identity, conditions, observability and what is watched
+//!
+//! - **Identity.** [`Operator::name`](crate::Operator::name) (the command line uses the
+//!   program's name) names the operator's finalizer (`<name>.kopr.dev/finalizer`), the domain
+//!   of its annotations, its field manager and its Events' `reportingController`, so two
+//!   operators on one kind never collide ([`Identity`](crate::Identity) overrides any of them).
+//!   Objects written under kopr's earlier fixed `kopr.dev/` names are read and moved.
+//! - **Conditions.** [`conditions::set`](crate::conditions::set) keeps `status.conditions` as
+//!   Kubernetes does: keyed by type, `lastTransitionTime` changed only with the status,
+//!   `observedGeneration` recorded.
+//! - **Metrics and probes.** [`metrics::register`](crate::metrics::register) adds the
+//!   author's metrics to `/metrics`; [`readiness_check`](crate::Operator::readiness_check)
+//!   and [`liveness_check`](crate::Operator::liveness_check) add checks to `/readyz` and
+//!   `/healthz`.
+//! - **What is watched.** [`label_selector`](crate::Resource::label_selector) and
+//!   [`field_selector`](crate::Resource::field_selector) let the API server filter a
+//!   resource's objects; [`owns_with`](crate::Resource::owns_with) and
+//!   [`watches_with`](crate::Resource::watches_with) take
+//!   [`WatchOptions`](crate::selection::WatchOptions): selectors, metadata only, predicates.
+//!   [`workers`](crate::Resource::workers) caps one resource's objects in flight, and
+//!   [`reconcile_on`](crate::Resource::reconcile_on) reconciles keys from a channel.
+//!
+//! ```
+//! # use kube::CustomResource;
+//! # use schemars::JsonSchema;
+//! # use serde::{Deserialize, Serialize};
+//! # #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+//! # #[kube(group = "example.com", version = "v1", kind = "PodSet", namespaced)]
+//! # pub struct PodSetSpec { pub replicas: u32 }
+//! use k8s_openapi::api::core::v1::Pod;
+//! use kopr::metrics::prometheus_client::metrics::counter::Counter;
+//! use kopr::reconcile::{Action, Key};
+//! use kopr::selection::{Predicate, WatchOptions};
+//! use kopr::{Context, HandlerResult, Operator, Resource, conditions};
+//!
+//! async fn reconcile(ctx: Context<PodSet>) -> HandlerResult<Action> {
+//!     let pods = ctx.owned::<Pod>()?;
+//!     let mut list = Vec::new(); // in a real operator: the conditions read from the status
+//!     let ready = conditions::Update::new("Ready", !pods.is_empty())
+//!         .reason(if pods.is_empty() { "NoPods" } else { "PodsRunning" })
+//!         .observed_generation(ctx.object.metadata.generation);
+//!     conditions::set(&mut list, ready);
+//!     ctx.patch().status("conditions", list);
+//!     Ok(Action::await_change())
+//! }
+//!
+//! let reconciled: Counter =
+//!     kopr::metrics::register("guide_reconciles", "Reconciles", Counter::default()).unwrap();
+//! let operator = Operator::new()
+//!     .name("pod-keeper")
+//!     .readiness_check("always", || Ok::<(), String>(()))
+//!     .resource(
+//!         Resource::<PodSet>::custom()
+//!             .label_selector("team=a")
+//!             .workers(8)
+//!             .reconcile(reconcile)
+//!             .owns_with::<Pod>(
+//!                 WatchOptions::new().metadata_only().predicate(Predicate::LabelsChanged),
+//!             ),
+//!     );
+//! # let _ = (reconciled, Key::namespaced("a", "b"));
+//! ```

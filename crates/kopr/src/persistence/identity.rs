@@ -54,6 +54,12 @@ impl Default for Identity {
 }
 
 /// Why an [`Identity`] cannot be used: Kubernetes would refuse its names.
+///
+/// ```
+/// use kopr::identity::IdentityError;
+/// let error = kopr::Identity::new("My Operator").check().unwrap_err();
+/// assert!(matches!(error, IdentityError::Name(ref name) if name == "My Operator"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IdentityError {
     /// The name is not a DNS-1123 label.

@@ -146,6 +146,12 @@ pub struct Metrics {
 }
 
 /// Why [`register`] refused a metric.
+///
+/// ```
+/// use kopr::metrics::{MetricsError, prometheus_client::metrics::counter::Counter};
+/// let refused = kopr::metrics::register("kopr_mine", "mine", Counter::<u64>::default());
+/// assert!(matches!(refused, Err(MetricsError::Reserved(_))));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MetricsError {
     /// The name is not a Prometheus metric name.
