@@ -37,6 +37,7 @@ pub struct ResourceSpec {
     pub(crate) related: Vec<RelatedSpec>,
     pub(crate) selectors: crate::handling::selection::Selectors,
     pub(crate) workers: Option<usize>,
+    pub(crate) rate_limit: Option<u32>,
     pub(crate) triggers: crate::handling::selection::Triggers,
 }
 
@@ -312,6 +313,7 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
                 related: Vec::new(),
                 selectors: Default::default(),
                 workers: None,
+                rate_limit: None,
                 triggers: Default::default(),
             },
             _resource: PhantomData,

@@ -76,6 +76,19 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
         self
     }
 
+    /// Starts at most `per_second` cycles of this resource's objects a second (bursts of up to
+    /// `per_second` start at once), as controller-runtime's rate limiter on its queue: a
+    /// resource whose handlers call a rate-limited API keeps within its quota.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// let config_maps = kopr::Resource::<ConfigMap>::new().rate_limit(10);
+    /// ```
+    pub fn rate_limit(mut self, per_second: u32) -> Self {
+        self.spec_mut().rate_limit = Some(per_second.max(1));
+        self
+    }
+
     /// Reconciles the object of each key `keys` yields, whenever it yields one: a trigger from
     /// outside the cluster (a message queue, a timer of your own, a webhook), as
     /// controller-runtime's `source.Channel`. Keys of objects the operator does not know (not

@@ -14,6 +14,7 @@ mod key;
 mod landing;
 mod latest;
 mod outcome;
+mod pace;
 mod patching;
 mod posting;
 mod progression;
@@ -130,6 +131,8 @@ pub(crate) struct ResourceRuntime {
     pub(crate) label: String,
     /// The resource's own limit on objects handled at once, within the operator's.
     limit: Option<Arc<Semaphore>>,
+    /// The resource's rate limit on cycles started.
+    pace: Option<pace::Pace>,
     slots: Mutex<HashMap<ObjectKey, Slot>>,
     /// Raw events waiting for their object's `on_event` handlers; an object is here while a
     /// task drains its events, one at a time, in order.
@@ -163,9 +166,11 @@ impl ResourceRuntime {
             format!("{}/{}/{}", ar.group, ar.version, ar.plural)
         };
         let limit = spec.workers.map(|n| Arc::new(Semaphore::new(n)));
+        let pace = spec.rate_limit.map(pace::Pace::new);
         let runtime = Arc::new(ResourceRuntime {
             shared,
             limit,
+            pace,
             spec,
             resolved,
             label,
@@ -591,6 +596,18 @@ impl ResourceRuntime {
             }
             let metrics = crate::runtime::metrics::global();
             let waiting = self.gauge(&metrics.objects_waiting);
+            if let Some(pace) = &self.pace {
+                let wait = pace.reserve(tokio::time::Instant::now());
+                if !wait.is_zero() {
+                    tokio::select! {
+                        () = self.shared.shutdown.cancelled() => {
+                            self.release(&key);
+                            return;
+                        }
+                        () = tokio::time::sleep(wait) => {}
+                    }
+                }
+            }
             // The resource's own limit first, so that its objects waiting for it hold none of
             // the operator's workers.
             let own_permit = match &self.limit {

@@ -241,3 +241,30 @@ async fn one_kind_watched_two_ways_is_a_configuration_error() {
         .expect_err("refused");
     assert!(error.to_string().contains("different selectors"), "{error}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limited_resource_handles_every_object() {
+    let cluster = cluster().await;
+    namespace(&cluster, "sel5").await;
+    let calls = Calls::default();
+    // A burst of 5, then 5 a second: the 8 objects take their turns, none is lost.
+    let operator = Operator::new().resource(
+        Resource::<Widget>::custom()
+            .rate_limit(5)
+            .on_create(recording(&calls, "paced")),
+    );
+    let running = cluster.run(operator);
+    let api = widgets(&cluster, "sel5");
+    for i in 0..8 {
+        create_widget(&api, &format!("w{i}"), "x").await;
+    }
+    for i in 0..8 {
+        let name = format!("w{i}");
+        wait_widget(&api, &name, |w| {
+            annotations(w).contains_key("kopr.dev/last-handled-configuration")
+        })
+        .await;
+    }
+    assert_eq!(calls.all().len(), 8);
+    running.stop().await.unwrap();
+}
