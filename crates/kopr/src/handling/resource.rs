@@ -38,6 +38,7 @@ pub struct ResourceSpec {
     pub(crate) selectors: crate::handling::selection::Selectors,
     pub(crate) workers: Option<usize>,
     pub(crate) rate_limit: Option<u32>,
+    pub(crate) metadata_only: bool,
     pub(crate) triggers: crate::handling::selection::Triggers,
 }
 
@@ -314,6 +315,7 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
                 selectors: Default::default(),
                 workers: None,
                 rate_limit: None,
+                metadata_only: false,
                 triggers: Default::default(),
             },
             _resource: PhantomData,

@@ -63,6 +63,36 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Resource<K> {
         self
     }
 
+    /// Watches only the objects' metadata (`PartialObjectMetadata` requests, as
+    /// controller-runtime's `OnlyMetadata`): handlers get objects with only `apiVersion`,
+    /// `kind` and `metadata`, and neither the wire nor the operator's memory carries their
+    /// spec or status. For handlers that need only names, labels, annotations, owners or
+    /// finalizers, on kinds with many large objects (pods, secrets).
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// use kopr::{Context, HandlerResult, Resource};
+    ///
+    /// async fn labelled(ctx: Context<Pod>) -> HandlerResult {
+    ///     // ctx.object.spec is None: only the metadata came.
+    ///     tracing::info!("{} has labels {:?}", ctx.name(), ctx.object.metadata.labels);
+    ///     Ok(())
+    /// }
+    ///
+    /// let pods = Resource::<Pod>::new().metadata_only().on_create(labelled);
+    /// ```
+    ///
+    /// # Caveats
+    /// `K` must deserialize from metadata alone (k8s-openapi kinds do; a custom resource
+    /// whose `spec` is required does not, and each object is reported as one that cannot be
+    /// handled: use [`DynamicObject`](kube::api::DynamicObject) or
+    /// [`PartialObjectMeta<K>`](kube::core::PartialObjectMeta)). An update cause is a change
+    /// of labels or annotations only, as nothing else is seen.
+    pub fn metadata_only(mut self) -> Self {
+        self.spec_mut().metadata_only = true;
+        self
+    }
+
     /// Handles at most `workers` objects of this resource at the same time (within the
     /// operator's [`workers`](crate::Operator::workers)), as controller-runtime's
     /// `MaxConcurrentReconciles`: a slow resource then leaves workers to the others.

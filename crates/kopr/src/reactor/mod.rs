@@ -322,6 +322,17 @@ impl ResourceRuntime {
         }
     }
 
+    /// The API of the resource's objects' metadata, in `namespace` or all.
+    pub(crate) fn meta_api(&self, namespace: Option<&str>) -> follow::MetaApi {
+        let client = self.shared.client.clone();
+        match namespace {
+            Some(ns) if self.resolved.namespaced => {
+                Api::namespaced_with(client, ns, self.api_resource())
+            }
+            _ => Api::all_with(client, self.api_resource()),
+        }
+    }
+
     /// Whether any handler, timer or daemon could ever apply to this object.
     fn concerns(&self, body: &Value) -> bool {
         let spec = &self.spec;

@@ -18,13 +18,6 @@ pub(crate) enum Sent {
     Body(Value),
 }
 
-/// A patch response as the reactor keeps it: JSON without `metadata.managedFields`, like the
-/// bodies from watch events.
-fn without_managed_fields(mut object: kube::api::DynamicObject) -> Value {
-    object.metadata.managed_fields = None;
-    serde_json::to_value(object).unwrap_or(Value::Null)
-}
-
 pub(crate) fn is_empty(patch: &Value) -> bool {
     match patch {
         Value::Null => true,
@@ -38,6 +31,17 @@ fn is_not_found(error: &kube::Error) -> bool {
 }
 
 impl ResourceRuntime {
+    /// A response as the reactor keeps it, like the bodies from watch events: JSON without
+    /// `metadata.managedFields`, and only `apiVersion`, `kind` and `metadata` for a resource
+    /// watched as metadata only.
+    fn kept(&self, mut object: kube::api::DynamicObject) -> Value {
+        object.metadata.managed_fields = None;
+        if self.spec.metadata_only {
+            object.data = Value::Object(serde_json::Map::new());
+        }
+        serde_json::to_value(object).unwrap_or(Value::Null)
+    }
+
     /// The operator's patches are recorded under its field manager.
     fn patch_params(&self) -> PatchParams {
         PatchParams {
@@ -76,7 +80,7 @@ impl ResourceRuntime {
                 .patch_status(key.name(), &self.patch_params(), &Patch::Merge(body))
                 .await
             {
-                Ok(object) => sent = Sent::Body(without_managed_fields(object)),
+                Ok(object) => sent = Sent::Body(self.kept(object)),
                 Err(error) if is_not_found(&error) => return Ok(Sent::Gone),
                 Err(error) => return Err(error),
             }
@@ -87,7 +91,7 @@ impl ResourceRuntime {
                 .patch(key.name(), &self.patch_params(), &Patch::Merge(body))
                 .await
             {
-                Ok(object) => sent = Sent::Body(without_managed_fields(object)),
+                Ok(object) => sent = Sent::Body(self.kept(object)),
                 Err(error) if is_not_found(&error) => return Ok(Sent::Gone),
                 Err(error) => return Err(error),
             }
@@ -125,7 +129,7 @@ impl ResourceRuntime {
             )
             .await
         {
-            Ok(object) => Ok(Some(without_managed_fields(object))),
+            Ok(object) => Ok(Some(self.kept(object))),
             Err(error) if is_not_found(&error) => Ok(None),
             Err(error) => Err(error),
         }
@@ -135,7 +139,7 @@ impl ResourceRuntime {
     pub(crate) async fn read_fresh(&self, key: &ObjectKey) -> Result<Option<Value>, kube::Error> {
         let api = self.api(key.namespace());
         match api.get(key.name()).await {
-            Ok(object) => Ok(Some(without_managed_fields(object))),
+            Ok(object) => Ok(Some(self.kept(object))),
             Err(error) if is_not_found(&error) => Ok(None),
             Err(error) => Err(error),
         }

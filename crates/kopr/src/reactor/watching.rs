@@ -96,7 +96,12 @@ async fn watch_stream(
         kind: runtime.api_resource().kind.clone(),
         label: runtime.label.clone(),
         selectors: runtime.spec.selectors.clone(),
-        metadata_only: None,
+        metadata_only: runtime.spec.metadata_only.then(|| {
+            (
+                runtime.meta_api(scope.as_deref()),
+                runtime.api_resource().clone(),
+            )
+        }),
     };
     let shared = runtime.shared.clone();
     super::follow::follow(&shared, followed, relists, |event| match event {

@@ -268,3 +268,95 @@ async fn a_rate_limited_resource_handles_every_object() {
     assert_eq!(calls.all().len(), 8);
     running.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_metadata_only_resource_sees_metadata_and_settles() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Patch, PatchParams};
+    let cluster = cluster().await;
+    namespace(&cluster, "sel6").await;
+    let calls = Calls::default();
+    let (created, updated) = (calls.clone(), calls.clone());
+    let operator = Operator::new().resource(
+        Resource::<ConfigMap>::new()
+            .metadata_only()
+            .label_selector("app=meta")
+            .on_create(
+                Handler::new(move |ctx: Context<ConfigMap>| {
+                    let calls = created.clone();
+                    async move {
+                        calls.record(format!(
+                            "create {} data {}",
+                            ctx.name(),
+                            ctx.object.data.is_some()
+                        ));
+                        HandlerResult::Ok(())
+                    }
+                })
+                .id("create"),
+            )
+            .on_update(
+                Handler::new(move |ctx: Context<ConfigMap>| {
+                    let calls = updated.clone();
+                    async move {
+                        calls.record(format!("update {}", ctx.name()));
+                        HandlerResult::Ok(())
+                    }
+                })
+                .id("update"),
+            ),
+    );
+    let running = cluster.run(operator);
+    let api: kube::Api<ConfigMap> = kube::Api::namespaced(cluster.client(), "sel6");
+    let make = |name: &str| {
+        serde_json::from_value::<ConfigMap>(json!({
+            "metadata": {"name": name, "labels": {"app": "meta"}}, "data": {"big": "x".repeat(1000)}
+        }))
+        .expect("config map")
+    };
+    let handled = |c: &ConfigMap| {
+        c.metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get("kopr.dev/last-handled-configuration"))
+            .cloned()
+    };
+    api.create(&PostParams::default(), &make("one"))
+        .await
+        .expect("created");
+    kopr::testing::wait_for(&api, "one", WAIT, |c: Option<&ConfigMap>| {
+        c.and_then(handled).is_some()
+    })
+    .await
+    .expect("handled");
+    let relabel = Patch::Merge(json!({"metadata": {"labels": {"tier": "gold"}}}));
+    api.patch("one", &PatchParams::default(), &relabel)
+        .await
+        .expect("relabelled");
+    kopr::testing::wait_for(&api, "one", WAIT, |c: Option<&ConfigMap>| {
+        c.and_then(handled)
+            .is_some_and(|base| base.contains("gold"))
+    })
+    .await
+    .expect("the update handled");
+    // Another object handled after: had the first one looped, its handlers would show again.
+    api.create(&PostParams::default(), &make("two"))
+        .await
+        .expect("created");
+    kopr::testing::wait_for(&api, "two", WAIT, |c: Option<&ConfigMap>| {
+        c.and_then(handled).is_some()
+    })
+    .await
+    .expect("handled");
+    assert_eq!(
+        calls.all(),
+        [
+            "create one data false",
+            "update one",
+            "create two data false"
+        ]
+    );
+    let data = api.get("one").await.expect("one").data.unwrap_or_default();
+    assert_eq!(data["big"].len(), 1000, "the data was never written back");
+    running.stop().await.unwrap();
+}
