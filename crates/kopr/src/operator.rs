@@ -242,10 +242,9 @@ impl Operator {
         name: impl Into<String>,
         check: impl Fn() -> Result<(), E> + Send + Sync + 'static,
     ) -> Self {
-        self.checks.liveness.push(crate::runtime::endpoints::Check {
-            name: name.into(),
-            run: Arc::new(move || check().map_err(|e| e.to_string())),
-        });
+        self.checks
+            .liveness
+            .push(crate::runtime::endpoints::Check::new(name, check));
         self
     }
 
@@ -266,10 +265,7 @@ impl Operator {
     ) -> Self {
         self.checks
             .readiness
-            .push(crate::runtime::endpoints::Check {
-                name: name.into(),
-                run: Arc::new(move || check().map_err(|e| e.to_string())),
-            });
+            .push(crate::runtime::endpoints::Check::new(name, check));
         self
     }
 

@@ -50,6 +50,19 @@ pub(crate) struct Check {
     pub(crate) run: Arc<dyn Fn() -> Result<(), String> + Send + Sync>,
 }
 
+impl Check {
+    /// The check `name` running `check`, its error shown with `Display`.
+    pub(crate) fn new<E: std::fmt::Display>(
+        name: impl Into<String>,
+        check: impl Fn() -> Result<(), E> + Send + Sync + 'static,
+    ) -> Check {
+        Check {
+            name: name.into(),
+            run: Arc::new(move || check().map_err(|e| e.to_string())),
+        }
+    }
+}
+
 impl std::fmt::Debug for Check {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Check({})", self.name)
