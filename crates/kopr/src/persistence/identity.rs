@@ -62,9 +62,9 @@ impl Default for Identity {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IdentityError {
-    /// The name is not a DNS-1123 label.
+    /// The name is not a DNS-1123 label, or is one of kopr's record names.
     #[error(
-        "operator name {0:?}: must be a lowercase RFC 1123 label (at most 63 characters of a-z, 0-9 and '-', starting and ending with an alphanumeric character)"
+        "operator name {0:?}: must be a lowercase RFC 1123 label (at most 63 characters of a-z, 0-9 and '-', starting and ending with an alphanumeric character), other than progress and message"
     )]
     Name(String),
     /// The annotation domain is not a DNS-1123 subdomain.
@@ -204,6 +204,20 @@ impl Identity {
         (self.finalizer != legacy_finalizer()).then(legacy_finalizer)
     }
 
+    /// Where the operator keeps its records under the status with
+    /// [`Storage::Status`](crate::Storage::Status), as path segments: `status.kopr` for the
+    /// operator named `kopr`, `status.kopr.<name>` for any other; then, for another, kopr's
+    /// historical `status.kopr`, read and moved from.
+    pub(crate) fn status_paths(&self) -> Vec<Vec<String>> {
+        let legacy = vec!["status".to_owned(), "kopr".to_owned()];
+        if self.name == "kopr" {
+            return vec![legacy];
+        }
+        let mut own = legacy.clone();
+        own.push(self.name.clone());
+        vec![own, legacy]
+    }
+
     /// Whether an annotation is bookkeeping rather than something a user changes: any kopr
     /// operator's (`kopr.dev/…`, `<name>.kopr.dev/…`) or this operator's.
     pub(crate) fn is_bookkeeping(&self, key: &str) -> bool {
@@ -227,7 +241,8 @@ impl Identity {
     /// # Errors
     /// [`IdentityError`] naming the first name Kubernetes would refuse.
     pub fn check(&self) -> Result<(), IdentityError> {
-        if !is_label(&self.name) {
+        // Names of kopr's own records under `status.kopr`, which a named operator nests under.
+        if !is_label(&self.name) || matches!(self.name.as_str(), "progress" | "message") {
             return Err(IdentityError::Name(self.name.clone()));
         }
         if !is_subdomain(&self.domain) {
@@ -325,5 +340,15 @@ mod tests {
                 .check(),
             Err(IdentityError::Finalizer(_))
         ));
+    }
+
+    #[test]
+    fn status_records_nest_under_the_name() {
+        assert_eq!(Identity::default().status_paths(), [["status", "kopr"]]);
+        assert_eq!(
+            Identity::new("greeting").status_paths(),
+            [vec!["status", "kopr", "greeting"], vec!["status", "kopr"]]
+        );
+        assert!(Identity::new("progress").check().is_err());
     }
 }

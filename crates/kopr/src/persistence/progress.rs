@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::persistence::identity::{Identity, LEGACY_DOMAIN};
-use crate::persistence::storage::Storage;
+use crate::persistence::storage::{Storage, nest, pointer};
 
 /// What is known about one handler's attempts for the current cause: the record kopr keeps
-/// on the object (as `<name>.kopr.dev/<handler id>`, or under `status.kopr.progress`) so that
+/// on the object (as `<name>.kopr.dev/<handler id>`, or under `status.kopr.<name>.progress`) so that
 /// retries, delays and successes survive restarts.
 ///
 /// ```
@@ -120,10 +120,11 @@ pub fn read(identity: &Identity, storage: Storage, body: &Value, handler_id: &st
                 .and_then(Value::as_str)
                 .and_then(|text| serde_json::from_str(text).ok())
         }),
-        Storage::Status => body
-            .pointer("/status/kopr/progress")
-            .and_then(|p| p.get(handler_id))
-            .and_then(|v| serde_json::from_value(v.clone()).ok()),
+        Storage::Status => identity.status_paths().iter().find_map(|path| {
+            body.pointer(&pointer(path, "progress"))
+                .and_then(|p| p.get(handler_id))
+                .and_then(|v| serde_json::from_value(v.clone()).ok())
+        }),
     };
     raw.unwrap_or_default()
 }
@@ -154,7 +155,20 @@ pub fn write_patch(
             write.insert(annotation_key(identity, handler_id), Value::String(text));
             json!({"metadata": {"annotations": write}})
         }
-        Storage::Status => json!({"status": {"kopr": {"progress": {handler_id: progress}}}}),
+        Storage::Status => {
+            let paths = identity.status_paths();
+            let mut write = Value::Null;
+            for legacy in paths.iter().skip(1) {
+                let records = body.pointer(&pointer(legacy, "progress"));
+                if records.and_then(|r| r.get(handler_id)).is_some() {
+                    let gone = nest(legacy, json!({"progress": {handler_id: null}}));
+                    crate::handling::patch::merge_into(&mut write, gone);
+                }
+            }
+            let own = nest(&paths[0], json!({"progress": {handler_id: progress}}));
+            crate::handling::patch::merge_into(&mut write, own);
+            write
+        }
     }
 }
 
@@ -169,38 +183,39 @@ pub fn purge_patch<'a>(
     ids: impl Iterator<Item = &'a str>,
 ) -> Value {
     let mut patch = Value::Null;
-    let prefixes = prefixes(identity);
-    for id in ids {
-        // Its subhandlers' records (at any depth) go with it, and the record itself.
-        let (pointer, matches): (&str, Vec<(String, String)>) = match storage {
-            Storage::Annotations => (
-                "/metadata/annotations",
-                prefixes
-                    .iter()
-                    .map(|p| (sub_prefix_in(p, id), key_in(p, id)))
-                    .collect(),
-            ),
-            Storage::Status => (
-                "/status/kopr/progress",
-                vec![(format!("{id}/"), id.to_owned())],
-            ),
-        };
-        let doomed: Vec<Value> = [body, pending]
+    // Where records are, each with the path its patch is built under and how keys are named.
+    let places: Vec<(Vec<String>, Option<String>)> = match storage {
+        Storage::Annotations => prefixes(identity)
             .into_iter()
-            .filter_map(|v| v.pointer(pointer).and_then(Value::as_object))
-            .flat_map(|records| records.keys())
-            .filter(|k| {
-                matches
-                    .iter()
-                    .any(|(sub, own)| k.starts_with(sub.as_str()) || *k == own)
+            .map(|prefix| (vec!["metadata".into(), "annotations".into()], Some(prefix)))
+            .collect(),
+        Storage::Status => identity
+            .status_paths()
+            .into_iter()
+            .map(|mut path| {
+                path.push("progress".into());
+                (path, None)
             })
-            .map(|k| match storage {
-                Storage::Annotations => json!({"metadata": {"annotations": {k: null}}}),
-                Storage::Status => json!({"status": {"kopr": {"progress": {k: null}}}}),
-            })
-            .collect();
-        for piece in doomed {
-            crate::handling::patch::merge_into(&mut patch, piece);
+            .collect(),
+    };
+    for id in ids {
+        for (path, prefix) in &places {
+            // Its subhandlers' records (at any depth) go with it, and the record itself.
+            let (sub, own) = match prefix {
+                Some(prefix) => (sub_prefix_in(prefix, id), key_in(prefix, id)),
+                None => (format!("{id}/"), id.to_owned()),
+            };
+            let at = pointer(&path[..path.len() - 1], &path[path.len() - 1]);
+            let doomed: Vec<Value> = [body, pending]
+                .into_iter()
+                .filter_map(|v| v.pointer(&at).and_then(Value::as_object))
+                .flat_map(|records| records.keys())
+                .filter(|k| k.starts_with(sub.as_str()) || **k == own)
+                .map(|k| nest(path, json!({ k.as_str(): null })))
+                .collect();
+            for piece in doomed {
+                crate::handling::patch::merge_into(&mut patch, piece);
+            }
         }
     }
     patch

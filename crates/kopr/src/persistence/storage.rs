@@ -33,7 +33,8 @@ pub enum Storage {
     /// status schema.
     #[default]
     Annotations,
-    /// Under `status.kopr`: needs a status subresource whose schema keeps unknown fields
+    /// Under `status.kopr` (`status.kopr.<name>` for an operator with a name of its own):
+    /// needs a status subresource whose schema keeps unknown fields
     /// (`x-kubernetes-preserve-unknown-fields`, or a `kopr` property that does).
     ///
     /// Recommended for throughput: a handled change is then written with one `/status` patch
@@ -41,6 +42,23 @@ pub enum Storage {
     /// patch followed by a patch of the object's annotations, so each handled object costs the
     /// API server one write and one watch event fewer.
     Status,
+}
+
+/// `leaf` nested under `path` (`["status", "kopr"]` → `{"status": {"kopr": leaf}}`).
+pub(crate) fn nest(path: &[String], leaf: Value) -> Value {
+    path.iter()
+        .rev()
+        .fold(leaf, |inner, key| json!({ key.as_str(): inner }))
+}
+
+/// The JSON pointer of `path`, with `field` appended.
+pub(crate) fn pointer(path: &[String], field: &str) -> String {
+    let mut text = String::new();
+    for key in path.iter().map(String::as_str).chain([field]) {
+        text.push('/');
+        text.push_str(key);
+    }
+    text
 }
 
 /// The essence of an object: what users change. Everything except apiVersion, kind, metadata and
@@ -111,10 +129,11 @@ pub fn read_diff_base(identity: &Identity, storage: Storage, body: &Value) -> Op
             read(identity.annotation(LAST_HANDLED))
                 .or_else(|| identity.legacy_annotation(LAST_HANDLED).and_then(read))
         }
-        Storage::Status => body
-            .pointer("/status/kopr/lastHandledConfiguration")
-            .filter(|v| !v.is_null())
-            .cloned(),
+        Storage::Status => identity.status_paths().iter().find_map(|path| {
+            body.pointer(&pointer(path, "lastHandledConfiguration"))
+                .filter(|v| !v.is_null())
+                .cloned()
+        }),
     }
 }
 
@@ -154,7 +173,22 @@ pub fn write_diff_base(
             write.insert(key, Value::String(text));
             Some(json!({"metadata": {"annotations": write}}))
         }
-        Storage::Status => Some(json!({"status": {"kopr": {"lastHandledConfiguration": essence}}})),
+        Storage::Status => {
+            let paths = identity.status_paths();
+            let mut write = Value::Null;
+            for legacy in paths.iter().skip(1) {
+                if body
+                    .pointer(&pointer(legacy, "lastHandledConfiguration"))
+                    .is_some()
+                {
+                    let gone = nest(legacy, json!({"lastHandledConfiguration": null}));
+                    crate::handling::patch::merge_into(&mut write, gone);
+                }
+            }
+            let own = nest(&paths[0], json!({"lastHandledConfiguration": essence}));
+            crate::handling::patch::merge_into(&mut write, own);
+            Some(write)
+        }
     }
 }
 

@@ -94,12 +94,13 @@ pub(crate) async fn run(
         None => (false, None, false),
     };
     let mut patch = Value::Null;
-    if had_parse_error
-        || body
-            .pointer("/status/kopr/message")
-            .is_some_and(|m| !m.is_null())
-    {
-        merge_into(&mut patch, json!({"status": {"kopr": {"message": null}}}));
+    for path in runtime.shared.settings.identity.status_paths() {
+        let reported = body
+            .pointer(&storage::pointer(&path, "message"))
+            .is_some_and(|m| !m.is_null());
+        if had_parse_error || reported {
+            merge_into(&mut patch, storage::nest(&path, json!({"message": null})));
+        }
     }
     let cycle = Cycle {
         runtime,
@@ -167,7 +168,13 @@ async fn report_parse_error(
         .shared
         .events
         .post(body, EventType::Warning, "InvalidObject", &text);
-    let status = json!({"status": {"kopr": {"message": text}}});
+    let own = runtime
+        .shared
+        .settings
+        .identity
+        .status_paths()
+        .swap_remove(0);
+    let status = storage::nest(&own, json!({"message": text}));
     send(runtime, key, body, status, false).await
 }
 

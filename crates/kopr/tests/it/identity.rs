@@ -180,3 +180,48 @@ async fn a_name_kubernetes_refuses_is_a_configuration_error() {
         "{error}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_status_storage_named_operators_keep_apart_and_move_the_old_records() {
+    use kube::api::{Patch, PatchParams};
+    let cluster = cluster().await;
+    namespace(&cluster, "id4").await;
+    let api = widgets(&cluster, "id4");
+    // As an unnamed operator with status storage left it: handled, under status.kopr.
+    create_widget(&api, "old", "x").await;
+    let status =
+        json!({"status": {"kopr": {"lastHandledConfiguration": {"spec": {"message": "x"}}}}});
+    api.patch_status("old", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .expect("status written");
+    let calls = Calls::default();
+    // Its successor reads the old record (no create cause) and moves it on its next write.
+    let alpha = cluster.run(calls_operator("alpha", &calls).storage(kopr::Storage::Status));
+    let change = Patch::Merge(json!({"spec": {"message": "z"}}));
+    api.patch("old", &PatchParams::default(), &change)
+        .await
+        .expect("patched");
+    let moved = wait_widget(&api, "old", |w| {
+        w["status"]["kopr"]["alpha"]["lastHandledConfiguration"]["spec"]["message"] == "z"
+    })
+    .await;
+    assert!(
+        moved["status"]["kopr"]["lastHandledConfiguration"].is_null(),
+        "the historical record is moved: {moved}"
+    );
+    assert_eq!(calls.count("alpha create old"), 0, "{:?}", calls.all());
+    // A second operator on the kind keeps its records apart.
+    let beta = cluster.run(calls_operator("beta", &calls).storage(kopr::Storage::Status));
+    create_widget(&api, "new", "y").await;
+    let handled = |operator: &'static str| {
+        move |w: &serde_json::Value| {
+            !w["status"]["kopr"][operator]["lastHandledConfiguration"].is_null()
+        }
+    };
+    wait_widget(&api, "new", handled("alpha")).await;
+    wait_widget(&api, "new", handled("beta")).await;
+    assert_eq!(calls.count("alpha create new"), 1);
+    assert_eq!(calls.count("beta create new"), 1);
+    alpha.stop().await.expect("alpha stops");
+    beta.stop().await.expect("beta stops");
+}
