@@ -1,8 +1,11 @@
 //! kopr's repository tasks, in the cargo xtask convention: `cargo run -p xtask -- <task>`.
 //!
 //! - `layering`: checks that each top-level module of the API server imports only the
-//!   modules the table in `xtask/layers.txt` allows it (see [`layering`]).
+//!   modules the table in `xtask/layers.txt` allows it (see [`layering`]);
+//! - `docs`: checks that the guide's includes name files and anchors that exist (see
+//!   [`docs`]).
 
+mod docs;
 mod layering;
 
 use std::path::PathBuf;
@@ -29,20 +32,22 @@ fn main() -> ExitCode {
         eprintln!("xtask: run it inside a kopr checkout (no xtask/layers.txt above here)");
         return ExitCode::from(2);
     };
-    match task.as_str() {
-        "layering" => match layering::run(&root) {
-            Ok(report) => {
-                print!("{report}");
-                ExitCode::SUCCESS
-            }
-            Err(failure) => {
-                eprint!("{failure}");
-                ExitCode::FAILURE
-            }
-        },
+    let outcome = match task.as_str() {
+        "layering" => layering::run(&root),
+        "docs" => docs::run(&root),
         _ => {
-            eprintln!("usage: cargo run -p xtask -- layering");
-            ExitCode::from(2)
+            eprintln!("usage: cargo run -p xtask -- layering | docs");
+            return ExitCode::from(2);
+        }
+    };
+    match outcome {
+        Ok(report) => {
+            print!("{report}");
+            ExitCode::SUCCESS
+        }
+        Err(failure) => {
+            eprint!("{failure}");
+            ExitCode::FAILURE
         }
     }
 }

@@ -90,6 +90,7 @@ pub mod v2 {
 
 pub use v2::{Book, BookSpec};
 
+// ANCHOR: conversion
 /// A `v1` Book's author is its `v2` authors' first.
 impl From<v1::Book> for v2::Book {
     fn from(book: v1::Book) -> Self {
@@ -126,6 +127,7 @@ impl TryFrom<v2::Book> for v1::Book {
         })
     }
 }
+// ANCHOR_END: conversion
 
 /// The authors of a Book as one line: `Ann`, `Ann and Bo`, `Ann, Bo and Cy`.
 ///

@@ -82,6 +82,7 @@ fn greetings_counter() -> Greetings {
     }))
 }
 
+// ANCHOR: handlers
 async fn created(ctx: Context<Greeting>) -> HandlerResult<String> {
     let message = &ctx.object.spec.message;
     tracing::info!("Greeting: {message}");
@@ -105,7 +106,9 @@ async fn timer(ctx: Context<Greeting>) -> HandlerResult {
     tracing::info!("Timer: {}", ctx.object.spec.message);
     Ok(())
 }
+// ANCHOR_END: handlers
 
+// ANCHOR: operator
 /// The Greeting operator.
 pub fn operator(config: &Config) -> Operator {
     let interval = Duration::from_secs(config.timer_interval.max(1));
@@ -120,3 +123,4 @@ pub fn operator(config: &Config) -> Operator {
                 .timer(Timer::every(interval, timer).id("timer")),
         )
 }
+// ANCHOR_END: operator

@@ -180,6 +180,7 @@ impl ReconcileError {
     }
 }
 
+// ANCHOR: reconcile
 /// Makes the Deployment of a PulsarConsumer match its spec, then its status match the
 /// Deployment.
 async fn reconcile(image: Arc<str>, ctx: Context<PulsarConsumer>) -> HandlerResult<Action> {
@@ -242,3 +243,4 @@ pub fn operator(config: &Config) -> Operator {
             .owns::<Deployment>(),
     )
 }
+// ANCHOR_END: reconcile

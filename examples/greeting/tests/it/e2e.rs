@@ -29,6 +29,7 @@ async fn scrape(address: std::net::SocketAddr) -> String {
     text
 }
 
+// ANCHOR: test
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn samples_are_greeted_updated_timed_and_deleted() {
     let logs = capture_logs();
@@ -125,6 +126,7 @@ async fn samples_are_greeted_updated_timed_and_deleted() {
     running.stop().await.expect("operator stops cleanly");
     cluster.shutdown().await;
 }
+// ANCHOR_END: test
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_invalid_sample_is_refused_by_the_schema() {
