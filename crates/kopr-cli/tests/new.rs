@@ -12,21 +12,18 @@ fn a_scaffolded_operator_builds_and_passes_its_tests() {
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).expect("scratch dir");
     let dir = scratch.join("demo-op");
+    // The flagless form, run from outside the checkout: this binary lives in the checkout's
+    // target directory, so the crate depends on the checkout.
     let output = Command::new(env!("CARGO_BIN_EXE_kopr"))
         .args([
             "new",
             "demo-op",
             "--group",
             "demo.example.com",
-            "--version",
-            "v1",
             "--kind",
             "Demo",
-            "--kopr-path",
         ])
-        .arg(&kopr)
-        .arg("--path")
-        .arg(&dir)
+        .current_dir(&scratch)
         .output()
         .expect("kopr new runs");
     assert!(
@@ -46,7 +43,14 @@ fn a_scaffolded_operator_builds_and_passes_its_tests() {
         assert!(dir.join(file).is_file(), "{file} generated");
     }
     let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml");
-    assert!(manifest.contains("kopr = { path = "), "{manifest}");
+    let checkout = kopr.canonicalize().expect("crates/kopr");
+    assert!(
+        manifest.contains(&format!(
+            "kopr = {{ path = {:?} }}",
+            checkout.display().to_string()
+        )),
+        "{manifest}"
+    );
     let dockerfile = std::fs::read_to_string(dir.join("Dockerfile")).expect("Dockerfile");
     assert!(
         dockerfile.starts_with("# kopr is a path dependency"),
@@ -125,8 +129,12 @@ fn a_scaffolded_operator_builds_and_passes_its_tests() {
 fn the_scaffold_depends_on_published_kopr_and_errors_are_plain() {
     let scratch = std::env::temp_dir().join(format!("kopr-new-deps-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
+    // A copy of the binary outside any checkout: nothing of the build machine is baked in.
+    std::fs::create_dir_all(&scratch).expect("scratch dir");
+    let moved = scratch.join("kopr");
+    std::fs::copy(env!("CARGO_BIN_EXE_kopr"), &moved).expect("binary copied");
     let scaffold = |name: &str, extra: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_kopr"))
+        let out = Command::new(&moved)
             .args(["new", name, "--group", "demo.example.com", "--kind", "Demo"])
             .args(extra)
             .arg("--path")
@@ -151,6 +159,38 @@ fn the_scaffold_depends_on_published_kopr_and_errors_are_plain() {
         "{manifest}"
     );
     assert!(dockerfile.starts_with("# Build stage"), "{dockerfile}");
+    let checkout = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let checkout = checkout.canonicalize().expect("checkout");
+    assert!(
+        !manifest.contains(&checkout.display().to_string()),
+        "the build machine's path: {manifest}"
+    );
+    // From the checkout's binary, --kopr-published asks for the published crate.
+    let published = scratch.join("asked-published");
+    let out = Command::new(env!("CARGO_BIN_EXE_kopr"))
+        .args([
+            "new",
+            "asked-published",
+            "--group",
+            "demo.example.com",
+            "--kind",
+            "Demo",
+        ])
+        .arg("--kopr-published")
+        .arg("--path")
+        .arg(&published)
+        .output()
+        .expect("kopr new runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let manifest = std::fs::read_to_string(published.join("Cargo.toml")).expect("Cargo.toml");
+    assert!(
+        manifest.contains(&format!("kopr = \"{}\"", env!("CARGO_PKG_VERSION"))),
+        "{manifest}"
+    );
     let (manifest, _) = scaffold("from-git", &["--kopr-git", "https://example.com/kopr.git"]);
     assert!(
         manifest.contains("kopr = { git = \"https://example.com/kopr.git\" }"),

@@ -26,13 +26,46 @@ pub struct NewArgs {
     /// Where to create the crate (default: `./NAME`).
     #[arg(long)]
     pub path: Option<PathBuf>,
-    /// Depend on the kopr crate at this local path instead of the published version (for
-    /// unpublished kopr; the Dockerfile cannot see a path outside the crate).
-    #[arg(long, conflicts_with = "kopr_git")]
+    /// Depend on the kopr crate at this local path (the Dockerfile cannot see a path outside
+    /// the crate). Without `--kopr-path`, `--kopr-git` or `--kopr-published`, a `kopr` run from
+    /// a checkout's target directory depends on that checkout's `crates/kopr`, and any other
+    /// on the published version.
+    #[arg(long, conflicts_with_all = ["kopr_git", "kopr_published"])]
     pub kopr_path: Option<PathBuf>,
-    /// Depend on kopr from this git repository instead of the published version.
-    #[arg(long)]
+    /// Depend on kopr from this git repository.
+    #[arg(long, conflicts_with = "kopr_published")]
     pub kopr_git: Option<String>,
+    /// Depend on the published kopr even when run from a checkout.
+    #[arg(long)]
+    pub kopr_published: bool,
+}
+
+/// The kopr checkout whose target directory holds `exe`, found at run time (never baked in
+/// at build time, so a copy of the binary moved elsewhere finds none): the parent of a
+/// `target` directory above it that holds a workspace with `crates/kopr`.
+fn checkout_of(exe: &std::path::Path) -> Option<PathBuf> {
+    exe.ancestors()
+        .filter(|dir| dir.file_name().is_some_and(|name| name == "target"))
+        .filter_map(std::path::Path::parent)
+        .find(|root| {
+            root.join("crates/kopr/Cargo.toml").is_file()
+                && std::fs::read_to_string(root.join("Cargo.toml"))
+                    .is_ok_and(|text| text.contains("[workspace]"))
+        })
+        .map(std::path::Path::to_path_buf)
+}
+
+/// The local kopr to depend on: the one asked for, else the checkout this binary runs from.
+fn local_kopr(args: &NewArgs) -> Option<PathBuf> {
+    if args.kopr_path.is_some() {
+        return args.kopr_path.clone();
+    }
+    if args.kopr_git.is_some() || args.kopr_published {
+        return None;
+    }
+    let exe = std::env::current_exe().ok()?;
+    let exe = exe.canonicalize().unwrap_or(exe);
+    checkout_of(&exe).map(|root| root.join("crates/kopr"))
 }
 
 /// What the templates are filled with.
@@ -127,9 +160,9 @@ fn plural_of(kind: &str) -> String {
 
 /// The `kopr = ...` line: a version requirement for the published crate, or
 /// the path or git repository asked for.
-fn kopr_dependency(args: &NewArgs) -> String {
-    if let Some(path) = &args.kopr_path {
-        let path = path.canonicalize().unwrap_or_else(|_| path.clone());
+fn kopr_dependency(args: &NewArgs, local: Option<&std::path::Path>) -> String {
+    if let Some(path) = local {
+        let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         return format!("kopr = {{ path = {:?} }}", path.display().to_string());
     }
     if let Some(url) = &args.kopr_git {
@@ -153,8 +186,9 @@ pub fn run(args: NewArgs) -> anyhow::Result<PathBuf> {
     {
         bail!("{} already exists and is not empty", dir.display());
     }
-    let kopr_dependency = kopr_dependency(&args);
-    let local_kopr = args.kopr_path.is_some();
+    let local = local_kopr(&args);
+    let kopr_dependency = kopr_dependency(&args, local.as_deref());
+    let local_kopr = local.is_some();
     let names = Names {
         crate_ident: args.name.replace('-', "_"),
         plural: plural_of(&args.kind),
@@ -198,11 +232,32 @@ mod tests {
             path: None,
             kopr_path: None,
             kopr_git: None,
+            kopr_published: false,
         };
         assert!(check(&args("demo-op", "demo.example.com", "v1", "Demo")).is_ok());
         assert!(check(&args("Demo", "demo.example.com", "v1", "Demo")).is_err());
         assert!(check(&args("demo", "example", "v1", "Demo")).is_err());
         assert!(check(&args("demo", "demo.example.com", "1", "Demo")).is_err());
         assert!(check(&args("demo", "demo.example.com", "v1", "demo")).is_err());
+    }
+
+    #[test]
+    fn a_checkout_is_found_above_its_target_directory_only() {
+        let root = std::env::temp_dir().join(format!("kopr-checkout-{}", std::process::id()));
+        std::fs::create_dir_all(root.join("crates/kopr")).unwrap();
+        std::fs::write(root.join("crates/kopr/Cargo.toml"), "[package]\n").unwrap();
+        std::fs::write(root.join("Cargo.toml"), "[workspace]\n").unwrap();
+        let exe = root.join("target/release/kopr");
+        assert_eq!(checkout_of(&exe), Some(root.clone()));
+        assert_eq!(
+            checkout_of(&root.join("bin/kopr")),
+            None,
+            "not in its target directory"
+        );
+        assert_eq!(
+            checkout_of(std::path::Path::new("/usr/local/bin/kopr")),
+            None
+        );
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }
