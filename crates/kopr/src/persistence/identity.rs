@@ -45,6 +45,32 @@ pub struct Identity {
     finalizer: String,
     field_manager: String,
     component: String,
+    /// Derived once, as every cycle reads them: the annotation prefixes records are found
+    /// under (the operator's `<domain>/`, then kopr's historical one when it differs) and the
+    /// status paths (see [`Identity::status_paths`]).
+    prefixes: Vec<String>,
+    status_paths: Vec<Vec<String>>,
+}
+
+/// The annotation prefixes of `domain`: its own, then kopr's historical one when it differs.
+fn prefixes_of(domain: &str) -> Vec<String> {
+    let mut list = vec![format!("{domain}/")];
+    if domain != LEGACY_DOMAIN {
+        list.push(format!("{LEGACY_DOMAIN}/"));
+    }
+    list
+}
+
+/// The status paths of the operator `name`: `status.kopr` for `kopr`, else
+/// `status.kopr.<name>` and then the historical `status.kopr`.
+fn status_paths_of(name: &str) -> Vec<Vec<String>> {
+    let legacy = vec!["status".to_owned(), "kopr".to_owned()];
+    if name == "kopr" {
+        return vec![legacy];
+    }
+    let mut own = legacy.clone();
+    own.push(name.to_owned());
+    vec![own, legacy]
 }
 
 impl Default for Identity {
@@ -92,6 +118,8 @@ impl Identity {
             finalizer: format!("{domain}/finalizer"),
             field_manager: name.clone(),
             component: name.clone(),
+            prefixes: prefixes_of(&domain),
+            status_paths: status_paths_of(&name),
             domain,
             name,
         }
@@ -107,6 +135,7 @@ impl Identity {
     pub fn domain(mut self, domain: impl Into<String>) -> Identity {
         self.domain = domain.into();
         self.finalizer = format!("{}/finalizer", self.domain);
+        self.prefixes = prefixes_of(&self.domain);
         self
     }
 
@@ -189,8 +218,14 @@ impl Identity {
     }
 
     /// What the operator's annotation keys start with (`<domain>/`).
-    pub(crate) fn prefix(&self) -> String {
-        format!("{}/", self.domain)
+    pub(crate) fn prefix(&self) -> &str {
+        &self.prefixes[0]
+    }
+
+    /// The prefixes annotation records are found under: the operator's, then kopr's historical
+    /// one when it is not the operator's.
+    pub(crate) fn prefixes(&self) -> &[String] {
+        &self.prefixes
     }
 
     /// The legacy annotation key `kopr.dev/<name>` this operator reads and moves from, unless it
@@ -208,14 +243,8 @@ impl Identity {
     /// [`Storage::Status`](crate::Storage::Status), as path segments: `status.kopr` for the
     /// operator named `kopr`, `status.kopr.<name>` for any other; then, for another, kopr's
     /// historical `status.kopr`, read and moved from.
-    pub(crate) fn status_paths(&self) -> Vec<Vec<String>> {
-        let legacy = vec!["status".to_owned(), "kopr".to_owned()];
-        if self.name == "kopr" {
-            return vec![legacy];
-        }
-        let mut own = legacy.clone();
-        own.push(self.name.clone());
-        vec![own, legacy]
+    pub(crate) fn status_paths(&self) -> &[Vec<String>] {
+        &self.status_paths
     }
 
     /// Whether an annotation is bookkeeping rather than something a user changes: any kopr

@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::persistence::identity::{Identity, LEGACY_DOMAIN};
+use crate::persistence::identity::Identity;
 use crate::persistence::storage::{Storage, nest, pointer};
 
 /// What is known about one handler's attempts for the current cause: the record kopr keeps
@@ -68,12 +68,12 @@ impl Progress {
 /// (cut to 54 characters) and a hash of the whole id: either way it starts with the parent's
 /// [`subhandler_prefix`].
 pub fn annotation_key(identity: &Identity, handler_id: &str) -> String {
-    key_in(&identity.prefix(), handler_id)
+    key_in(identity.prefix(), handler_id)
 }
 
 /// What the annotation keys of a handler's subhandlers start with.
 pub fn subhandler_prefix(identity: &Identity, handler_id: &str) -> String {
-    sub_prefix_in(&identity.prefix(), handler_id)
+    sub_prefix_in(identity.prefix(), handler_id)
 }
 
 fn key_in(prefix: &str, handler_id: &str) -> String {
@@ -100,21 +100,11 @@ fn sub_prefix_in(prefix: &str, handler_id: &str) -> String {
     format!("{prefix}{cut}.")
 }
 
-/// The prefixes annotation records are found under: the operator's, then kopr's historical
-/// one when it is not the operator's.
-fn prefixes(identity: &Identity) -> Vec<String> {
-    let mut list = vec![identity.prefix()];
-    if identity.legacy_annotation("").is_some() {
-        list.push(format!("{LEGACY_DOMAIN}/"));
-    }
-    list
-}
-
 /// Reads a handler's progress from the object (under the operator's name, else under kopr's
 /// historical one); absent or unreadable records count as fresh.
 pub fn read(identity: &Identity, storage: Storage, body: &Value, handler_id: &str) -> Progress {
     let raw = match storage {
-        Storage::Annotations => prefixes(identity).iter().find_map(|prefix| {
+        Storage::Annotations => identity.prefixes().iter().find_map(|prefix| {
             body.pointer("/metadata/annotations")
                 .and_then(|a| a.get(key_in(prefix, handler_id)))
                 .and_then(Value::as_str)
@@ -142,7 +132,7 @@ pub fn write_patch(
         Storage::Annotations => {
             let text = serde_json::to_string(progress).unwrap_or_default();
             let mut write = serde_json::Map::new();
-            for prefix in prefixes(identity).iter().skip(1) {
+            for prefix in identity.prefixes().iter().skip(1) {
                 let legacy = key_in(prefix, handler_id);
                 if body
                     .pointer("/metadata/annotations")
@@ -185,14 +175,19 @@ pub fn purge_patch<'a>(
     let mut patch = Value::Null;
     // Where records are, each with the path its patch is built under and how keys are named.
     let places: Vec<(Vec<String>, Option<String>)> = match storage {
-        Storage::Annotations => prefixes(identity)
-            .into_iter()
-            .map(|prefix| (vec!["metadata".into(), "annotations".into()], Some(prefix)))
+        Storage::Annotations => identity
+            .prefixes()
+            .iter()
+            .map(|prefix| {
+                let path = vec!["metadata".into(), "annotations".into()];
+                (path, Some(prefix.clone()))
+            })
             .collect(),
         Storage::Status => identity
             .status_paths()
-            .into_iter()
-            .map(|mut path| {
+            .iter()
+            .map(|path| {
+                let mut path = path.clone();
                 path.push("progress".into());
                 (path, None)
             })

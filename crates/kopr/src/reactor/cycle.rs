@@ -96,10 +96,10 @@ pub(crate) async fn run(
     let mut patch = Value::Null;
     for path in runtime.shared.settings.identity.status_paths() {
         let reported = body
-            .pointer(&storage::pointer(&path, "message"))
+            .pointer(&storage::pointer(path, "message"))
             .is_some_and(|m| !m.is_null());
         if had_parse_error || reported {
-            merge_into(&mut patch, storage::nest(&path, json!({"message": null})));
+            merge_into(&mut patch, storage::nest(path, json!({"message": null})));
         }
     }
     let cycle = Cycle {
@@ -168,13 +168,8 @@ async fn report_parse_error(
         .shared
         .events
         .post(body, EventType::Warning, "InvalidObject", &text);
-    let own = runtime
-        .shared
-        .settings
-        .identity
-        .status_paths()
-        .swap_remove(0);
-    let status = storage::nest(&own, json!({"message": text}));
+    let own = &runtime.shared.settings.identity.status_paths()[0];
+    let status = storage::nest(own, json!({"message": text}));
     send(runtime, key, body, status, false).await
 }
 

@@ -607,7 +607,10 @@ impl ResourceRuntime {
             }
             let metrics = crate::runtime::metrics::global();
             let waiting = self.gauge(&metrics.objects_waiting);
-            if let Some(pace) = &self.pace {
+            // A start is reserved only when a cycle is pending: the last pass of a worker finds
+            // nothing to do and must not spend (or wait for) one.
+            let pending = || self.slots().get(&key).is_some_and(|slot| slot.pending);
+            if let Some(pace) = self.pace.as_ref().filter(|_| pending()) {
                 let wait = pace.reserve(tokio::time::Instant::now());
                 if !wait.is_zero() {
                     tokio::select! {

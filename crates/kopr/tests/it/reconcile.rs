@@ -351,12 +351,19 @@ async fn errors_back_off_per_object_and_reset_on_success() {
     assert_eq!(calls.count("flaky:retry0"), 2, "{:?}", calls.all());
     // A permanent error waits for a change: one run, no retries, one Warning event.
     assert_eq!(calls.count("broken:retry1"), 0, "{:?}", calls.all());
-    let events = events_about(&cluster, "backoff", "broken").await;
+    // Events are posted in the background: wait for it rather than read once.
+    let warned = cluster
+        .wait_for_warning("backoff", "broken", WAIT, |e| {
+            e.reason.as_deref() == Some("ReconcileFailed")
+                && e.message
+                    .as_deref()
+                    .is_some_and(|m| m.contains("bad message"))
+        })
+        .await;
     assert!(
-        events.iter().any(|(t, reason, message)| t == "Warning"
-            && reason == "ReconcileFailed"
-            && message.contains("bad message")),
-        "{events:?}"
+        warned.is_ok(),
+        "{:?}",
+        events_about(&cluster, "backoff", "broken").await
     );
     let patch = json!({"spec": {"message": "good"}});
     api.patch("broken", &PatchParams::default(), &Patch::Merge(&patch))
