@@ -144,8 +144,9 @@ async fn create_child(
     name: &str,
     labels: serde_json::Value,
 ) {
+    let namespace = owner.metadata.namespace.as_deref().unwrap_or("default");
     let api: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
-        kube::Api::namespaced(cluster.client(), "sel4");
+        kube::Api::namespaced(cluster.client(), namespace);
     let child = serde_json::from_value(json!({
         "metadata": {"name": name, "labels": labels, "ownerReferences": [{
             "apiVersion": "kopr.test/v1", "kind": "Widget", "name": owner.metadata.name,
@@ -266,6 +267,115 @@ async fn a_rate_limited_resource_handles_every_object() {
         .await;
     }
     assert_eq!(calls.all().len(), 8);
+    running.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limited_resource_spaces_its_starts() {
+    use std::time::{Duration, Instant};
+    let cluster = cluster().await;
+    namespace(&cluster, "sel7").await;
+    let starts = Arc::new(std::sync::Mutex::new(Vec::<Instant>::new()));
+    let recorded = starts.clone();
+    let handler = Handler::new(move |_ctx: Context<Widget>| {
+        let starts = recorded.clone();
+        async move {
+            starts.lock().expect("starts").push(Instant::now());
+            HandlerResult::Ok("done")
+        }
+    })
+    .id("paced");
+    // 2 a second in bursts of 2: whatever the machine's load, the k-th start (counting
+    // from 0) cannot come before (k - 1) half-seconds after the operator began, since every
+    // start was reserved after that. Unpaced, all 5 would start within a few milliseconds.
+    let began = Instant::now();
+    let operator = Operator::new().resource(
+        Resource::<Widget>::custom()
+            .rate_limit(2)
+            .on_create(handler),
+    );
+    let running = cluster.run(operator);
+    let api = widgets(&cluster, "sel7");
+    for i in 0..5 {
+        create_widget(&api, &format!("w{i}"), "x").await;
+    }
+    for i in 0..5 {
+        wait_widget(&api, &format!("w{i}"), |w| w["status"]["paced"] == "done").await;
+    }
+    let mut starts = starts.lock().expect("starts").clone();
+    starts.sort();
+    assert_eq!(starts.len(), 5, "each object handled once");
+    for (k, start) in starts.iter().enumerate().skip(2) {
+        let earliest = Duration::from_millis(500) * (k as u32 - 1);
+        assert!(
+            start.duration_since(began) >= earliest,
+            "start {k} came {:?} after the operator began, before its turn at {earliest:?}",
+            start.duration_since(began)
+        );
+    }
+    running.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_a_predicate_filters_out_triggers_nothing() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kopr::selection::{Predicate, WatchOptions};
+    use kube::api::{Patch, PatchParams};
+    let cluster = cluster().await;
+    namespace(&cluster, "sel8").await;
+    let runs = Calls::default();
+    let counted = runs.clone();
+    // One worker: keys are reconciled in the order their triggers came, so had the filtered
+    // change to w1's child triggered, w1 would run again before w2 does.
+    let operator = Operator::new().workers(1).resource(
+        Resource::<Widget>::custom()
+            .reconcile(move |ctx: Context<Widget>| {
+                let runs = counted.clone();
+                async move {
+                    runs.record(ctx.name().to_string());
+                    let n = runs.count(ctx.name());
+                    ctx.patch().status("runs", n);
+                    Ok(Action::await_change())
+                }
+            })
+            .owns_with::<ConfigMap>(WatchOptions::new().predicate(Predicate::LabelsChanged)),
+    );
+    let running = cluster.run(operator);
+    let api = widgets(&cluster, "sel8");
+    let w1 = create_widget(&api, "w1", "x").await;
+    let w2 = create_widget(&api, "w2", "x").await;
+    wait_widget(&api, "w1", |w| w["status"]["runs"] == 1).await;
+    wait_widget(&api, "w2", |w| w["status"]["runs"] == 1).await;
+    // A new child passes LabelsChanged.
+    create_child(&cluster, &w1, "c1", json!({"a": "1"})).await;
+    wait_widget(&api, "w1", |w| w["status"]["runs"] == 2).await;
+    create_child(&cluster, &w2, "c2", json!({"a": "1"})).await;
+    wait_widget(&api, "w2", |w| w["status"]["runs"] == 2).await;
+
+    let children: kube::Api<ConfigMap> = kube::Api::namespaced(cluster.client(), "sel8");
+    let merge = |body: serde_json::Value| Patch::Merge(body);
+    children
+        .patch(
+            "c1",
+            &PatchParams::default(),
+            &merge(json!({"data": {"k": "changed"}})),
+        )
+        .await
+        .expect("data changed");
+    children
+        .patch(
+            "c2",
+            &PatchParams::default(),
+            &merge(json!({"metadata": {"labels": {"a": "2"}}})),
+        )
+        .await
+        .expect("labels changed");
+    wait_widget(&api, "w2", |w| w["status"]["runs"] == 3).await;
+    assert_eq!(
+        runs.all(),
+        ["w1", "w2", "w1", "w2", "w2"].map(String::from),
+        "the data change to w1's child triggered nothing"
+    );
     running.stop().await.unwrap();
 }
 
