@@ -2,11 +2,14 @@
 //!
 //! - `layering`: checks that each top-level module of the API server imports only the
 //!   modules the table in `xtask/layers.txt` allows it (see [`layering`]);
-//! - `docs`: checks that the guide's includes name files and anchors that exist (see
-//!   [`docs`]).
+//! - `docs`: checks that the guide's includes name files and anchors that exist, and that
+//!   the README's code is its files' (see [`docs`]);
+//! - `msrv`: checks that no dependency needs a newer Rust than the workspace declares (see
+//!   [`msrv`]).
 
 mod docs;
 mod layering;
+mod msrv;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,8 +38,9 @@ fn main() -> ExitCode {
     let outcome = match task.as_str() {
         "layering" => layering::run(&root),
         "docs" => docs::run(&root),
+        "msrv" => msrv::run(&root),
         _ => {
-            eprintln!("usage: cargo run -p xtask -- layering | docs");
+            eprintln!("usage: cargo run -p xtask -- layering | docs | msrv");
             return ExitCode::from(2);
         }
     };
