@@ -133,7 +133,7 @@ pub(crate) async fn client(server: &Server) -> anyhow::Result<kube::Client> {
 
 /// The twenty values of object `i` in the create comparison: `s0..s9` strings and `n0..n9`
 /// numbers (as `number` makes them: JSON numbers in a custom resource, strings in a ConfigMap).
-fn twenty_fields(
+pub(crate) fn twenty_fields(
     i: usize,
     number: impl Fn(usize) -> serde_json::Value,
 ) -> serde_json::Map<String, serde_json::Value> {
@@ -418,13 +418,20 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The benchmark CRD: 20 typed fields, one CEL rule.
-fn bench_crd() -> serde_json::Value {
+/// The schema of the twenty fields `twenty_fields` fills: `s0..s9` strings, `n0..n9`
+/// integers.
+pub(crate) fn twenty_field_properties() -> serde_json::Map<String, serde_json::Value> {
     let mut props = serde_json::Map::new();
     for i in 0..10 {
         props.insert(format!("s{i}"), json!({"type": "string", "maxLength": 64}));
         props.insert(format!("n{i}"), json!({"type": "integer", "minimum": 0}));
     }
+    props
+}
+
+/// The benchmark CRD: 20 typed fields, one CEL rule.
+fn bench_crd() -> serde_json::Value {
+    let props = twenty_field_properties();
     json!({
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "benchitems.kopr.dev"},

@@ -25,6 +25,7 @@ mod scrape;
 mod selection;
 mod shards;
 mod workloads;
+mod writes;
 
 use clap::{Parser, Subcommand};
 
@@ -63,6 +64,8 @@ enum Command {
     Shards(shards::Args),
     /// Time Deployments to availability and measure idle CPU with many pods.
     Workloads(workloads::Args),
+    /// The write path against a baseline build and the raw SQLite ceiling.
+    Writes(writes::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -85,6 +88,7 @@ fn main() -> anyhow::Result<()> {
             Command::Selection(args) => selection::run(args).await,
             Command::Shards(args) => shards::run(args).await,
             Command::Workloads(args) => workloads::run(args).await,
+            Command::Writes(args) => writes::run(args).await,
         }
     })
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::mpsc;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 use serde_json::Value;
 use tokio::sync::{broadcast, oneshot};
 
@@ -155,13 +155,8 @@ fn run(
 ) {
     while let Ok(first) = jobs.recv() {
         let mut group = vec![first];
-        while group.len() < MAX_GROUP {
-            match jobs.try_recv() {
-                Ok(j) => group.push(j),
-                Err(_) => break,
-            }
-        }
-        let committed = db.with_writer(|conn| commit_group(conn, &mut group));
+        gather(&jobs, &mut group);
+        let committed = db.with_writer(|conn| commit_group(conn, &mut group, &current));
         let results = match committed {
             Ok(Ok(results)) => results,
             Ok(Err(e)) => {
@@ -215,6 +210,27 @@ fn run(
     }
 }
 
+/// Adds the jobs waiting behind the first to its group. Whenever some came, the writer yields
+/// its core once and looks again, for as long as that brings more: on a busy server the
+/// requests being admitted on the other threads join this commit instead of waiting for the
+/// next one, and every commit costs the same whatever it holds (its WAL frames and locks).
+/// An idle server's single write is committed at once.
+fn gather(jobs: &mpsc::Receiver<WriteJob>, group: &mut Vec<WriteJob>) {
+    loop {
+        let before = group.len();
+        while group.len() < MAX_GROUP {
+            match jobs.try_recv() {
+                Ok(j) => group.push(j),
+                Err(_) => break,
+            }
+        }
+        if group.len() == before || group.len() >= MAX_GROUP {
+            return;
+        }
+        std::thread::yield_now();
+    }
+}
+
 fn fail_all(group: Vec<WriteJob>, e: &StorageError) {
     for job in group {
         let _ = job
@@ -234,24 +250,47 @@ enum Applied {
 fn commit_group(
     conn: &mut Connection,
     group: &mut [WriteJob],
+    current: &CurrentState,
 ) -> Result<Vec<Applied>, StorageError> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let mut results = Vec::with_capacity(group.len());
+    let mut revisions = Revisions {
+        current,
+        written: std::collections::HashMap::new(),
+    };
     for job in group.iter_mut() {
-        results.push(apply(&tx, job)?);
+        let applied = apply(&tx, job, &revisions)?;
+        if let Applied::Done { stored, event } = &applied {
+            let now = (event.event_type != EventType::Deleted)
+                .then_some((stored.revision, stored.create_revision));
+            revisions.written.insert(job.key.clone(), now);
+        }
+        results.push(applied);
     }
     tx.commit()?;
     Ok(results)
 }
 
-fn current_revision(tx: &Connection, key: &str) -> Result<Option<(i64, i64)>, StorageError> {
-    let mut stmt =
-        tx.prepare_cached("SELECT revision, create_revision FROM kv_current WHERE key = ?1")?;
-    Ok(stmt
-        .query_row(params![key], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-        })
-        .optional()?)
+/// Each key's revision and create revision as the group's checks see them: the in-memory
+/// state, which the writer brings up to date after every commit and so holds what
+/// `kv_current` holds when a group starts, overlaid with the group's own earlier writes
+/// (`None` for a key they deleted). It answers what a `SELECT` on `kv_current` would,
+/// without the lookup.
+struct Revisions<'a> {
+    current: &'a CurrentState,
+    written: std::collections::HashMap<String, Option<(i64, i64)>>,
+}
+
+impl Revisions<'_> {
+    fn of(&self, key: &str) -> Option<(i64, i64)> {
+        match self.written.get(key) {
+            Some(written) => *written,
+            None => self
+                .current
+                .entry(key)
+                .map(|e| (e.revision, e.create_revision)),
+        }
+    }
 }
 
 fn append(
@@ -269,11 +308,15 @@ fn append(
     Ok(tx.last_insert_rowid())
 }
 
-fn apply(tx: &Connection, job: &mut WriteJob) -> Result<Applied, StorageError> {
+fn apply(
+    tx: &Connection,
+    job: &mut WriteJob,
+    revisions: &Revisions<'_>,
+) -> Result<Applied, StorageError> {
     let key = job.key.as_str();
     match &mut job.op {
         Op::Create { object, bytes } => {
-            if current_revision(tx, key)?.is_some() {
+            if revisions.of(key).is_some() {
                 return Ok(Applied::Rejected(WriteOutcome::AlreadyExists));
             }
             // A creation's create_revision is its own revision, which the log row gets only
@@ -294,7 +337,7 @@ fn apply(tx: &Connection, job: &mut WriteJob) -> Result<Applied, StorageError> {
             expected,
             previous,
         } => {
-            let Some((rev_now, create_rev)) = current_revision(tx, key)? else {
+            let Some((rev_now, create_rev)) = revisions.of(key) else {
                 return Ok(Applied::Rejected(WriteOutcome::NotFound));
             };
             if rev_now != *expected {
@@ -319,7 +362,7 @@ fn apply(tx: &Connection, job: &mut WriteJob) -> Result<Applied, StorageError> {
             bytes,
             expected,
         } => {
-            let Some((rev_now, create_rev)) = current_revision(tx, key)? else {
+            let Some((rev_now, create_rev)) = revisions.of(key) else {
                 return Ok(Applied::Rejected(WriteOutcome::NotFound));
             };
             if rev_now != *expected {
@@ -363,5 +406,110 @@ fn done(
             object,
             previous,
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn reply() -> (Reply, oneshot::Receiver<Result<WriteOutcome, StorageError>>) {
+        oneshot::channel()
+    }
+
+    /// Applies one group as the writer does and returns what each job got.
+    fn outcomes(
+        db: &Database,
+        current: &CurrentState,
+        jobs: Vec<WriteJob>,
+    ) -> Vec<Result<i64, &'static str>> {
+        let mut group = jobs;
+        let results = db
+            .with_writer(|conn| commit_group(conn, &mut group, current))
+            .expect("writer")
+            .expect("committed");
+        let mut seen = Vec::new();
+        let changes: Vec<Change<'_>> = group
+            .iter()
+            .zip(&results)
+            .filter_map(|(job, result)| match result {
+                Applied::Done { stored, event } if event.event_type == EventType::Deleted => {
+                    Some(Change::Delete(&job.key, stored.revision, None))
+                }
+                Applied::Done { stored, .. } => {
+                    Some(Change::Put(&job.key, stored, job.op.plain(), None))
+                }
+                Applied::Rejected(_) => None,
+            })
+            .collect();
+        current.apply(&changes);
+        for result in &results {
+            seen.push(match result {
+                Applied::Done { stored, .. } => Ok(stored.revision),
+                Applied::Rejected(WriteOutcome::AlreadyExists) => Err("exists"),
+                Applied::Rejected(WriteOutcome::NotFound) => Err("not found"),
+                Applied::Rejected(WriteOutcome::Conflict) => Err("conflict"),
+                Applied::Rejected(_) => Err("other"),
+            });
+        }
+        seen
+    }
+
+    #[test]
+    fn checks_see_the_committed_state_and_the_groups_own_earlier_writes() {
+        let db = Database::open_memory().expect("database");
+        let current = CurrentState::new(Vec::new(), 0);
+        let none = Encryption::default();
+        let object = || json!({"metadata": {"name": "a"}});
+        let create = |key: &str| WriteJob::create(key, object(), reply().0, &none).expect("job");
+        let update = |key: &str, expected: i64| {
+            WriteJob::update(
+                key,
+                object(),
+                expected,
+                Arc::new(object()),
+                reply().0,
+                &none,
+            )
+            .expect("job")
+        };
+        let delete = |key: &str, expected: i64| {
+            WriteJob::delete(key, Arc::new(object()), expected, reply().0, &none).expect("job")
+        };
+        // One group: a create, a second create of the key, an update at the revision the
+        // first got, an update at a stale one, a delete, then a create of the deleted key.
+        let first = outcomes(
+            &db,
+            &current,
+            vec![
+                create("/a"),
+                create("/a"),
+                update("/a", 1),
+                update("/a", 1),
+                delete("/a", 2),
+                create("/a"),
+                update("/b", 0),
+            ],
+        );
+        assert_eq!(
+            first,
+            [
+                Ok(1),
+                Err("exists"),
+                Ok(2),
+                Err("conflict"),
+                Ok(3),
+                Ok(4),
+                Err("not found")
+            ]
+        );
+        // The next group checks against what the first committed.
+        let second = outcomes(
+            &db,
+            &current,
+            vec![create("/a"), update("/a", 3), update("/a", 4)],
+        );
+        assert_eq!(second, [Err("exists"), Err("conflict"), Ok(5)]);
     }
 }

@@ -173,6 +173,7 @@ pub fn server_side_apply(
     let mut walker = Walker {
         schema,
         spath: Vec::new(),
+        skip_managed_fields: false,
     };
     let merged = walker
         .merge(Some(&live), req.applied)
@@ -281,9 +282,11 @@ pub fn update_managed_fields(req: UpdateRequest<'_>, new: &mut Value, schema: &d
     if !new.is_object() {
         return;
     }
-    let mut old = match req.old {
-        Some(v @ Value::Object(_)) => v.clone(),
-        _ => {
+    // The old object is compared in place, without its managedFields (read from it, never
+    // copied out with the rest); a creation compares with an empty base.
+    let mut base = match req.old {
+        Some(Value::Object(_)) => None,
+        _ => Some({
             // Creating: the typed empty object kube compares against has the
             // top-level structs (metadata, spec, status) present.
             let mut base = Map::new();
@@ -295,11 +298,23 @@ pub fn update_managed_fields(req: UpdateRequest<'_>, new: &mut Value, schema: &d
                 }
             }
             Value::Object(base)
-        }
+        }),
     };
-    let old_managed = take_managed_fields(&mut old);
+    let old_managed = base.as_mut().map_or_else(
+        || {
+            req.old
+                .and_then(|o| o.pointer("/metadata/managedFields"))
+                .map(std::borrow::Cow::Borrowed)
+        },
+        |b| take_managed_fields(b).map(std::borrow::Cow::Owned),
+    );
+    let old: &Value = match (&base, req.old) {
+        (Some(b), _) => b,
+        (None, Some(o)) => o,
+        (None, None) => return,
+    };
     let new_managed = take_managed_fields(new);
-    let from_old = || decode_managed_fields(old_managed.as_ref()).unwrap_or_default();
+    let from_old = || decode_managed_fields(old_managed.as_deref()).unwrap_or_default();
     let mut managers = if req.subresource.is_some() {
         from_old()
     } else {
@@ -314,7 +329,7 @@ pub fn update_managed_fields(req: UpdateRequest<'_>, new: &mut Value, schema: &d
     };
 
     let ignored = FieldSet::from_plain_paths(req.ignored_fields);
-    let cmp = match compare_objects(schema, &old, new) {
+    let cmp = match walk::compare_objects_without_managed_fields(schema, old, new, base.is_none()) {
         Ok(c) if ignored.is_empty() => c,
         Ok(c) => c.filter(&ignored),
         Err(_) => {
@@ -322,7 +337,7 @@ pub fn update_managed_fields(req: UpdateRequest<'_>, new: &mut Value, schema: &d
                 old_managed,
                 new.get_mut("metadata").and_then(Value::as_object_mut),
             ) {
-                meta.insert("managedFields".into(), list);
+                meta.insert("managedFields".into(), list.into_owned());
             }
             return;
         }

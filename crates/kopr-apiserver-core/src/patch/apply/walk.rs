@@ -12,6 +12,9 @@ use super::*;
 pub(super) struct Walker<'s, 'v> {
     pub(super) schema: &'s dyn MergeSchema,
     pub(super) spath: Vec<&'v str>,
+    /// Compares as if neither side had `metadata.managedFields` (which ownership never
+    /// covers), so an object need not be copied to take them out first.
+    pub(super) skip_managed_fields: bool,
 }
 
 impl<'v> Walker<'_, 'v> {
@@ -335,6 +338,12 @@ impl<'v> Walker<'_, 'v> {
                     keys.dedup();
                 }
                 for k in keys {
+                    if self.skip_managed_fields
+                        && k == "managedFields"
+                        && self.spath == ["metadata"]
+                    {
+                        continue;
+                    }
                     prefix.push(PathElement::Field(k.clone()));
                     self.spath.push(k);
                     let res = self.compare(
@@ -466,6 +475,7 @@ pub(super) fn field_set_of(
     let mut w = Walker {
         schema,
         spath: Vec::new(),
+        skip_managed_fields: false,
     };
     let mut set = FieldSet::default();
     w.field_set(v, &mut Vec::new(), &mut set, strict)?;
@@ -477,9 +487,20 @@ pub(super) fn compare_objects(
     l: &Value,
     r: &Value,
 ) -> Result<Comparison, WalkError> {
+    compare_objects_without_managed_fields(schema, l, r, false)
+}
+
+/// [`compare_objects`], leaving out `metadata.managedFields` on both sides when `skip`.
+pub(super) fn compare_objects_without_managed_fields(
+    schema: &dyn MergeSchema,
+    l: &Value,
+    r: &Value,
+    skip: bool,
+) -> Result<Comparison, WalkError> {
     let mut w = Walker {
         schema,
         spath: Vec::new(),
+        skip_managed_fields: skip,
     };
     let mut cmp = Comparison::default();
     w.compare(Some(l), Some(r), &mut Vec::new(), &mut cmp)?;
@@ -510,6 +531,7 @@ pub(super) fn remove_paths(schema: &dyn MergeSchema, v: &Value, set: &FieldSet) 
     let mut w = Walker {
         schema,
         spath: Vec::new(),
+        skip_managed_fields: false,
     };
     w.remove(v, set)
 }

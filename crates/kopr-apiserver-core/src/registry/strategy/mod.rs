@@ -113,6 +113,75 @@ impl Strategy for Builtin {
     builtin_admission!();
 }
 
+/// A write to `/status` changes only the status (and managedFields): `new` becomes `old` with
+/// `new`'s status and managedFields. Parts of `new` equal to `old`'s (the spec, untouched by a
+/// status write, and the metadata but for managedFields) are kept rather than copied from
+/// `old`; the result is the same.
+fn keep_only_status(new: &mut Value, old: &Value) {
+    let (Some(fresh), Some(old_map)) = (new.as_object_mut(), old.as_object()) else {
+        // Not objects: `old` as it is, less its status (`new` has none to give).
+        let mut merged = old.clone();
+        if let Some(map) = merged.as_object_mut() {
+            map.remove("status");
+        }
+        *new = merged;
+        return;
+    };
+    let status = fresh.remove("status");
+    let managed = fresh
+        .get_mut("metadata")
+        .and_then(Value::as_object_mut)
+        .and_then(|m| m.remove("managedFields"));
+    let mut merged = serde_json::Map::new();
+    for (key, value) in old_map {
+        if key == "status" {
+            continue;
+        }
+        let kept = fresh.remove(key).filter(|mine| {
+            if key == "metadata" {
+                equal_but_managed_fields(mine, value)
+            } else {
+                mine == value
+            }
+        });
+        let value = match kept {
+            Some(mine) => mine,
+            None if key == "metadata" => {
+                let mut meta = value.clone();
+                if let Some(m) = meta.as_object_mut() {
+                    m.remove("managedFields");
+                }
+                meta
+            }
+            None => value.clone(),
+        };
+        merged.insert(key.clone(), value);
+    }
+    if let Some(s) = status {
+        merged.insert("status".into(), s);
+    }
+    if let Some(mf) = managed
+        && let Some(m) = merged.get_mut("metadata").and_then(Value::as_object_mut)
+    {
+        m.insert("managedFields".into(), mf);
+    } else if let Some(mf) = old_map.get("metadata").and_then(|m| m.get("managedFields"))
+        && let Some(m) = merged.get_mut("metadata").and_then(Value::as_object_mut)
+    {
+        m.insert("managedFields".into(), mf.clone());
+    }
+    *new = Value::Object(merged);
+}
+
+/// Whether two metadata maps are equal once `managedFields` is left out of both (`mine`
+/// has it taken out already).
+fn equal_but_managed_fields(mine: &Value, old: &Value) -> bool {
+    let (Some(mine), Some(old)) = (mine.as_object(), old.as_object()) else {
+        return mine == old;
+    };
+    let mut others = old.iter().filter(|(k, _)| *k != "managedFields");
+    mine.len() == others.clone().count() && others.all(|(k, v)| mine.get(k).is_some_and(|m| m == v))
+}
+
 /// A built-in kind's decoding: into its Go type's schema.
 pub(crate) fn builtin_normalize(
     rt: &ResourceType,
@@ -198,25 +267,7 @@ pub fn prepare_for_update(
         return;
     }
     if subresource == Some("status") {
-        let status = new.get("status").cloned();
-        let managed = object::meta(new)
-            .and_then(|m| m.get("managedFields"))
-            .cloned();
-        let mut merged = old.clone();
-        if let Some(map) = merged.as_object_mut() {
-            match status {
-                Some(s) => {
-                    map.insert("status".into(), s);
-                }
-                None => {
-                    map.remove("status");
-                }
-            }
-        }
-        if let (Some(mf), Some(m)) = (managed, object::meta_mut(&mut merged)) {
-            m.insert("managedFields".into(), mf);
-        }
-        *new = merged;
+        keep_only_status(new, old);
         return;
     }
     if rt.serves(Sub::Status)
@@ -241,5 +292,68 @@ pub fn prepare_for_update(
                 json!(if bumped { gen_old + 1 } else { gen_old }),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// What a status write keeps, as a copy of `old` with `new`'s status and managedFields.
+    fn copied(new: &Value, old: &Value) -> Value {
+        let status = new.get("status").cloned();
+        let managed = object::meta(new)
+            .and_then(|m| m.get("managedFields"))
+            .cloned();
+        let mut merged = old.clone();
+        if let Some(map) = merged.as_object_mut() {
+            match status {
+                Some(s) => map.insert("status".into(), s),
+                None => map.remove("status"),
+            };
+        }
+        if let (Some(mf), Some(m)) = (managed, object::meta_mut(&mut merged)) {
+            m.insert("managedFields".into(), mf);
+        }
+        merged
+    }
+
+    #[test]
+    fn a_status_write_keeps_only_the_status_and_managed_fields() {
+        let old = json!({
+            "apiVersion": "v1", "kind": "K",
+            "metadata": {"name": "a", "labels": {"x": "1"}, "managedFields": [{"manager": "old"}]},
+            "spec": {"n": 1, "list": [1, 2]},
+            "status": {"phase": "old"}
+        });
+        let cases = [
+            // A merge patch of the status: everything else equal.
+            json!({
+                "apiVersion": "v1", "kind": "K",
+                "metadata": {"name": "a", "labels": {"x": "1"}, "managedFields": [{"manager": "new"}]},
+                "spec": {"n": 1, "list": [1, 2]},
+                "status": {"phase": "new"}
+            }),
+            // A write that also changed the spec, labels and dropped managedFields and status.
+            json!({
+                "apiVersion": "v1", "kind": "K",
+                "metadata": {"name": "a", "labels": {"x": "2"}},
+                "spec": {"n": 2},
+                "extra": true
+            }),
+            // Without metadata, or not an object at all.
+            json!({"spec": {"n": 1}, "status": {"phase": "s"}}),
+            json!([1, 2]),
+            json!(null),
+        ];
+        for new in cases {
+            let mut kept = new.clone();
+            keep_only_status(&mut kept, &old);
+            assert_eq!(kept, copied(&new, &old), "for {new}");
+        }
+        let mut from_nothing = json!({"status": {"a": 1}});
+        keep_only_status(&mut from_nothing, &json!("not an object"));
+        assert_eq!(from_nothing, json!("not an object"));
     }
 }
