@@ -34,12 +34,13 @@ pub fn respond(
     repr: Representation,
     query: &Query,
 ) -> Response {
-    let query = query.clone();
+    // What every item needs, shared rather than copied per item.
+    let shared = Arc::new((rt, query.clone()));
     let state = (stream.items, true);
     let body = futures::stream::unfold(state, move |(mut items, mut first)| {
-        let rt = rt.clone();
-        let query = query.clone();
+        let shared = shared.clone();
         async move {
+            let (rt, query) = &*shared;
             let item = items.recv().await?;
             let chunk = match item {
                 WatchItem::Event(t, obj) => {
@@ -48,9 +49,9 @@ pub fn respond(
                             .unwrap_or("")
                             .to_string();
                         let v = super::table::render(
-                            &rt,
+                            rt,
                             &[obj],
-                            &query,
+                            query,
                             serde_json::json!({"resourceVersion": rv}),
                             first,
                         )
@@ -63,32 +64,33 @@ pub fn respond(
                         line(t, &obj)
                     }
                 }
-                WatchItem::Stored(ev) if repr.partial_version().is_some() => {
+                WatchItem::Stored(ev, seen) if repr.partial_version().is_some() => {
                     let version = repr.partial_version().unwrap_or("v1");
-                    let partial = super::negotiate::partial_metadata(&ev.object, version);
-                    line(ev.event_type.as_str(), &partial)
+                    let partial =
+                        super::negotiate::partial_metadata(&ev.object_seen(seen), version);
+                    line(ev.type_seen(seen), &partial)
                 }
-                WatchItem::Stored(ev) if repr != Representation::Table => ev
-                    .encoded
-                    .get_or_init(|| line(ev.event_type.as_str(), &ev.object))
-                    .clone(),
-                WatchItem::Stored(ev) => {
-                    let rv = crate::object::meta_str(&ev.object, "resourceVersion")
+                WatchItem::Stored(ev, seen) if repr != Representation::Table => {
+                    ev.line_seen(seen, line)
+                }
+                WatchItem::Stored(ev, seen) => {
+                    let object = ev.object_seen(seen);
+                    let rv = crate::object::meta_str(&object, "resourceVersion")
                         .unwrap_or("")
                         .to_string();
                     let v = super::table::render(
-                        &rt,
-                        std::slice::from_ref(&ev.object),
-                        &query,
+                        rt,
+                        std::slice::from_ref(&object),
+                        query,
                         serde_json::json!({"resourceVersion": rv}),
                         first,
                     )
                     .unwrap_or_else(|e| e.to_status());
                     first = false;
-                    line(ev.event_type.as_str(), &v)
+                    line(ev.type_seen(seen), &v)
                 }
                 WatchItem::Bookmark(rv, initial_end) => {
-                    let bookmark = bookmark_object(&rt, rv, initial_end);
+                    let bookmark = bookmark_object(rt, rv, initial_end);
                     match repr.partial_version() {
                         Some(version) => line(
                             "BOOKMARK",

@@ -10,7 +10,7 @@ use tokio::sync::{broadcast, mpsc};
 use super::{Api, ListOptions, convert};
 use crate::resources::ResourceType;
 use crate::status::ApiError;
-use crate::storage::{EventType, ReadAtError, WatchEvent};
+use crate::storage::{EventType, ReadAtError, Seen, WatchEvent};
 
 /// Options of a watch.
 #[derive(Debug)]
@@ -34,9 +34,9 @@ pub struct WatchOptions {
 pub enum WatchItem {
     /// ADDED, MODIFIED or DELETED.
     Event(&'static str, Arc<Value>),
-    /// A stored event seen unchanged (same type, same representation), whose
-    /// encoding can be shared.
-    Stored(Arc<WatchEvent>),
+    /// A stored event in the stored representation, as the watcher sees it (as it is, or
+    /// entering or leaving its selection), whose encoding can be shared.
+    Stored(Arc<WatchEvent>, Seen),
     /// A BOOKMARK at a revision; `initial_end` marks the end of initial events.
     Bookmark(i64, bool),
     /// An ERROR event carrying a Status.
@@ -75,9 +75,9 @@ impl Api {
 }
 
 /// Decides what a changed object means to a filtered watcher.
-fn translate(rt: &ResourceType, opts: &ListOptions, ev: &WatchEvent) -> Option<&'static str> {
+fn translate(rt: &ResourceType, opts: &ListOptions, ev: &WatchEvent) -> Option<Seen> {
     if !opts.filters() {
-        return Some(ev.event_type.as_str());
+        return Some(Seen::AsIs);
     }
     let now = opts.matches(rt, &convert::to_view(rt, &ev.object));
     let before = ev
@@ -85,12 +85,12 @@ fn translate(rt: &ResourceType, opts: &ListOptions, ev: &WatchEvent) -> Option<&
         .as_ref()
         .is_some_and(|p| opts.matches(rt, &convert::to_view(rt, p)));
     match ev.event_type {
-        EventType::Added => now.then_some("ADDED"),
-        EventType::Deleted => (before || now).then_some("DELETED"),
+        EventType::Added => now.then_some(Seen::AsIs),
+        EventType::Deleted => (before || now).then_some(Seen::AsIs),
         EventType::Modified => match (before, now) {
-            (true, true) => Some("MODIFIED"),
-            (true, false) => Some("DELETED"),
-            (false, true) => Some("ADDED"),
+            (true, true) => Some(Seen::AsIs),
+            (true, false) => Some(Seen::Left),
+            (false, true) => Some(Seen::Entered),
             (false, false) => None,
         },
     }
@@ -143,8 +143,8 @@ async fn run(
                         continue;
                     }
                     last = ev.revision;
-                    if let Some(kind) = translate(&rt, &opts.list, &ev) {
-                        send(&api, &rt, kind, &ev, tx).await?;
+                    if let Some(seen) = translate(&rt, &opts.list, &ev) {
+                        send(&api, &rt, seen, &ev, tx).await?;
                     }
                 }
                 Err(broadcast::error::RecvError::Lagged(_)) => {
@@ -175,15 +175,17 @@ async fn replay(
             let mut last = after;
             for ev in events {
                 last = ev.revision;
-                if let Some(kind) = translate(rt, &opts.list, &ev) {
-                    let view = match api.view(rt, &ev.object).await {
+                if let Some(seen) = translate(rt, &opts.list, &ev) {
+                    let view = match api.view(rt, &ev.object_seen(seen)).await {
                         Ok(view) => view,
                         Err(e) => {
                             end_with(e, tx).await;
                             return None;
                         }
                     };
-                    tx.send(WatchItem::Event(kind, view)).await.ok()?;
+                    tx.send(WatchItem::Event(ev.type_seen(seen), view))
+                        .await
+                        .ok()?;
                 }
             }
             Some(last.max(api.store.current_revision().min(last.max(after))))
@@ -212,18 +214,19 @@ async fn replay(
 async fn send(
     api: &Api,
     rt: &ResourceType,
-    kind: &'static str,
+    seen: Seen,
     ev: &Arc<WatchEvent>,
     tx: &mpsc::Sender<WatchItem>,
 ) -> Option<()> {
-    let view = match api.view(rt, &ev.object).await {
+    let object = ev.object_seen(seen);
+    let view = match api.view(rt, &object).await {
         Ok(view) => view,
         Err(e) => return end_with(e, tx).await,
     };
-    let item = if kind == ev.event_type.as_str() && Arc::ptr_eq(&view, &ev.object) {
-        WatchItem::Stored(ev.clone())
+    let item = if Arc::ptr_eq(&view, &object) {
+        WatchItem::Stored(ev.clone(), seen)
     } else {
-        WatchItem::Event(kind, view)
+        WatchItem::Event(ev.type_seen(seen), view)
     };
     tx.send(item).await.ok()
 }

@@ -115,9 +115,34 @@ pub struct WatchEvent {
     pub object: Arc<Value>,
     /// The object before the change, for updates and deletions.
     pub previous: Option<Arc<Value>>,
-    /// The event's JSON watch line, encoded once and shared by all watchers
-    /// that see the event unchanged.
-    pub encoded: std::sync::OnceLock<bytes::Bytes>,
+    /// The event's JSON watch lines, as each kind of watcher sees it ([`Seen`]), each encoded
+    /// once and shared by all watchers that see it so.
+    encoded: [std::sync::OnceLock<bytes::Bytes>; 3],
+    /// The object a watcher whose selector the object left sees ([`Seen::Left`]).
+    left: std::sync::OnceLock<Arc<Value>>,
+}
+
+/// How a watcher sees a stored event: as it is, or, for a filtered watcher, as the object
+/// entering or leaving its selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    /// The event's own type and object.
+    AsIs,
+    /// ADDED: a change that brought the object into the selection, with its new state.
+    Entered,
+    /// DELETED: a change that took it out, with its state before the change at the change's
+    /// resourceVersion, as kube-apiserver's watch cache sends it.
+    Left,
+}
+
+impl Seen {
+    fn index(self) -> usize {
+        match self {
+            Seen::AsIs => 0,
+            Seen::Entered => 1,
+            Seen::Left => 2,
+        }
+    }
 }
 
 impl WatchEvent {
@@ -135,8 +160,46 @@ impl WatchEvent {
             event_type,
             object,
             previous,
-            encoded: std::sync::OnceLock::new(),
+            encoded: Default::default(),
+            left: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The event's type as `seen`.
+    pub fn type_seen(&self, seen: Seen) -> &'static str {
+        match seen {
+            Seen::AsIs => self.event_type.as_str(),
+            Seen::Entered => "ADDED",
+            Seen::Left => "DELETED",
+        }
+    }
+
+    /// The object as `seen`: for [`Seen::Left`] the previous state at this event's
+    /// resourceVersion (made once).
+    pub fn object_seen(&self, seen: Seen) -> Arc<Value> {
+        match (seen, &self.previous) {
+            (Seen::Left, Some(previous)) => self
+                .left
+                .get_or_init(|| {
+                    let mut object = (**previous).clone();
+                    set_resource_version(&mut object, self.revision);
+                    Arc::new(object)
+                })
+                .clone(),
+            _ => self.object.clone(),
+        }
+    }
+
+    /// The watch line as `seen`, made by `encode` from the type and object the first time
+    /// and shared after.
+    pub fn line_seen(
+        &self,
+        seen: Seen,
+        encode: impl FnOnce(&'static str, &Value) -> bytes::Bytes,
+    ) -> bytes::Bytes {
+        self.encoded[seen.index()]
+            .get_or_init(|| encode(self.type_seen(seen), &self.object_seen(seen)))
+            .clone()
     }
 }
 

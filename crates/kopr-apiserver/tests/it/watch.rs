@@ -269,3 +269,63 @@ async fn history_is_compacted_after_the_retention_window() {
     // Objects themselves are never compacted away.
     assert!(cms.get_opt("early").await.unwrap().is_some());
 }
+
+#[tokio::test]
+async fn an_object_leaving_a_selector_is_deleted_as_it_was_at_the_changes_version() {
+    let f = common::start().await;
+    let cms: Api<ConfigMap> = Api::namespaced(f.client.clone(), "default");
+    let first = cms
+        .create(&PostParams::default(), &cm("w", json!({"watched": "yes"})))
+        .await
+        .unwrap();
+    let rv = first.metadata.resource_version.unwrap();
+    // Two watchers of the selection: the lines they get are shared, and must be right for both.
+    let params = WatchParams::default().labels("watched=yes");
+    let mut one = cms.watch(&params, &rv).await.unwrap().boxed();
+    let mut two = cms.watch(&params, &rv).await.unwrap().boxed();
+    let left = cms
+        .patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"watched": "no"}}, "data": {"a": "b"}})),
+        )
+        .await
+        .unwrap();
+    let back = cms
+        .patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"watched": "yes"}}})),
+        )
+        .await
+        .unwrap();
+    for stream in [&mut one, &mut two] {
+        // kube-apiserver's watch cache: the object as it was before the change (still
+        // selected, without the new data), at the change's resourceVersion.
+        match next_event(stream).await {
+            WatchEvent::Deleted(o) => {
+                assert_eq!(o.metadata.resource_version, left.metadata.resource_version);
+                assert_eq!(
+                    o.metadata
+                        .labels
+                        .unwrap_or_default()
+                        .get("watched")
+                        .map(String::as_str),
+                    Some("yes")
+                );
+                assert_eq!(o.data, None);
+            }
+            other => panic!("expected DELETED, got {:?}", describe(&other)),
+        }
+        match next_event(stream).await {
+            WatchEvent::Added(o) => {
+                assert_eq!(o.metadata.resource_version, back.metadata.resource_version);
+                assert_eq!(
+                    o.data.unwrap_or_default().get("a").map(String::as_str),
+                    Some("b")
+                );
+            }
+            other => panic!("expected ADDED, got {:?}", describe(&other)),
+        }
+    }
+}
