@@ -185,12 +185,13 @@ for m in seen:
     for f in msgs[m]:
         v = on.get(norm(f['name']))
         inline = False
+        untyped = False
         if v is None:
             sub = msgs.get(f['msg']) if f['msg'] else None
             if o is not None and sub and f['kind'] == 'message' and not f['repeated'] and any(norm(s['name']) in on for s in sub):
                 inline = True; json = ''; req = False
             else:
-                json = camel(f['name']); req = False
+                json = camel(f['name']); req = False; untyped = True
                 if o is not None: warn.append(f'no openapi field for {m}.{f["name"]}, using {json}')
         else:
             json, req = v
@@ -204,6 +205,8 @@ for m in seen:
         if ptr: flags.append('POINTER')
         if k in values: flags.append('VALUE'); used_values.add(k)
         if k in always: flags.append('ALWAYS'); used_always.add(k)
+        if req: flags.append('REQUIRED')
+        if untyped: flags.append('UNTYPED')
         fl.append(f'        f({f["tag"]}, "{json}", {ty_of(f)}, {card}, {"|".join(flags) or "0"}),')
     pkg = openapi_name(m)
     out.append(f'    // {idx[m]}\n    Msg {{\n        name: "{pkg}",\n        fields: &[\n' + '\n'.join(fl) + '\n        ],\n    },')
@@ -240,6 +243,10 @@ const VALUE: u8 = 4;
 const ALWAYS: u8 = 8;
 /// A Go pointer to a scalar: its zero value differs from unset.
 const POINTER: u8 = 16;
+/// Required in the k8s-openapi type (not an `Option`): always written.
+const REQUIRED: u8 = 32;
+/// In the protos but not in the k8s-openapi type, which drops it as unknown.
+const UNTYPED: u8 = 64;
 
 const fn f(tag: u32, name: &'static str, ty: Ty, card: Card, flags: u8) -> Field {{
     Field {{
@@ -252,6 +259,8 @@ const fn f(tag: u32, name: &'static str, ty: Ty, card: Card, flags: u8) -> Field
         value_struct: flags & VALUE != 0,
         always: flags & ALWAYS != 0,
         pointer: flags & POINTER != 0,
+        required: flags & REQUIRED != 0,
+        untyped: flags & UNTYPED != 0,
     }}
 }}
 

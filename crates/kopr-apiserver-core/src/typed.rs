@@ -30,6 +30,10 @@ pub fn normalize_metadata(rt: &ResourceType, obj: &mut Value) -> Result<Vec<Stri
     let Some(meta) = map.get_mut("metadata") else {
         return Ok(Vec::new());
     };
+    if !force_round_trip() && crate::protobuf::object_meta_unchanged(meta) {
+        omit_empty_metadata(meta);
+        return Ok(Vec::new());
+    }
     let typed: ObjectMeta = decode(rt, meta, "metadata.")?;
     let mut back = serde_json::to_value(&typed).map_err(ApiError::internal)?;
     let mut unknown = Vec::new();
@@ -89,10 +93,20 @@ fn decode<T: DeserializeOwned>(
 
 /// Decodes `obj` as `T` (a Go type's k8s-openapi twin) and encodes it back: a
 /// built-in kind's [`Decode`](crate::resources::kind::Decode).
+///
+/// When the object is already what the round trip would give back (proved from the kind's
+/// field table by [`crate::protobuf::decodes_unchanged`]), it is left as it is: the result is
+/// the same, without decoding and encoding the whole object.
 pub fn decode_as<T: DeserializeOwned + Serialize>(
     rt: &ResourceType,
     obj: &mut Value,
 ) -> Result<Vec<String>, ApiError> {
+    if !force_round_trip() && crate::protobuf::decodes_unchanged(&rt.api_version(), &rt.kind, obj) {
+        if let Some(meta) = obj.get_mut("metadata") {
+            omit_empty_metadata(meta);
+        }
+        return Ok(Vec::new());
+    }
     let typed: T = decode(rt, obj, "")?;
     let mut back = serde_json::to_value(&typed).map_err(ApiError::internal)?;
     let mut unknown = Vec::new();
@@ -102,6 +116,23 @@ pub fn decode_as<T: DeserializeOwned + Serialize>(
     }
     *obj = back;
     Ok(unknown)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests compare the proof's shortcut with the round trip it stands for.
+    pub(crate) static FORCE_ROUND_TRIP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn force_round_trip() -> bool {
+    #[cfg(test)]
+    {
+        FORCE_ROUND_TRIP.with(std::cell::Cell::get)
+    }
+    #[cfg(not(test))]
+    {
+        false
+    }
 }
 
 /// Collects the paths present (and not null) in `original` but absent from `typed`.

@@ -23,10 +23,16 @@
 //! Malformed input of any kind yields a [`ProtobufError`]; the decoder never
 //! panics and bounds its recursion depth.
 
+mod canonical;
 pub(crate) mod schema;
 mod zero;
 
+#[cfg(test)]
+pub(crate) use canonical::samples;
+pub(crate) use canonical::{decodes_unchanged, object_meta_unchanged};
 pub(crate) use zero::drop_zero_values;
+
+use std::collections::HashMap;
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
@@ -237,6 +243,10 @@ pub(crate) struct Field {
     pub(crate) always: bool,
     /// A Go pointer to a scalar: a zero value is written when set.
     pub(crate) pointer: bool,
+    /// Required in the k8s-openapi type (not an `Option`), which always writes it.
+    pub(crate) required: bool,
+    /// In the protos only: the k8s-openapi type lacks it and drops it as unknown.
+    pub(crate) untyped: bool,
 }
 
 /// One message table: its OpenAPI definition name (e.g.
@@ -263,12 +273,38 @@ pub(crate) fn kind_message(api_version: &str, kind: &str) -> Option<u16> {
         Some((label, _)) if group.ends_with(".k8s.io") => label,
         Some(_) => return None,
     };
-    PACKAGES.iter().find_map(|root| {
-        let name = format!("{root}.{label}.{version}.{kind}");
-        let found = schema::KINDS.binary_search_by(|i| message_name(*i).cmp(name.as_str()));
-        schema::KINDS.get(found.ok()?).copied()
-    })
+    KIND_INDEX.get(label)?.get(version)?.get(kind).copied()
 }
+
+/// The top-level kinds' messages by group label, version and kind, as [`kind_message`] looks
+/// them up (the first of [`PACKAGES`] wins), built once: a lookup builds no string.
+type KindIndex = HashMap<&'static str, HashMap<&'static str, HashMap<&'static str, u16>>>;
+static KIND_INDEX: std::sync::LazyLock<KindIndex> = std::sync::LazyLock::new(|| {
+    let mut index = KindIndex::new();
+    for root in PACKAGES {
+        for &i in schema::KINDS {
+            let Some(rest) = message_name(i)
+                .strip_prefix(root)
+                .and_then(|r| r.strip_prefix('.'))
+            else {
+                continue;
+            };
+            let mut parts = rest.splitn(3, '.');
+            if let (Some(label), Some(version), Some(kind)) =
+                (parts.next(), parts.next(), parts.next())
+            {
+                index
+                    .entry(label)
+                    .or_default()
+                    .entry(version)
+                    .or_default()
+                    .entry(kind)
+                    .or_insert(i);
+            }
+        }
+    }
+    index
+});
 
 /// Where kube's OpenAPI names put the built-in groups' types.
 const PACKAGES: &[&str] = &["io.k8s.api", "io.k8s.kube-aggregator.pkg.apis"];

@@ -22,6 +22,10 @@ const VALUE: u8 = 4;
 const ALWAYS: u8 = 8;
 /// A Go pointer to a scalar: its zero value differs from unset.
 const POINTER: u8 = 16;
+/// Required in the k8s-openapi type (not an `Option`): always written.
+const REQUIRED: u8 = 32;
+/// In the protos but not in the k8s-openapi type, which drops it as unknown.
+const UNTYPED: u8 = 64;
 
 const fn f(tag: u32, name: &'static str, ty: Ty, card: Card, flags: u8) -> Field {
     Field {
@@ -34,6 +38,8 @@ const fn f(tag: u32, name: &'static str, ty: Ty, card: Card, flags: u8) -> Field
         value_struct: flags & VALUE != 0,
         always: flags & ALWAYS != 0,
         pointer: flags & POINTER != 0,
+        required: flags & REQUIRED != 0,
+        untyped: flags & UNTYPED != 0,
     }
 }
 
@@ -118,24 +124,48 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.admissionregistration.v1.AuditAnnotation",
         fields: &[
-            f(1, "key", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "valueExpression", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "key", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "valueExpression",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 1
     Msg {
         name: "io.k8s.api.admissionregistration.v1.ExpressionWarning",
         fields: &[
-            f(2, "fieldRef", Ty::String, Card::One, KEEP | ALWAYS),
-            f(3, "warning", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                2,
+                "fieldRef",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                3,
+                "warning",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 2
     Msg {
         name: "io.k8s.api.admissionregistration.v1.MatchCondition",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "expression", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "expression",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 3
@@ -153,27 +183,33 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.admissionregistration.v1.MutatingWebhook",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(
                 2,
                 "clientConfig",
                 Ty::Msg(22),
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
             f(3, "rules", Ty::Msg(10), Card::Repeated, 0),
             f(4, "failurePolicy", Ty::String, Card::One, KEEP | POINTER),
             f(9, "matchPolicy", Ty::String, Card::One, KEEP | POINTER),
             f(5, "namespaceSelector", Ty::Msg(425), Card::One, 0),
             f(11, "objectSelector", Ty::Msg(425), Card::One, 0),
-            f(6, "sideEffects", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                6,
+                "sideEffects",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(7, "timeoutSeconds", Ty::Int32, Card::One, KEEP | POINTER),
             f(
                 8,
                 "admissionReviewVersions",
                 Ty::String,
                 Card::Repeated,
-                KEEP | ALWAYS,
+                KEEP | ALWAYS | REQUIRED,
             ),
             f(
                 10,
@@ -189,7 +225,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "webhooks", Ty::Msg(4), Card::Repeated, 0),
         ],
     },
@@ -247,8 +289,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.admissionregistration.v1.ServiceReference",
         fields: &[
-            f(1, "namespace", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "namespace",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(2, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "path", Ty::String, Card::One, KEEP | POINTER),
             f(4, "port", Ty::Int32, Card::One, KEEP | POINTER),
         ],
@@ -262,7 +310,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(16), Card::One, VALUE),
             f(3, "status", Ty::Msg(17), Card::One, VALUE),
         ],
@@ -271,18 +325,30 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(15), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(2, "spec", Ty::Msg(15), Card::One, KEEP | VALUE | REQUIRED),
         ],
     },
     // 15
     Msg {
         name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec",
         fields: &[
-            f(1, "policyName", Ty::String, Card::One, KEEP),
+            f(1, "policyName", Ty::String, Card::One, KEEP | REQUIRED),
             f(2, "paramRef", Ty::Msg(8), Card::One, 0),
             f(3, "matchResources", Ty::Msg(3), Card::One, 0),
-            f(4, "validationActions", Ty::String, Card::Repeated, KEEP),
+            f(
+                4,
+                "validationActions",
+                Ty::String,
+                Card::Repeated,
+                KEEP | REQUIRED,
+            ),
         ],
     },
     // 16
@@ -311,27 +377,33 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.admissionregistration.v1.ValidatingWebhook",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(
                 2,
                 "clientConfig",
                 Ty::Msg(22),
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
             f(3, "rules", Ty::Msg(10), Card::Repeated, 0),
             f(4, "failurePolicy", Ty::String, Card::One, KEEP | POINTER),
             f(9, "matchPolicy", Ty::String, Card::One, KEEP | POINTER),
             f(5, "namespaceSelector", Ty::Msg(425), Card::One, 0),
             f(10, "objectSelector", Ty::Msg(425), Card::One, 0),
-            f(6, "sideEffects", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                6,
+                "sideEffects",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(7, "timeoutSeconds", Ty::Int32, Card::One, KEEP | POINTER),
             f(
                 8,
                 "admissionReviewVersions",
                 Ty::String,
                 Card::Repeated,
-                KEEP | ALWAYS,
+                KEEP | ALWAYS | REQUIRED,
             ),
             f(11, "matchConditions", Ty::Msg(2), Card::Repeated, 0),
         ],
@@ -340,7 +412,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "webhooks", Ty::Msg(18), Card::Repeated, 0),
         ],
     },
@@ -348,7 +426,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.admissionregistration.v1.Validation",
         fields: &[
-            f(1, "expression", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "expression",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "message", Ty::String, Card::One, 0),
             f(3, "reason", Ty::String, Card::One, KEEP | POINTER),
             f(4, "messageExpression", Ty::String, Card::One, 0),
@@ -358,8 +442,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.admissionregistration.v1.Variable",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "expression", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "expression",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 22
@@ -375,8 +465,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.apps.v1.ControllerRevision",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "data", Ty::RawExtension, Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(
+                2,
+                "data",
+                Ty::RawExtension,
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(3, "revision", Ty::Int64, Card::One, ALWAYS),
         ],
     },
@@ -384,8 +486,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.apps.v1.DaemonSet",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(26), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(2, "spec", Ty::Msg(26), Card::One, KEEP | VALUE | REQUIRED),
             f(3, "status", Ty::Msg(27), Card::One, VALUE),
         ],
     },
@@ -404,13 +512,19 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.apps.v1.DaemonSetSpec",
         fields: &[
-            f(1, "selector", Ty::Msg(425), Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "selector",
+                Ty::Msg(425),
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(
                 2,
                 "template",
                 Ty::Msg(265),
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
             f(3, "updateStrategy", Ty::Msg(28), Card::One, VALUE),
             f(4, "minReadySeconds", Ty::Int32, Card::One, 0),
@@ -432,17 +546,29 @@ pub(crate) static MESSAGES: &[Msg] = &[
                 "currentNumberScheduled",
                 Ty::Int32,
                 Card::One,
-                KEEP | ALWAYS,
+                KEEP | ALWAYS | REQUIRED,
             ),
-            f(2, "numberMisscheduled", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(
+                2,
+                "numberMisscheduled",
+                Ty::Int32,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(
                 3,
                 "desiredNumberScheduled",
                 Ty::Int32,
                 Card::One,
-                KEEP | ALWAYS,
+                KEEP | ALWAYS | REQUIRED,
             ),
-            f(4, "numberReady", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(
+                4,
+                "numberReady",
+                Ty::Int32,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(5, "observedGeneration", Ty::Int64, Card::One, 0),
             f(6, "updatedNumberScheduled", Ty::Int32, Card::One, 0),
             f(7, "numberAvailable", Ty::Int32, Card::One, 0),
@@ -463,8 +589,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.apps.v1.Deployment",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(31), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(2, "spec", Ty::Msg(31), Card::One, KEEP | VALUE | REQUIRED),
             f(3, "status", Ty::Msg(32), Card::One, VALUE),
         ],
     },
@@ -485,13 +617,19 @@ pub(crate) static MESSAGES: &[Msg] = &[
         name: "io.k8s.api.apps.v1.DeploymentSpec",
         fields: &[
             f(1, "replicas", Ty::Int32, Card::One, KEEP | POINTER),
-            f(2, "selector", Ty::Msg(425), Card::One, KEEP | ALWAYS),
+            f(
+                2,
+                "selector",
+                Ty::Msg(425),
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(
                 3,
                 "template",
                 Ty::Msg(265),
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
             f(4, "strategy", Ty::Msg(33), Card::One, VALUE),
             f(5, "minReadySeconds", Ty::Int32, Card::One, 0),
@@ -545,8 +683,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.apps.v1.ReplicaSet",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(36), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(2, "spec", Ty::Msg(36), Card::One, KEEP | VALUE | REQUIRED),
             f(3, "status", Ty::Msg(37), Card::One, VALUE),
         ],
     },
@@ -567,7 +711,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
         fields: &[
             f(1, "replicas", Ty::Int32, Card::One, KEEP | POINTER),
             f(4, "minReadySeconds", Ty::Int32, Card::One, 0),
-            f(2, "selector", Ty::Msg(425), Card::One, KEEP | ALWAYS),
+            f(
+                2,
+                "selector",
+                Ty::Msg(425),
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(3, "template", Ty::Msg(265), Card::One, VALUE),
         ],
     },
@@ -575,7 +725,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.apps.v1.ReplicaSetStatus",
         fields: &[
-            f(1, "replicas", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "replicas",
+                Ty::Int32,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "fullyLabeledReplicas", Ty::Int32, Card::One, 0),
             f(4, "readyReplicas", Ty::Int32, Card::One, 0),
             f(5, "availableReplicas", Ty::Int32, Card::One, 0),
@@ -636,8 +792,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.apps.v1.StatefulSet",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(45), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(2, "spec", Ty::Msg(45), Card::One, KEEP | VALUE | REQUIRED),
             f(3, "status", Ty::Msg(46), Card::One, VALUE),
         ],
     },
@@ -670,13 +832,19 @@ pub(crate) static MESSAGES: &[Msg] = &[
         name: "io.k8s.api.apps.v1.StatefulSetSpec",
         fields: &[
             f(1, "replicas", Ty::Int32, Card::One, KEEP | POINTER),
-            f(2, "selector", Ty::Msg(425), Card::One, KEEP | ALWAYS),
+            f(
+                2,
+                "selector",
+                Ty::Msg(425),
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(
                 3,
                 "template",
                 Ty::Msg(265),
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
             f(4, "volumeClaimTemplates", Ty::Msg(236), Card::Repeated, 0),
             f(5, "serviceName", Ty::String, Card::One, ALWAYS),
@@ -705,7 +873,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
         name: "io.k8s.api.apps.v1.StatefulSetStatus",
         fields: &[
             f(1, "observedGeneration", Ty::Int64, Card::One, 0),
-            f(2, "replicas", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(
+                2,
+                "replicas",
+                Ty::Int32,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(3, "readyReplicas", Ty::Int32, Card::One, 0),
             f(4, "currentReplicas", Ty::Int32, Card::One, 0),
             f(5, "updatedReplicas", Ty::Int32, Card::One, 0),
@@ -738,7 +912,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.authentication.v1.SelfSubjectReview",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "status", Ty::Msg(50), Card::One, VALUE),
         ],
     },
@@ -751,7 +931,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.authentication.v1.TokenRequest",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(52), Card::One, VALUE | ALWAYS),
             f(3, "status", Ty::Msg(53), Card::One, VALUE),
         ],
@@ -789,8 +975,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.authentication.v1.TokenReview",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(55), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(
+                2,
+                "spec",
+                Ty::Msg(55),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
             f(3, "status", Ty::Msg(56), Card::One, VALUE),
         ],
     },
@@ -798,7 +996,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.authentication.v1.TokenReviewSpec",
         fields: &[
-            f(1, "token", Ty::String, Card::One, KEEP),
+            f(1, "token", Ty::String, Card::One, KEEP | REQUIRED),
             f(2, "audiences", Ty::String, Card::Repeated, 0),
         ],
     },
@@ -842,8 +1040,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.authorization.v1.LocalSubjectAccessReview",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(70), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(
+                2,
+                "spec",
+                Ty::Msg(70),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
             f(3, "status", Ty::Msg(71), Card::One, VALUE),
         ],
     },
@@ -859,7 +1069,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.authorization.v1.NonResourceRule",
         fields: &[
-            f(1, "verbs", Ty::String, Card::Repeated, KEEP | ALWAYS),
+            f(
+                1,
+                "verbs",
+                Ty::String,
+                Card::Repeated,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "nonResourceURLs", Ty::String, Card::Repeated, 0),
         ],
     },
@@ -882,7 +1098,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.authorization.v1.ResourceRule",
         fields: &[
-            f(1, "verbs", Ty::String, Card::Repeated, KEEP | ALWAYS),
+            f(
+                1,
+                "verbs",
+                Ty::String,
+                Card::Repeated,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "apiGroups", Ty::String, Card::Repeated, 0),
             f(3, "resources", Ty::String, Card::Repeated, 0),
             f(4, "resourceNames", Ty::String, Card::Repeated, 0),
@@ -892,8 +1114,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.authorization.v1.SelfSubjectAccessReview",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(66), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(
+                2,
+                "spec",
+                Ty::Msg(66),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
             f(3, "status", Ty::Msg(71), Card::One, VALUE),
         ],
     },
@@ -909,8 +1143,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.authorization.v1.SelfSubjectRulesReview",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(68), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(
+                2,
+                "spec",
+                Ty::Msg(68),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
             f(3, "status", Ty::Msg(72), Card::One, VALUE),
         ],
     },
@@ -923,8 +1169,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.authorization.v1.SubjectAccessReview",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(70), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(
+                2,
+                "spec",
+                Ty::Msg(70),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
             f(3, "status", Ty::Msg(71), Card::One, VALUE),
         ],
     },
@@ -944,7 +1202,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.authorization.v1.SubjectAccessReviewStatus",
         fields: &[
-            f(1, "allowed", Ty::Bool, Card::One, KEEP | ALWAYS),
+            f(1, "allowed", Ty::Bool, Card::One, KEEP | ALWAYS | REQUIRED),
             f(4, "denied", Ty::Bool, Card::One, 0),
             f(2, "reason", Ty::String, Card::One, 0),
             f(3, "evaluationError", Ty::String, Card::One, 0),
@@ -959,16 +1217,22 @@ pub(crate) static MESSAGES: &[Msg] = &[
                 "resourceRules",
                 Ty::Msg(64),
                 Card::Repeated,
-                KEEP | ALWAYS,
+                KEEP | ALWAYS | REQUIRED,
             ),
             f(
                 2,
                 "nonResourceRules",
                 Ty::Msg(62),
                 Card::Repeated,
-                KEEP | ALWAYS,
+                KEEP | ALWAYS | REQUIRED,
             ),
-            f(3, "incomplete", Ty::Bool, Card::One, KEEP | ALWAYS),
+            f(
+                3,
+                "incomplete",
+                Ty::Bool,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(4, "evaluationError", Ty::String, Card::One, 0),
         ],
     },
@@ -976,8 +1240,8 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.autoscaling.v1.CrossVersionObjectReference",
         fields: &[
-            f(1, "kind", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "kind", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(2, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "apiVersion", Ty::String, Card::One, 0),
         ],
     },
@@ -985,8 +1249,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(75), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(2, "spec", Ty::Msg(75), Card::One, KEEP | VALUE | REQUIRED),
             f(3, "status", Ty::Msg(76), Card::One, VALUE),
         ],
     },
@@ -999,10 +1269,16 @@ pub(crate) static MESSAGES: &[Msg] = &[
                 "scaleTargetRef",
                 Ty::Msg(73),
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
             f(2, "minReplicas", Ty::Int32, Card::One, KEEP | POINTER),
-            f(3, "maxReplicas", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(
+                3,
+                "maxReplicas",
+                Ty::Int32,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(
                 4,
                 "targetCPUUtilizationPercentage",
@@ -1024,8 +1300,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
                 KEEP | POINTER,
             ),
             f(2, "lastScaleTime", Ty::Time, Card::One, 0),
-            f(3, "currentReplicas", Ty::Int32, Card::One, KEEP | ALWAYS),
-            f(4, "desiredReplicas", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(
+                3,
+                "currentReplicas",
+                Ty::Int32,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                4,
+                "desiredReplicas",
+                Ty::Int32,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(
                 5,
                 "currentCPUUtilizationPercentage",
@@ -1039,7 +1327,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.autoscaling.v1.Scale",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(78), Card::One, VALUE),
             f(3, "status", Ty::Msg(79), Card::One, VALUE),
         ],
@@ -1053,7 +1347,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.autoscaling.v1.ScaleStatus",
         fields: &[
-            f(1, "replicas", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "replicas",
+                Ty::Int32,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "selector", Ty::String, Card::One, 0),
         ],
     },
@@ -1061,26 +1361,50 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.autoscaling.v2.ContainerResourceMetricSource",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "target", Ty::Msg(95), Card::One, KEEP | VALUE | ALWAYS),
-            f(3, "container", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "target",
+                Ty::Msg(95),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
+            f(
+                3,
+                "container",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 81
     Msg {
         name: "io.k8s.api.autoscaling.v2.ContainerResourceMetricStatus",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "current", Ty::Msg(96), Card::One, KEEP | VALUE | ALWAYS),
-            f(3, "container", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "current",
+                Ty::Msg(96),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
+            f(
+                3,
+                "container",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 82
     Msg {
         name: "io.k8s.api.autoscaling.v2.CrossVersionObjectReference",
         fields: &[
-            f(1, "kind", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "kind", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(2, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "apiVersion", Ty::String, Card::One, 0),
         ],
     },
@@ -1088,24 +1412,54 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.autoscaling.v2.ExternalMetricSource",
         fields: &[
-            f(1, "metric", Ty::Msg(92), Card::One, KEEP | VALUE | ALWAYS),
-            f(2, "target", Ty::Msg(95), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                1,
+                "metric",
+                Ty::Msg(92),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
+            f(
+                2,
+                "target",
+                Ty::Msg(95),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 84
     Msg {
         name: "io.k8s.api.autoscaling.v2.ExternalMetricStatus",
         fields: &[
-            f(1, "metric", Ty::Msg(92), Card::One, KEEP | VALUE | ALWAYS),
-            f(2, "current", Ty::Msg(96), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                1,
+                "metric",
+                Ty::Msg(92),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
+            f(
+                2,
+                "current",
+                Ty::Msg(96),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 85
     Msg {
         name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(88), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(2, "spec", Ty::Msg(88), Card::One, KEEP | VALUE | REQUIRED),
             f(3, "status", Ty::Msg(89), Card::One, VALUE),
         ],
     },
@@ -1121,8 +1475,8 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerCondition",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "lastTransitionTime", Ty::Time, Card::One, VALUE),
             f(4, "reason", Ty::String, Card::One, 0),
             f(5, "message", Ty::String, Card::One, 0),
@@ -1137,10 +1491,16 @@ pub(crate) static MESSAGES: &[Msg] = &[
                 "scaleTargetRef",
                 Ty::Msg(82),
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
             f(2, "minReplicas", Ty::Int32, Card::One, KEEP | POINTER),
-            f(3, "maxReplicas", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(
+                3,
+                "maxReplicas",
+                Ty::Int32,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(4, "metrics", Ty::Msg(93), Card::Repeated, 0),
             f(5, "behavior", Ty::Msg(86), Card::One, 0),
         ],
@@ -1158,7 +1518,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
             ),
             f(2, "lastScaleTime", Ty::Time, Card::One, 0),
             f(3, "currentReplicas", Ty::Int32, Card::One, 0),
-            f(4, "desiredReplicas", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(
+                4,
+                "desiredReplicas",
+                Ty::Int32,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(5, "currentMetrics", Ty::Msg(94), Card::Repeated, ALWAYS),
             f(6, "conditions", Ty::Msg(87), Card::Repeated, 0),
         ],
@@ -1167,9 +1533,15 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.autoscaling.v2.HPAScalingPolicy",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "value", Ty::Int32, Card::One, KEEP | ALWAYS),
-            f(3, "periodSeconds", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(2, "value", Ty::Int32, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                3,
+                "periodSeconds",
+                Ty::Int32,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 91
@@ -1192,7 +1564,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.autoscaling.v2.MetricIdentifier",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "selector", Ty::Msg(425), Card::One, 0),
         ],
     },
@@ -1200,7 +1572,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.autoscaling.v2.MetricSpec",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "object", Ty::Msg(97), Card::One, 0),
             f(3, "pods", Ty::Msg(99), Card::One, 0),
             f(4, "resource", Ty::Msg(101), Card::One, 0),
@@ -1212,7 +1584,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.autoscaling.v2.MetricStatus",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "object", Ty::Msg(98), Card::One, 0),
             f(3, "pods", Ty::Msg(100), Card::One, 0),
             f(4, "resource", Ty::Msg(102), Card::One, 0),
@@ -1224,7 +1596,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.autoscaling.v2.MetricTarget",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "value", Ty::Quantity, Card::One, KEEP | POINTER),
             f(3, "averageValue", Ty::Quantity, Card::One, KEEP | POINTER),
             f(
@@ -1260,24 +1632,48 @@ pub(crate) static MESSAGES: &[Msg] = &[
                 "describedObject",
                 Ty::Msg(82),
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
-            f(2, "target", Ty::Msg(95), Card::One, KEEP | VALUE | ALWAYS),
-            f(3, "metric", Ty::Msg(92), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                2,
+                "target",
+                Ty::Msg(95),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
+            f(
+                3,
+                "metric",
+                Ty::Msg(92),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 98
     Msg {
         name: "io.k8s.api.autoscaling.v2.ObjectMetricStatus",
         fields: &[
-            f(1, "metric", Ty::Msg(92), Card::One, KEEP | VALUE | ALWAYS),
-            f(2, "current", Ty::Msg(96), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                1,
+                "metric",
+                Ty::Msg(92),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
+            f(
+                2,
+                "current",
+                Ty::Msg(96),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
             f(
                 3,
                 "describedObject",
                 Ty::Msg(82),
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
         ],
     },
@@ -1285,40 +1681,82 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.autoscaling.v2.PodsMetricSource",
         fields: &[
-            f(1, "metric", Ty::Msg(92), Card::One, KEEP | VALUE | ALWAYS),
-            f(2, "target", Ty::Msg(95), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                1,
+                "metric",
+                Ty::Msg(92),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
+            f(
+                2,
+                "target",
+                Ty::Msg(95),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 100
     Msg {
         name: "io.k8s.api.autoscaling.v2.PodsMetricStatus",
         fields: &[
-            f(1, "metric", Ty::Msg(92), Card::One, KEEP | VALUE | ALWAYS),
-            f(2, "current", Ty::Msg(96), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                1,
+                "metric",
+                Ty::Msg(92),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
+            f(
+                2,
+                "current",
+                Ty::Msg(96),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 101
     Msg {
         name: "io.k8s.api.autoscaling.v2.ResourceMetricSource",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "target", Ty::Msg(95), Card::One, KEEP | VALUE | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "target",
+                Ty::Msg(95),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 102
     Msg {
         name: "io.k8s.api.autoscaling.v2.ResourceMetricStatus",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "current", Ty::Msg(96), Card::One, KEEP | VALUE | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "current",
+                Ty::Msg(96),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 103
     Msg {
         name: "io.k8s.api.batch.v1.CronJob",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(104), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(2, "spec", Ty::Msg(104), Card::One, KEEP | VALUE | REQUIRED),
             f(3, "status", Ty::Msg(105), Card::One, VALUE),
         ],
     },
@@ -1326,7 +1764,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.batch.v1.CronJobSpec",
         fields: &[
-            f(1, "schedule", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "schedule",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(8, "timeZone", Ty::String, Card::One, KEEP | POINTER),
             f(
                 2,
@@ -1342,7 +1786,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
                 "jobTemplate",
                 Ty::Msg(110),
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
             f(
                 6,
@@ -1373,7 +1817,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.batch.v1.Job",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(108), Card::One, VALUE),
             f(3, "status", Ty::Msg(109), Card::One, VALUE),
         ],
@@ -1382,8 +1832,8 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.batch.v1.JobCondition",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "lastProbeTime", Ty::Time, Card::One, VALUE),
             f(4, "lastTransitionTime", Ty::Time, Card::One, VALUE),
             f(5, "reason", Ty::String, Card::One, 0),
@@ -1421,7 +1871,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
                 "template",
                 Ty::Msg(265),
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
             f(
                 8,
@@ -1470,22 +1920,40 @@ pub(crate) static MESSAGES: &[Msg] = &[
     // 111
     Msg {
         name: "io.k8s.api.batch.v1.PodFailurePolicy",
-        fields: &[f(1, "rules", Ty::Msg(114), Card::Repeated, KEEP | ALWAYS)],
+        fields: &[f(
+            1,
+            "rules",
+            Ty::Msg(114),
+            Card::Repeated,
+            KEEP | ALWAYS | REQUIRED,
+        )],
     },
     // 112
     Msg {
         name: "io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement",
         fields: &[
             f(1, "containerName", Ty::String, Card::One, KEEP | POINTER),
-            f(2, "operator", Ty::String, Card::One, KEEP | ALWAYS),
-            f(3, "values", Ty::Int32, Card::Repeated, KEEP | ALWAYS),
+            f(
+                2,
+                "operator",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                3,
+                "values",
+                Ty::Int32,
+                Card::Repeated,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 113
     Msg {
         name: "io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "status", Ty::String, Card::One, ALWAYS),
         ],
     },
@@ -1493,7 +1961,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.batch.v1.PodFailurePolicyRule",
         fields: &[
-            f(1, "action", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "action", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "onExitCodes", Ty::Msg(112), Card::One, 0),
             f(3, "onPodConditions", Ty::Msg(113), Card::Repeated, 0),
         ],
@@ -1501,7 +1969,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     // 115
     Msg {
         name: "io.k8s.api.batch.v1.SuccessPolicy",
-        fields: &[f(1, "rules", Ty::Msg(116), Card::Repeated, KEEP | ALWAYS)],
+        fields: &[f(
+            1,
+            "rules",
+            Ty::Msg(116),
+            Card::Repeated,
+            KEEP | ALWAYS | REQUIRED,
+        )],
     },
     // 116
     Msg {
@@ -1523,8 +1997,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.certificates.v1.CertificateSigningRequest",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(120), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(
+                2,
+                "spec",
+                Ty::Msg(120),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
             f(3, "status", Ty::Msg(121), Card::One, VALUE),
         ],
     },
@@ -1532,8 +2018,8 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.certificates.v1.CertificateSigningRequestCondition",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
-            f(6, "status", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(6, "status", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "reason", Ty::String, Card::One, 0),
             f(3, "message", Ty::String, Card::One, 0),
             f(4, "lastUpdateTime", Ty::Time, Card::One, VALUE),
@@ -1544,8 +2030,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.certificates.v1.CertificateSigningRequestSpec",
         fields: &[
-            f(1, "request", Ty::Bytes, Card::One, KEEP | ALWAYS),
-            f(7, "signerName", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "request", Ty::Bytes, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                7,
+                "signerName",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(8, "expirationSeconds", Ty::Int32, Card::One, KEEP | POINTER),
             f(5, "usages", Ty::String, Card::Repeated, 0),
             f(2, "username", Ty::String, Card::One, 0),
@@ -1566,7 +2058,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.coordination.v1.Lease",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(123), Card::One, VALUE),
         ],
     },
@@ -1602,7 +2100,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.AppArmorProfile",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "localhostProfile", Ty::String, Card::One, KEEP | POINTER),
         ],
     },
@@ -1610,15 +2108,27 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.AttachedVolume",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "devicePath", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "devicePath",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 127
     Msg {
         name: "io.k8s.api.core.v1.AWSElasticBlockStoreVolumeSource",
         fields: &[
-            f(1, "volumeID", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "volumeID",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "fsType", Ty::String, Card::One, 0),
             f(3, "partition", Ty::Int32, Card::One, 0),
             f(4, "readOnly", Ty::Bool, Card::One, 0),
@@ -1628,8 +2138,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.AzureDiskVolumeSource",
         fields: &[
-            f(1, "diskName", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "diskURI", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "diskName",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                2,
+                "diskURI",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(3, "cachingMode", Ty::String, Card::One, KEEP | POINTER),
             f(4, "fsType", Ty::String, Card::One, KEEP | POINTER),
             f(5, "readOnly", Ty::Bool, Card::One, KEEP | POINTER),
@@ -1640,8 +2162,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.AzureFilePersistentVolumeSource",
         fields: &[
-            f(1, "secretName", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "shareName", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "secretName",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                2,
+                "shareName",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(3, "readOnly", Ty::Bool, Card::One, 0),
             f(
                 4,
@@ -1656,8 +2190,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.AzureFileVolumeSource",
         fields: &[
-            f(1, "secretName", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "shareName", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "secretName",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                2,
+                "shareName",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(3, "readOnly", Ty::Bool, Card::One, 0),
         ],
     },
@@ -1665,16 +2211,34 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.Binding",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "target", Ty::Msg(234), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(
+                2,
+                "target",
+                Ty::Msg(234),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 132
     Msg {
         name: "io.k8s.api.core.v1.CSIPersistentVolumeSource",
         fields: &[
-            f(1, "driver", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "volumeHandle", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "driver", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "volumeHandle",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(3, "readOnly", Ty::Bool, Card::One, 0),
             f(4, "fsType", Ty::String, Card::One, 0),
             f(5, "volumeAttributes", Ty::String, Card::Map, 0),
@@ -1689,7 +2253,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.CSIVolumeSource",
         fields: &[
-            f(1, "driver", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "driver", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "readOnly", Ty::Bool, Card::One, KEEP | POINTER),
             f(3, "fsType", Ty::String, Card::One, KEEP | POINTER),
             f(4, "volumeAttributes", Ty::String, Card::Map, 0),
@@ -1708,7 +2272,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.CephFSPersistentVolumeSource",
         fields: &[
-            f(1, "monitors", Ty::String, Card::Repeated, KEEP | ALWAYS),
+            f(
+                1,
+                "monitors",
+                Ty::String,
+                Card::Repeated,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "path", Ty::String, Card::One, 0),
             f(3, "user", Ty::String, Card::One, 0),
             f(4, "secretFile", Ty::String, Card::One, 0),
@@ -1720,7 +2290,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.CephFSVolumeSource",
         fields: &[
-            f(1, "monitors", Ty::String, Card::Repeated, KEEP | ALWAYS),
+            f(
+                1,
+                "monitors",
+                Ty::String,
+                Card::Repeated,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "path", Ty::String, Card::One, 0),
             f(3, "user", Ty::String, Card::One, 0),
             f(4, "secretFile", Ty::String, Card::One, 0),
@@ -1732,7 +2308,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.CinderPersistentVolumeSource",
         fields: &[
-            f(1, "volumeID", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "volumeID",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "fsType", Ty::String, Card::One, 0),
             f(3, "readOnly", Ty::Bool, Card::One, 0),
             f(4, "secretRef", Ty::Msg(297), Card::One, 0),
@@ -1742,7 +2324,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.CinderVolumeSource",
         fields: &[
-            f(1, "volumeID", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "volumeID",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "fsType", Ty::String, Card::One, 0),
             f(3, "readOnly", Ty::Bool, Card::One, 0),
             f(4, "secretRef", Ty::Msg(208), Card::One, 0),
@@ -1761,15 +2349,15 @@ pub(crate) static MESSAGES: &[Msg] = &[
             f(2, "signerName", Ty::String, Card::One, KEEP | POINTER),
             f(3, "labelSelector", Ty::Msg(425), Card::One, 0),
             f(5, "optional", Ty::Bool, Card::One, KEEP | POINTER),
-            f(4, "path", Ty::String, Card::One, KEEP | ALWAYS),
+            f(4, "path", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
         ],
     },
     // 141
     Msg {
         name: "io.k8s.api.core.v1.ComponentCondition",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "message", Ty::String, Card::One, 0),
             f(4, "error", Ty::String, Card::One, 0),
         ],
@@ -1778,7 +2366,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ComponentStatus",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "conditions", Ty::Msg(141), Card::Repeated, 0),
         ],
     },
@@ -1786,7 +2380,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ConfigMap",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(4, "immutable", Ty::Bool, Card::One, KEEP | POINTER),
             f(2, "data", Ty::String, Card::Map, 0),
             f(3, "binaryData", Ty::Bytes, Card::Map, 0),
@@ -1805,7 +2405,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
         name: "io.k8s.api.core.v1.ConfigMapKeySelector",
         fields: &[
             f(1, "", Ty::Msg(208), Card::One, INLINE),
-            f(2, "key", Ty::String, Card::One, KEEP | ALWAYS),
+            f(2, "key", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "optional", Ty::Bool, Card::One, KEEP | POINTER),
         ],
     },
@@ -1813,11 +2413,23 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ConfigMapNodeConfigSource",
         fields: &[
-            f(1, "namespace", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "namespace",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(2, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "uid", Ty::String, Card::One, 0),
             f(4, "resourceVersion", Ty::String, Card::One, 0),
-            f(5, "kubeletConfigKey", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                5,
+                "kubeletConfigKey",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 147
@@ -1843,7 +2455,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.Container",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "image", Ty::String, Card::One, 0),
             f(3, "command", Ty::String, Card::Repeated, 0),
             f(4, "args", Ty::String, Card::Repeated, 0),
@@ -1874,9 +2486,27 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ContainerExtendedResourceRequest",
         fields: &[
-            f(1, "containerName", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "resourceName", Ty::String, Card::One, KEEP | ALWAYS),
-            f(3, "requestName", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "containerName",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                2,
+                "resourceName",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                3,
+                "requestName",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 151
@@ -1893,7 +2523,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
         fields: &[
             f(1, "name", Ty::String, Card::One, 0),
             f(2, "hostPort", Ty::Int32, Card::One, 0),
-            f(3, "containerPort", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(
+                3,
+                "containerPort",
+                Ty::Int32,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(4, "protocol", Ty::String, Card::One, 0),
             f(5, "hostIP", Ty::String, Card::One, 0),
         ],
@@ -1902,15 +2538,27 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ContainerResizePolicy",
         fields: &[
-            f(1, "resourceName", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "restartPolicy", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "resourceName",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                2,
+                "restartPolicy",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 154
     Msg {
         name: "io.k8s.api.core.v1.ContainerRestartRule",
         fields: &[
-            f(1, "action", Ty::String, Card::One, KEEP),
+            f(1, "action", Ty::String, Card::One, KEEP | REQUIRED),
             f(2, "exitCodes", Ty::Msg(155), Card::One, 0),
         ],
     },
@@ -1918,7 +2566,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ContainerRestartRuleOnExitCodes",
         fields: &[
-            f(1, "operator", Ty::String, Card::One, KEEP),
+            f(1, "operator", Ty::String, Card::One, KEEP | REQUIRED),
             f(2, "values", Ty::Int32, Card::Repeated, 0),
         ],
     },
@@ -1940,7 +2588,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ContainerStateTerminated",
         fields: &[
-            f(1, "exitCode", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "exitCode",
+                Ty::Int32,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "signal", Ty::Int32, Card::One, 0),
             f(3, "reason", Ty::String, Card::One, 0),
             f(4, "message", Ty::String, Card::One, 0),
@@ -1961,13 +2615,25 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ContainerStatus",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "state", Ty::Msg(156), Card::One, VALUE),
             f(3, "lastState", Ty::Msg(156), Card::One, VALUE),
-            f(4, "ready", Ty::Bool, Card::One, KEEP | ALWAYS),
-            f(5, "restartCount", Ty::Int32, Card::One, KEEP | ALWAYS),
-            f(6, "image", Ty::String, Card::One, KEEP | ALWAYS),
-            f(7, "imageID", Ty::String, Card::One, KEEP | ALWAYS),
+            f(4, "ready", Ty::Bool, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                5,
+                "restartCount",
+                Ty::Int32,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(6, "image", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                7,
+                "imageID",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(8, "containerID", Ty::String, Card::One, 0),
             f(9, "started", Ty::Bool, Card::One, KEEP | POINTER),
             f(10, "allocatedResources", Ty::Quantity, Card::Map, 0),
@@ -1992,7 +2658,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     // 162
     Msg {
         name: "io.k8s.api.core.v1.DaemonEndpoint",
-        fields: &[f(1, "Port", Ty::Int32, Card::One, KEEP | ALWAYS)],
+        fields: &[f(1, "Port", Ty::Int32, Card::One, KEEP | ALWAYS | REQUIRED)],
     },
     // 163
     Msg {
@@ -2003,7 +2669,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.DownwardAPIVolumeFile",
         fields: &[
-            f(1, "path", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "path", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "fieldRef", Ty::Msg(233), Card::One, 0),
             f(3, "resourceFieldRef", Ty::Msg(280), Card::One, 0),
             f(4, "mode", Ty::Int32, Card::One, KEEP | POINTER),
@@ -2029,7 +2695,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.EndpointAddress",
         fields: &[
-            f(1, "ip", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "ip", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "hostname", Ty::String, Card::One, 0),
             f(4, "nodeName", Ty::String, Card::One, KEEP | POINTER),
             f(2, "targetRef", Ty::Msg(234), Card::One, 0),
@@ -2040,7 +2706,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
         name: "io.k8s.api.core.v1.EndpointPort",
         fields: &[
             f(1, "name", Ty::String, Card::One, 0),
-            f(2, "port", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(2, "port", Ty::Int32, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "protocol", Ty::String, Card::One, 0),
             f(4, "appProtocol", Ty::String, Card::One, KEEP | POINTER),
         ],
@@ -2058,7 +2724,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.Endpoints",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "subsets", Ty::Msg(169), Card::Repeated, 0),
         ],
     },
@@ -2075,7 +2747,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.EnvVar",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "value", Ty::String, Card::One, 0),
             f(3, "valueFrom", Ty::Msg(173), Card::One, 0),
         ],
@@ -2103,7 +2775,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.EphemeralContainerCommon",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "image", Ty::String, Card::One, 0),
             f(3, "command", Ty::String, Card::Repeated, 0),
             f(4, "args", Ty::String, Card::Repeated, 0),
@@ -2144,14 +2816,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
                 "metadata",
                 Ty::Msg(428),
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
             f(
                 2,
                 "involvedObject",
                 Ty::Msg(234),
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
             f(3, "reason", Ty::String, Card::One, 0),
             f(4, "message", Ty::String, Card::One, 0),
@@ -2204,9 +2876,15 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.FileKeySelector",
         fields: &[
-            f(1, "volumeName", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "path", Ty::String, Card::One, KEEP | ALWAYS),
-            f(3, "key", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "volumeName",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(2, "path", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(3, "key", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(4, "optional", Ty::Bool, Card::One, KEEP | POINTER),
         ],
     },
@@ -2214,7 +2892,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.FlexPersistentVolumeSource",
         fields: &[
-            f(1, "driver", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "driver", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "fsType", Ty::String, Card::One, 0),
             f(3, "secretRef", Ty::Msg(297), Card::One, 0),
             f(4, "readOnly", Ty::Bool, Card::One, 0),
@@ -2225,7 +2903,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.FlexVolumeSource",
         fields: &[
-            f(1, "driver", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "driver", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "fsType", Ty::String, Card::One, 0),
             f(3, "secretRef", Ty::Msg(208), Card::One, 0),
             f(4, "readOnly", Ty::Bool, Card::One, 0),
@@ -2244,7 +2922,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.GCEPersistentDiskVolumeSource",
         fields: &[
-            f(1, "pdName", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "pdName", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "fsType", Ty::String, Card::One, 0),
             f(3, "partition", Ty::Int32, Card::One, 0),
             f(4, "readOnly", Ty::Bool, Card::One, 0),
@@ -2254,7 +2932,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.GitRepoVolumeSource",
         fields: &[
-            f(1, "repository", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "repository",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "revision", Ty::String, Card::One, 0),
             f(3, "directory", Ty::String, Card::One, 0),
         ],
@@ -2263,8 +2947,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.GlusterfsPersistentVolumeSource",
         fields: &[
-            f(1, "endpoints", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "path", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "endpoints",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(2, "path", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "readOnly", Ty::Bool, Card::One, 0),
             f(
                 4,
@@ -2279,8 +2969,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.GlusterfsVolumeSource",
         fields: &[
-            f(1, "endpoints", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "path", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "endpoints",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(2, "path", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "readOnly", Ty::Bool, Card::One, 0),
         ],
     },
@@ -2288,7 +2984,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.GRPCAction",
         fields: &[
-            f(1, "port", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(1, "port", Ty::Int32, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "service", Ty::String, Card::One, KEEP | POINTER | ALWAYS),
         ],
     },
@@ -2296,20 +2992,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.HostAlias",
         fields: &[
-            f(1, "ip", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "ip", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "hostnames", Ty::String, Card::Repeated, 0),
         ],
     },
     // 192
     Msg {
         name: "io.k8s.api.core.v1.HostIP",
-        fields: &[f(1, "ip", Ty::String, Card::One, KEEP | ALWAYS)],
+        fields: &[f(1, "ip", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED)],
     },
     // 193
     Msg {
         name: "io.k8s.api.core.v1.HostPathVolumeSource",
         fields: &[
-            f(1, "path", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "path", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "type", Ty::String, Card::One, KEEP | POINTER),
         ],
     },
@@ -2318,7 +3014,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
         name: "io.k8s.api.core.v1.HTTPGetAction",
         fields: &[
             f(1, "path", Ty::String, Card::One, 0),
-            f(2, "port", Ty::IntOrString, Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                2,
+                "port",
+                Ty::IntOrString,
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
             f(3, "host", Ty::String, Card::One, 0),
             f(4, "scheme", Ty::String, Card::One, 0),
             f(5, "httpHeaders", Ty::Msg(195), Card::Repeated, 0),
@@ -2328,8 +3030,8 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.HTTPHeader",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "value", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(2, "value", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
         ],
     },
     // 196
@@ -2344,9 +3046,15 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ISCSIPersistentVolumeSource",
         fields: &[
-            f(1, "targetPortal", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "iqn", Ty::String, Card::One, KEEP | ALWAYS),
-            f(3, "lun", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "targetPortal",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(2, "iqn", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(3, "lun", Ty::Int32, Card::One, KEEP | ALWAYS | REQUIRED),
             f(4, "iscsiInterface", Ty::String, Card::One, 0),
             f(5, "fsType", Ty::String, Card::One, 0),
             f(6, "readOnly", Ty::Bool, Card::One, 0),
@@ -2361,9 +3069,15 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ISCSIVolumeSource",
         fields: &[
-            f(1, "targetPortal", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "iqn", Ty::String, Card::One, KEEP | ALWAYS),
-            f(3, "lun", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "targetPortal",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(2, "iqn", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(3, "lun", Ty::Int32, Card::One, KEEP | ALWAYS | REQUIRED),
             f(4, "iscsiInterface", Ty::String, Card::One, 0),
             f(5, "fsType", Ty::String, Card::One, 0),
             f(6, "readOnly", Ty::Bool, Card::One, 0),
@@ -2378,8 +3092,8 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.KeyToPath",
         fields: &[
-            f(1, "key", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "path", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "key", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(2, "path", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "mode", Ty::Int32, Card::One, KEEP | POINTER),
         ],
     },
@@ -2406,7 +3120,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.LimitRange",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(204), Card::One, VALUE),
         ],
     },
@@ -2414,7 +3134,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.LimitRangeItem",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "max", Ty::Quantity, Card::Map, 0),
             f(3, "min", Ty::Quantity, Card::Map, 0),
             f(4, "default", Ty::Quantity, Card::Map, 0),
@@ -2425,14 +3145,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     // 204
     Msg {
         name: "io.k8s.api.core.v1.LimitRangeSpec",
-        fields: &[f(1, "limits", Ty::Msg(203), Card::Repeated, KEEP | ALWAYS)],
+        fields: &[f(
+            1,
+            "limits",
+            Ty::Msg(203),
+            Card::Repeated,
+            KEEP | ALWAYS | REQUIRED,
+        )],
     },
     // 205
     Msg {
         name: "io.k8s.api.core.v1.LinuxContainerUser",
         fields: &[
-            f(1, "uid", Ty::Int64, Card::One, KEEP | ALWAYS),
-            f(2, "gid", Ty::Int64, Card::One, KEEP | ALWAYS),
+            f(1, "uid", Ty::Int64, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(2, "gid", Ty::Int64, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "supplementalGroups", Ty::Int64, Card::Repeated, 0),
         ],
     },
@@ -2454,13 +3180,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     // 208
     Msg {
         name: "io.k8s.api.core.v1.LocalObjectReference",
-        fields: &[f(1, "name", Ty::String, Card::One, KEEP)],
+        fields: &[f(1, "name", Ty::String, Card::One, KEEP | REQUIRED)],
     },
     // 209
     Msg {
         name: "io.k8s.api.core.v1.LocalVolumeSource",
         fields: &[
-            f(1, "path", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "path", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "fsType", Ty::String, Card::One, KEEP | POINTER),
         ],
     },
@@ -2475,14 +3201,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
                 Card::One,
                 0,
             ),
-            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS),
+            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
         ],
     },
     // 211
     Msg {
         name: "io.k8s.api.core.v1.Namespace",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(213), Card::One, VALUE),
             f(3, "status", Ty::Msg(214), Card::One, VALUE),
         ],
@@ -2491,8 +3223,8 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.NamespaceCondition",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(4, "lastTransitionTime", Ty::Time, Card::One, VALUE),
             f(5, "reason", Ty::String, Card::One, 0),
             f(6, "message", Ty::String, Card::One, 0),
@@ -2515,8 +3247,8 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.NFSVolumeSource",
         fields: &[
-            f(1, "server", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "path", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "server", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(2, "path", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "readOnly", Ty::Bool, Card::One, 0),
         ],
     },
@@ -2524,7 +3256,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.Node",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(229), Card::One, VALUE),
             f(3, "status", Ty::Msg(230), Card::One, VALUE),
         ],
@@ -2533,8 +3271,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.NodeAddress",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "address", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "address",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 218
@@ -2561,8 +3305,8 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.NodeCondition",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "lastHeartbeatTime", Ty::Time, Card::One, VALUE),
             f(4, "lastTransitionTime", Ty::Time, Card::One, VALUE),
             f(5, "reason", Ty::String, Card::One, 0),
@@ -2630,15 +3374,21 @@ pub(crate) static MESSAGES: &[Msg] = &[
             "nodeSelectorTerms",
             Ty::Msg(228),
             Card::Repeated,
-            KEEP | ALWAYS,
+            KEEP | ALWAYS | REQUIRED,
         )],
     },
     // 227
     Msg {
         name: "io.k8s.api.core.v1.NodeSelectorRequirement",
         fields: &[
-            f(1, "key", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "operator", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "key", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "operator",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(3, "values", Ty::String, Card::Repeated, 0),
         ],
     },
@@ -2692,22 +3442,70 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.NodeSystemInfo",
         fields: &[
-            f(1, "machineID", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "systemUUID", Ty::String, Card::One, KEEP | ALWAYS),
-            f(3, "bootID", Ty::String, Card::One, KEEP | ALWAYS),
-            f(4, "kernelVersion", Ty::String, Card::One, KEEP | ALWAYS),
-            f(5, "osImage", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "machineID",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                2,
+                "systemUUID",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(3, "bootID", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                4,
+                "kernelVersion",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                5,
+                "osImage",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(
                 6,
                 "containerRuntimeVersion",
                 Ty::String,
                 Card::One,
-                KEEP | ALWAYS,
+                KEEP | ALWAYS | REQUIRED,
             ),
-            f(7, "kubeletVersion", Ty::String, Card::One, KEEP | ALWAYS),
-            f(8, "kubeProxyVersion", Ty::String, Card::One, KEEP | ALWAYS),
-            f(9, "operatingSystem", Ty::String, Card::One, KEEP | ALWAYS),
-            f(10, "architecture", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                7,
+                "kubeletVersion",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                8,
+                "kubeProxyVersion",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                9,
+                "operatingSystem",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                10,
+                "architecture",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(11, "swap", Ty::Msg(231), Card::One, 0),
         ],
     },
@@ -2716,7 +3514,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
         name: "io.k8s.api.core.v1.ObjectFieldSelector",
         fields: &[
             f(1, "apiVersion", Ty::String, Card::One, 0),
-            f(2, "fieldPath", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                2,
+                "fieldPath",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 234
@@ -2736,7 +3540,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.PersistentVolume",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(243), Card::One, VALUE),
             f(3, "status", Ty::Msg(244), Card::One, VALUE),
         ],
@@ -2745,7 +3555,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.PersistentVolumeClaim",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(238), Card::One, VALUE),
             f(3, "status", Ty::Msg(239), Card::One, VALUE),
         ],
@@ -2754,8 +3570,8 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.PersistentVolumeClaimCondition",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "lastProbeTime", Ty::Time, Card::One, VALUE),
             f(4, "lastTransitionTime", Ty::Time, Card::One, VALUE),
             f(5, "reason", Ty::String, Card::One, 0),
@@ -2808,14 +3624,26 @@ pub(crate) static MESSAGES: &[Msg] = &[
         name: "io.k8s.api.core.v1.PersistentVolumeClaimTemplate",
         fields: &[
             f(1, "metadata", Ty::Msg(428), Card::One, VALUE),
-            f(2, "spec", Ty::Msg(238), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                2,
+                "spec",
+                Ty::Msg(238),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 241
     Msg {
         name: "io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource",
         fields: &[
-            f(1, "claimName", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "claimName",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "readOnly", Ty::Bool, Card::One, 0),
         ],
     },
@@ -2883,7 +3711,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.PhotonPersistentDiskVolumeSource",
         fields: &[
-            f(1, "pdID", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "pdID", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "fsType", Ty::String, Card::One, 0),
         ],
     },
@@ -2891,7 +3719,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.Pod",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(262), Card::One, VALUE),
             f(3, "status", Ty::Msg(263), Card::One, VALUE),
         ],
@@ -2922,7 +3756,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
         fields: &[
             f(1, "labelSelector", Ty::Msg(425), Card::One, 0),
             f(2, "namespaces", Ty::String, Card::Repeated, 0),
-            f(3, "topologyKey", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                3,
+                "topologyKey",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(4, "namespaceSelector", Ty::Msg(425), Card::One, 0),
             f(5, "matchLabelKeys", Ty::String, Card::Repeated, 0),
             f(6, "mismatchLabelKeys", Ty::String, Card::Repeated, 0),
@@ -2952,8 +3792,8 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.PodCertificateProjection",
         fields: &[
-            f(1, "signerName", Ty::String, Card::One, KEEP),
-            f(2, "keyType", Ty::String, Card::One, KEEP),
+            f(1, "signerName", Ty::String, Card::One, KEEP | REQUIRED),
+            f(2, "keyType", Ty::String, Card::One, KEEP | REQUIRED),
             f(
                 3,
                 "maxExpirationSeconds",
@@ -2971,9 +3811,9 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.PodCondition",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(7, "observedGeneration", Ty::Int64, Card::One, 0),
-            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS),
+            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "lastProbeTime", Ty::Time, Card::One, VALUE),
             f(4, "lastTransitionTime", Ty::Time, Card::One, VALUE),
             f(5, "reason", Ty::String, Card::One, 0),
@@ -3006,31 +3846,49 @@ pub(crate) static MESSAGES: &[Msg] = &[
                 "requestMappings",
                 Ty::Msg(150),
                 Card::Repeated,
-                KEEP | ALWAYS,
+                KEEP | ALWAYS | REQUIRED,
             ),
-            f(2, "resourceClaimName", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                2,
+                "resourceClaimName",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 255
     Msg {
         name: "io.k8s.api.core.v1.PodIP",
-        fields: &[f(1, "ip", Ty::String, Card::One, KEEP | ALWAYS)],
+        fields: &[f(1, "ip", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED)],
     },
     // 256
     Msg {
         name: "io.k8s.api.core.v1.PodOS",
-        fields: &[f(1, "name", Ty::String, Card::One, KEEP | ALWAYS)],
+        fields: &[f(
+            1,
+            "name",
+            Ty::String,
+            Card::One,
+            KEEP | ALWAYS | REQUIRED,
+        )],
     },
     // 257
     Msg {
         name: "io.k8s.api.core.v1.PodReadinessGate",
-        fields: &[f(1, "conditionType", Ty::String, Card::One, KEEP | ALWAYS)],
+        fields: &[f(
+            1,
+            "conditionType",
+            Ty::String,
+            Card::One,
+            KEEP | ALWAYS | REQUIRED,
+        )],
     },
     // 258
     Msg {
         name: "io.k8s.api.core.v1.PodResourceClaim",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(
                 3,
                 "resourceClaimName",
@@ -3051,7 +3909,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.PodResourceClaimStatus",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(
                 2,
                 "resourceClaimName",
@@ -3064,7 +3922,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     // 260
     Msg {
         name: "io.k8s.api.core.v1.PodSchedulingGate",
-        fields: &[f(1, "name", Ty::String, Card::One, KEEP | ALWAYS)],
+        fields: &[f(
+            1,
+            "name",
+            Ty::String,
+            Card::One,
+            KEEP | ALWAYS | REQUIRED,
+        )],
     },
     // 261
     Msg {
@@ -3109,7 +3973,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
         fields: &[
             f(1, "volumes", Ty::Msg(319), Card::Repeated, 0),
             f(20, "initContainers", Ty::Msg(149), Card::Repeated, 0),
-            f(2, "containers", Ty::Msg(149), Card::Repeated, KEEP | ALWAYS),
+            f(
+                2,
+                "containers",
+                Ty::Msg(149),
+                Card::Repeated,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(34, "ephemeralContainers", Ty::Msg(174), Card::Repeated, 0),
             f(3, "restartPolicy", Ty::String, Card::One, 0),
             f(
@@ -3202,7 +4072,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
                 Card::One,
                 KEEP | POINTER,
             ),
-            f(42, "workloadRef", Ty::Msg(330), Card::One, 0),
+            f(42, "workloadRef", Ty::Msg(330), Card::One, UNTYPED),
         ],
     },
     // 263
@@ -3247,7 +4117,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.PodTemplate",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "template", Ty::Msg(265), Card::One, VALUE),
         ],
     },
@@ -3263,8 +4139,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.PortStatus",
         fields: &[
-            f(1, "port", Ty::Int32, Card::One, KEEP | ALWAYS),
-            f(2, "protocol", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "port", Ty::Int32, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "protocol",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(3, "error", Ty::String, Card::One, KEEP | POINTER),
         ],
     },
@@ -3272,7 +4154,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.PortworxVolumeSource",
         fields: &[
-            f(1, "volumeID", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "volumeID",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "fsType", Ty::String, Card::One, 0),
             f(3, "readOnly", Ty::Bool, Card::One, 0),
         ],
@@ -3281,13 +4169,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.PreferredSchedulingTerm",
         fields: &[
-            f(1, "weight", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(1, "weight", Ty::Int32, Card::One, KEEP | ALWAYS | REQUIRED),
             f(
                 2,
                 "preference",
                 Ty::Msg(228),
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
         ],
     },
@@ -3332,8 +4220,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.QuobyteVolumeSource",
         fields: &[
-            f(1, "registry", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "volume", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "registry",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(2, "volume", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "readOnly", Ty::Bool, Card::One, 0),
             f(4, "user", Ty::String, Card::One, 0),
             f(5, "group", Ty::String, Card::One, 0),
@@ -3344,8 +4238,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.RBDPersistentVolumeSource",
         fields: &[
-            f(1, "monitors", Ty::String, Card::Repeated, KEEP | ALWAYS),
-            f(2, "image", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "monitors",
+                Ty::String,
+                Card::Repeated,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(2, "image", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "fsType", Ty::String, Card::One, 0),
             f(4, "pool", Ty::String, Card::One, 0),
             f(5, "user", Ty::String, Card::One, 0),
@@ -3358,8 +4258,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.RBDVolumeSource",
         fields: &[
-            f(1, "monitors", Ty::String, Card::Repeated, KEEP | ALWAYS),
-            f(2, "image", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "monitors",
+                Ty::String,
+                Card::Repeated,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(2, "image", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "fsType", Ty::String, Card::One, 0),
             f(4, "pool", Ty::String, Card::One, 0),
             f(5, "user", Ty::String, Card::One, 0),
@@ -3372,7 +4278,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ReplicationController",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(277), Card::One, VALUE),
             f(3, "status", Ty::Msg(278), Card::One, VALUE),
         ],
@@ -3381,8 +4293,8 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ReplicationControllerCondition",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "lastTransitionTime", Ty::Time, Card::One, VALUE),
             f(4, "reason", Ty::String, Card::One, 0),
             f(5, "message", Ty::String, Card::One, 0),
@@ -3402,7 +4314,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ReplicationControllerStatus",
         fields: &[
-            f(1, "replicas", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "replicas",
+                Ty::Int32,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "fullyLabeledReplicas", Ty::Int32, Card::One, 0),
             f(4, "readyReplicas", Ty::Int32, Card::One, 0),
             f(5, "availableReplicas", Ty::Int32, Card::One, 0),
@@ -3414,7 +4332,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ResourceClaim",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "request", Ty::String, Card::One, 0),
         ],
     },
@@ -3423,7 +4341,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
         name: "io.k8s.api.core.v1.ResourceFieldSelector",
         fields: &[
             f(1, "containerName", Ty::String, Card::One, 0),
-            f(2, "resource", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                2,
+                "resource",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(3, "divisor", Ty::Quantity, Card::One, VALUE),
         ],
     },
@@ -3431,7 +4355,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ResourceHealth",
         fields: &[
-            f(1, "resourceID", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "resourceID",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "health", Ty::String, Card::One, 0),
         ],
     },
@@ -3439,7 +4369,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ResourceQuota",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(283), Card::One, VALUE),
             f(3, "status", Ty::Msg(284), Card::One, VALUE),
         ],
@@ -3474,7 +4410,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ResourceStatus",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "resources", Ty::Msg(281), Card::Repeated, 0),
         ],
     },
@@ -3482,9 +4418,21 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ScaleIOPersistentVolumeSource",
         fields: &[
-            f(1, "gateway", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "system", Ty::String, Card::One, KEEP | ALWAYS),
-            f(3, "secretRef", Ty::Msg(297), Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "gateway",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(2, "system", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                3,
+                "secretRef",
+                Ty::Msg(297),
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(4, "sslEnabled", Ty::Bool, Card::One, 0),
             f(5, "protectionDomain", Ty::String, Card::One, 0),
             f(6, "storagePool", Ty::String, Card::One, 0),
@@ -3498,9 +4446,21 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ScaleIOVolumeSource",
         fields: &[
-            f(1, "gateway", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "system", Ty::String, Card::One, KEEP | ALWAYS),
-            f(3, "secretRef", Ty::Msg(208), Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "gateway",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(2, "system", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                3,
+                "secretRef",
+                Ty::Msg(208),
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(4, "sslEnabled", Ty::Bool, Card::One, 0),
             f(5, "protectionDomain", Ty::String, Card::One, 0),
             f(6, "storagePool", Ty::String, Card::One, 0),
@@ -3519,8 +4479,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ScopedResourceSelectorRequirement",
         fields: &[
-            f(1, "scopeName", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "operator", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "scopeName",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                2,
+                "operator",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(3, "values", Ty::String, Card::Repeated, 0),
         ],
     },
@@ -3538,7 +4510,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.SeccompProfile",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "localhostProfile", Ty::String, Card::One, KEEP | POINTER),
         ],
     },
@@ -3546,7 +4518,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.Secret",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(5, "immutable", Ty::Bool, Card::One, KEEP | POINTER),
             f(2, "data", Ty::Bytes, Card::Map, 0),
             f(4, "stringData", Ty::String, Card::Map, 0),
@@ -3566,7 +4544,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
         name: "io.k8s.api.core.v1.SecretKeySelector",
         fields: &[
             f(1, "", Ty::Msg(208), Card::One, INLINE),
-            f(2, "key", Ty::String, Card::One, KEEP | ALWAYS),
+            f(2, "key", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "optional", Ty::Bool, Card::One, KEEP | POINTER),
         ],
     },
@@ -3631,7 +4609,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.Service",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(304), Card::One, VALUE),
             f(3, "status", Ty::Msg(305), Card::One, VALUE),
         ],
@@ -3640,7 +4624,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.ServiceAccount",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "secrets", Ty::Msg(234), Card::Repeated, 0),
             f(3, "imagePullSecrets", Ty::Msg(208), Card::Repeated, 0),
             f(
@@ -3658,7 +4648,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
         fields: &[
             f(1, "audience", Ty::String, Card::One, 0),
             f(2, "expirationSeconds", Ty::Int64, Card::One, KEEP | POINTER),
-            f(3, "path", Ty::String, Card::One, KEEP | ALWAYS),
+            f(3, "path", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
         ],
     },
     // 303
@@ -3668,7 +4658,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
             f(1, "name", Ty::String, Card::One, 0),
             f(2, "protocol", Ty::String, Card::One, 0),
             f(6, "appProtocol", Ty::String, Card::One, KEEP | POINTER),
-            f(3, "port", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(3, "port", Ty::Int32, Card::One, KEEP | ALWAYS | REQUIRED),
             f(4, "targetPort", Ty::IntOrString, Card::One, VALUE),
             f(5, "nodePort", Ty::Int32, Card::One, 0),
         ],
@@ -3739,7 +4729,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     // 307
     Msg {
         name: "io.k8s.api.core.v1.SleepAction",
-        fields: &[f(1, "seconds", Ty::Int64, Card::One, KEEP | ALWAYS)],
+        fields: &[f(
+            1,
+            "seconds",
+            Ty::Int64,
+            Card::One,
+            KEEP | ALWAYS | REQUIRED,
+        )],
     },
     // 308
     Msg {
@@ -3767,17 +4763,17 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.Sysctl",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "value", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(2, "value", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
         ],
     },
     // 311
     Msg {
         name: "io.k8s.api.core.v1.Taint",
         fields: &[
-            f(1, "key", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "key", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "value", Ty::String, Card::One, 0),
-            f(3, "effect", Ty::String, Card::One, KEEP | ALWAYS),
+            f(3, "effect", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(4, "timeAdded", Ty::Time, Card::One, 0),
         ],
     },
@@ -3785,7 +4781,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.TCPSocketAction",
         fields: &[
-            f(1, "port", Ty::IntOrString, Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                1,
+                "port",
+                Ty::IntOrString,
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
             f(2, "host", Ty::String, Card::One, 0),
         ],
     },
@@ -3804,8 +4806,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.TopologySelectorLabelRequirement",
         fields: &[
-            f(1, "key", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "values", Ty::String, Card::Repeated, KEEP | ALWAYS),
+            f(1, "key", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "values",
+                Ty::String,
+                Card::Repeated,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 315
@@ -3823,9 +4831,21 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.TopologySpreadConstraint",
         fields: &[
-            f(1, "maxSkew", Ty::Int32, Card::One, KEEP | ALWAYS),
-            f(2, "topologyKey", Ty::String, Card::One, KEEP | ALWAYS),
-            f(3, "whenUnsatisfiable", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "maxSkew", Ty::Int32, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "topologyKey",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                3,
+                "whenUnsatisfiable",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(4, "labelSelector", Ty::Msg(425), Card::One, 0),
             f(5, "minDomains", Ty::Int32, Card::One, KEEP | POINTER),
             f(
@@ -3850,8 +4870,8 @@ pub(crate) static MESSAGES: &[Msg] = &[
                 Card::One,
                 KEEP | POINTER | ALWAYS,
             ),
-            f(2, "kind", Ty::String, Card::One, KEEP | ALWAYS),
-            f(3, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(2, "kind", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(3, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
         ],
     },
     // 318
@@ -3865,8 +4885,8 @@ pub(crate) static MESSAGES: &[Msg] = &[
                 Card::One,
                 KEEP | POINTER | ALWAYS,
             ),
-            f(2, "kind", Ty::String, Card::One, KEEP | ALWAYS),
-            f(3, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(2, "kind", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(3, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(4, "namespace", Ty::String, Card::One, KEEP | POINTER),
         ],
     },
@@ -3874,7 +4894,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.Volume",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "", Ty::Msg(326), Card::One, INLINE),
         ],
     },
@@ -3882,15 +4902,21 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.VolumeDevice",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "devicePath", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "devicePath",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 321
     Msg {
         name: "io.k8s.api.core.v1.VolumeMount",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "readOnly", Ty::Bool, Card::One, 0),
             f(
                 7,
@@ -3899,7 +4925,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
                 Card::One,
                 KEEP | POINTER,
             ),
-            f(3, "mountPath", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                3,
+                "mountPath",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(4, "subPath", Ty::String, Card::One, 0),
             f(5, "mountPropagation", Ty::String, Card::One, KEEP | POINTER),
             f(6, "subPathExpr", Ty::String, Card::One, 0),
@@ -3909,8 +4941,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.VolumeMountStatus",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "mountPath", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "mountPath",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(3, "readOnly", Ty::Bool, Card::One, 0),
             f(
                 4,
@@ -3986,7 +5024,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.VsphereVirtualDiskVolumeSource",
         fields: &[
-            f(1, "volumePath", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "volumePath",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "fsType", Ty::String, Card::One, 0),
             f(3, "storagePolicyName", Ty::String, Card::One, 0),
             f(4, "storagePolicyID", Ty::String, Card::One, 0),
@@ -3996,13 +5040,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.WeightedPodAffinityTerm",
         fields: &[
-            f(1, "weight", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(1, "weight", Ty::Int32, Card::One, KEEP | ALWAYS | REQUIRED),
             f(
                 2,
                 "podAffinityTerm",
                 Ty::Msg(248),
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
         ],
     },
@@ -4032,16 +5076,22 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.core.v1.WorkloadReference",
         fields: &[
-            f(1, "name", Ty::String, Card::One, ALWAYS),
-            f(2, "podGroup", Ty::String, Card::One, ALWAYS),
-            f(3, "podGroupReplicaKey", Ty::String, Card::One, 0),
+            f(1, "name", Ty::String, Card::One, ALWAYS | UNTYPED),
+            f(2, "podGroup", Ty::String, Card::One, ALWAYS | UNTYPED),
+            f(3, "podGroupReplicaKey", Ty::String, Card::One, UNTYPED),
         ],
     },
     // 331
     Msg {
         name: "io.k8s.api.discovery.v1.Endpoint",
         fields: &[
-            f(1, "addresses", Ty::String, Card::Repeated, KEEP | ALWAYS),
+            f(
+                1,
+                "addresses",
+                Ty::String,
+                Card::Repeated,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "conditions", Ty::Msg(332), Card::One, VALUE),
             f(3, "hostname", Ty::String, Card::One, KEEP | POINTER),
             f(4, "targetRef", Ty::Msg(234), Card::One, 0),
@@ -4082,8 +5132,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.discovery.v1.EndpointSlice",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(4, "addressType", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(
+                4,
+                "addressType",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "endpoints", Ty::Msg(331), Card::Repeated, ALWAYS),
             f(3, "ports", Ty::Msg(334), Card::Repeated, ALWAYS),
         ],
@@ -4091,12 +5153,24 @@ pub(crate) static MESSAGES: &[Msg] = &[
     // 336
     Msg {
         name: "io.k8s.api.discovery.v1.ForNode",
-        fields: &[f(1, "name", Ty::String, Card::One, KEEP | ALWAYS)],
+        fields: &[f(
+            1,
+            "name",
+            Ty::String,
+            Card::One,
+            KEEP | ALWAYS | REQUIRED,
+        )],
     },
     // 337
     Msg {
         name: "io.k8s.api.discovery.v1.ForZone",
-        fields: &[f(1, "name", Ty::String, Card::One, KEEP | ALWAYS)],
+        fields: &[f(
+            1,
+            "name",
+            Ty::String,
+            Card::One,
+            KEEP | ALWAYS | REQUIRED,
+        )],
     },
     // 338
     Msg {
@@ -4107,7 +5181,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
                 "metadata",
                 Ty::Msg(428),
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
             f(2, "eventTime", Ty::MicroTime, Card::One, VALUE | ALWAYS),
             f(3, "series", Ty::Msg(339), Card::One, 0),
@@ -4129,13 +5203,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.events.v1.EventSeries",
         fields: &[
-            f(1, "count", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(1, "count", Ty::Int32, Card::One, KEEP | ALWAYS | REQUIRED),
             f(
                 2,
                 "lastObservedTime",
                 Ty::MicroTime,
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
         ],
     },
@@ -4150,14 +5224,26 @@ pub(crate) static MESSAGES: &[Msg] = &[
     // 341
     Msg {
         name: "io.k8s.api.flowcontrol.v1.FlowDistinguisherMethod",
-        fields: &[f(1, "type", Ty::String, Card::One, KEEP | ALWAYS)],
+        fields: &[f(
+            1,
+            "type",
+            Ty::String,
+            Card::One,
+            KEEP | ALWAYS | REQUIRED,
+        )],
     },
     // 342
     Msg {
         name: "io.k8s.api.flowcontrol.v1.FlowSchema",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(344), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(2, "spec", Ty::Msg(344), Card::One, KEEP | VALUE | REQUIRED),
             f(3, "status", Ty::Msg(345), Card::One, VALUE),
         ],
     },
@@ -4165,7 +5251,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.flowcontrol.v1.FlowSchemaCondition",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP),
+            f(1, "type", Ty::String, Card::One, KEEP | REQUIRED),
             f(2, "status", Ty::String, Card::One, 0),
             f(3, "lastTransitionTime", Ty::Time, Card::One, VALUE),
             f(4, "reason", Ty::String, Card::One, 0),
@@ -4181,7 +5267,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
                 "priorityLevelConfiguration",
                 Ty::Msg(353),
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
             f(2, "matchingPrecedence", Ty::Int32, Card::One, ALWAYS),
             f(3, "distinguisherMethod", Ty::Msg(341), Card::One, 0),
@@ -4196,13 +5282,19 @@ pub(crate) static MESSAGES: &[Msg] = &[
     // 346
     Msg {
         name: "io.k8s.api.flowcontrol.v1.GroupSubject",
-        fields: &[f(1, "name", Ty::String, Card::One, KEEP | ALWAYS)],
+        fields: &[f(
+            1,
+            "name",
+            Ty::String,
+            Card::One,
+            KEEP | ALWAYS | REQUIRED,
+        )],
     },
     // 347
     Msg {
         name: "io.k8s.api.flowcontrol.v1.LimitResponse",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "queuing", Ty::Msg(356), Card::One, 0),
         ],
     },
@@ -4211,7 +5303,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
         name: "io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration",
         fields: &[
             f(1, "nominalConcurrencyShares", Ty::Int32, Card::One, ALWAYS),
-            f(2, "limitResponse", Ty::Msg(347), Card::One, KEEP | VALUE),
+            f(
+                2,
+                "limitResponse",
+                Ty::Msg(347),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(3, "lendablePercent", Ty::Int32, Card::One, 0),
             f(4, "borrowingLimitPercent", Ty::Int32, Card::One, 0),
         ],
@@ -4220,13 +5318,19 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.flowcontrol.v1.NonResourcePolicyRule",
         fields: &[
-            f(1, "verbs", Ty::String, Card::Repeated, KEEP | ALWAYS),
+            f(
+                1,
+                "verbs",
+                Ty::String,
+                Card::Repeated,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(
                 6,
                 "nonResourceURLs",
                 Ty::String,
                 Card::Repeated,
-                KEEP | ALWAYS,
+                KEEP | ALWAYS | REQUIRED,
             ),
         ],
     },
@@ -4234,7 +5338,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.flowcontrol.v1.PolicyRulesWithSubjects",
         fields: &[
-            f(1, "subjects", Ty::Msg(359), Card::Repeated, KEEP | ALWAYS),
+            f(
+                1,
+                "subjects",
+                Ty::Msg(359),
+                Card::Repeated,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "resourceRules", Ty::Msg(357), Card::Repeated, 0),
             f(3, "nonResourceRules", Ty::Msg(349), Card::Repeated, 0),
         ],
@@ -4243,8 +5353,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(354), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(2, "spec", Ty::Msg(354), Card::One, KEEP | VALUE | REQUIRED),
             f(3, "status", Ty::Msg(355), Card::One, VALUE),
         ],
     },
@@ -4252,7 +5368,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationCondition",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP),
+            f(1, "type", Ty::String, Card::One, KEEP | REQUIRED),
             f(2, "status", Ty::String, Card::One, 0),
             f(3, "lastTransitionTime", Ty::Time, Card::One, VALUE),
             f(4, "reason", Ty::String, Card::One, 0),
@@ -4262,13 +5378,19 @@ pub(crate) static MESSAGES: &[Msg] = &[
     // 353
     Msg {
         name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationReference",
-        fields: &[f(1, "name", Ty::String, Card::One, KEEP | ALWAYS)],
+        fields: &[f(
+            1,
+            "name",
+            Ty::String,
+            Card::One,
+            KEEP | ALWAYS | REQUIRED,
+        )],
     },
     // 354
     Msg {
         name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "limited", Ty::Msg(348), Card::One, 0),
             f(3, "exempt", Ty::Msg(340), Card::One, 0),
         ],
@@ -4291,9 +5413,27 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.flowcontrol.v1.ResourcePolicyRule",
         fields: &[
-            f(1, "verbs", Ty::String, Card::Repeated, KEEP | ALWAYS),
-            f(2, "apiGroups", Ty::String, Card::Repeated, KEEP | ALWAYS),
-            f(3, "resources", Ty::String, Card::Repeated, KEEP | ALWAYS),
+            f(
+                1,
+                "verbs",
+                Ty::String,
+                Card::Repeated,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                2,
+                "apiGroups",
+                Ty::String,
+                Card::Repeated,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                3,
+                "resources",
+                Ty::String,
+                Card::Repeated,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(4, "clusterScope", Ty::Bool, Card::One, 0),
             f(5, "namespaces", Ty::String, Card::Repeated, ALWAYS),
         ],
@@ -4302,15 +5442,21 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.flowcontrol.v1.ServiceAccountSubject",
         fields: &[
-            f(1, "namespace", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "namespace",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(2, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
         ],
     },
     // 359
     Msg {
         name: "io.k8s.api.flowcontrol.v1.Subject",
         fields: &[
-            f(1, "kind", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "kind", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "user", Ty::Msg(360), Card::One, 0),
             f(3, "group", Ty::Msg(346), Card::One, 0),
             f(4, "serviceAccount", Ty::Msg(358), Card::One, 0),
@@ -4319,40 +5465,76 @@ pub(crate) static MESSAGES: &[Msg] = &[
     // 360
     Msg {
         name: "io.k8s.api.flowcontrol.v1.UserSubject",
-        fields: &[f(1, "name", Ty::String, Card::One, KEEP | ALWAYS)],
+        fields: &[f(
+            1,
+            "name",
+            Ty::String,
+            Card::One,
+            KEEP | ALWAYS | REQUIRED,
+        )],
     },
     // 361
     Msg {
         name: "io.k8s.api.networking.v1.HTTPIngressPath",
         fields: &[
             f(1, "path", Ty::String, Card::One, 0),
-            f(3, "pathType", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "backend", Ty::Msg(366), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                3,
+                "pathType",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                2,
+                "backend",
+                Ty::Msg(366),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 362
     Msg {
         name: "io.k8s.api.networking.v1.HTTPIngressRuleValue",
-        fields: &[f(1, "paths", Ty::Msg(361), Card::Repeated, KEEP | ALWAYS)],
+        fields: &[f(
+            1,
+            "paths",
+            Ty::Msg(361),
+            Card::Repeated,
+            KEEP | ALWAYS | REQUIRED,
+        )],
     },
     // 363
     Msg {
         name: "io.k8s.api.networking.v1.IPAddress",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(364), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(2, "spec", Ty::Msg(364), Card::One, KEEP | VALUE | REQUIRED),
         ],
     },
     // 364
     Msg {
         name: "io.k8s.api.networking.v1.IPAddressSpec",
-        fields: &[f(1, "parentRef", Ty::Msg(386), Card::One, KEEP)],
+        fields: &[f(1, "parentRef", Ty::Msg(386), Card::One, KEEP | REQUIRED)],
     },
     // 365
     Msg {
         name: "io.k8s.api.networking.v1.Ingress",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(376), Card::One, VALUE),
             f(3, "status", Ty::Msg(377), Card::One, VALUE),
         ],
@@ -4369,7 +5551,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.networking.v1.IngressClass",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(369), Card::One, VALUE),
         ],
     },
@@ -4378,8 +5566,8 @@ pub(crate) static MESSAGES: &[Msg] = &[
         name: "io.k8s.api.networking.v1.IngressClassParametersReference",
         fields: &[
             f(1, "apiGroup", Ty::String, Card::One, KEEP | POINTER),
-            f(2, "kind", Ty::String, Card::One, KEEP | ALWAYS),
-            f(3, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(2, "kind", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(3, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(4, "scope", Ty::String, Card::One, KEEP | POINTER | ALWAYS),
             f(5, "namespace", Ty::String, Card::One, KEEP | POINTER),
         ],
@@ -4410,8 +5598,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.networking.v1.IngressPortStatus",
         fields: &[
-            f(1, "port", Ty::Int32, Card::One, KEEP | ALWAYS),
-            f(2, "protocol", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "port", Ty::Int32, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "protocol",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(3, "error", Ty::String, Card::One, KEEP | POINTER),
         ],
     },
@@ -4432,7 +5626,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.networking.v1.IngressServiceBackend",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "port", Ty::Msg(387), Card::One, VALUE),
         ],
     },
@@ -4463,7 +5657,7 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.networking.v1.IPBlock",
         fields: &[
-            f(1, "cidr", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "cidr", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "except", Ty::String, Card::Repeated, 0),
         ],
     },
@@ -4471,7 +5665,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.networking.v1.NetworkPolicy",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(385), Card::One, VALUE),
         ],
     },
@@ -4524,9 +5724,9 @@ pub(crate) static MESSAGES: &[Msg] = &[
         name: "io.k8s.api.networking.v1.ParentReference",
         fields: &[
             f(1, "group", Ty::String, Card::One, 0),
-            f(2, "resource", Ty::String, Card::One, KEEP),
+            f(2, "resource", Ty::String, Card::One, KEEP | REQUIRED),
             f(3, "namespace", Ty::String, Card::One, 0),
-            f(4, "name", Ty::String, Card::One, KEEP),
+            f(4, "name", Ty::String, Card::One, KEEP | REQUIRED),
         ],
     },
     // 387
@@ -4541,7 +5741,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.networking.v1.ServiceCIDR",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(389), Card::One, VALUE),
             f(3, "status", Ty::Msg(390), Card::One, VALUE),
         ],
@@ -4565,8 +5771,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.node.v1.RuntimeClass",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "handler", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(
+                2,
+                "handler",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(3, "overhead", Ty::Msg(391), Card::One, 0),
             f(4, "scheduling", Ty::Msg(393), Card::One, 0),
         ],
@@ -4583,7 +5801,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.policy.v1.Eviction",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "deleteOptions", Ty::Msg(423), Card::One, 0),
         ],
     },
@@ -4591,7 +5815,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.policy.v1.PodDisruptionBudget",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(396), Card::One, VALUE),
             f(3, "status", Ty::Msg(397), Card::One, VALUE),
         ],
@@ -4652,7 +5882,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.rbac.v1.ClusterRole",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "rules", Ty::Msg(401), Card::Repeated, ALWAYS),
             f(3, "aggregationRule", Ty::Msg(398), Card::One, 0),
         ],
@@ -4661,16 +5897,34 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.rbac.v1.ClusterRoleBinding",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "subjects", Ty::Msg(405), Card::Repeated, 0),
-            f(3, "roleRef", Ty::Msg(404), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                3,
+                "roleRef",
+                Ty::Msg(404),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 401
     Msg {
         name: "io.k8s.api.rbac.v1.PolicyRule",
         fields: &[
-            f(1, "verbs", Ty::String, Card::Repeated, KEEP | ALWAYS),
+            f(
+                1,
+                "verbs",
+                Ty::String,
+                Card::Repeated,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "apiGroups", Ty::String, Card::Repeated, 0),
             f(3, "resources", Ty::String, Card::Repeated, 0),
             f(4, "resourceNames", Ty::String, Card::Repeated, 0),
@@ -4681,7 +5935,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.rbac.v1.Role",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "rules", Ty::Msg(401), Card::Repeated, ALWAYS),
         ],
     },
@@ -4689,9 +5949,21 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.rbac.v1.RoleBinding",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "subjects", Ty::Msg(405), Card::Repeated, 0),
-            f(3, "roleRef", Ty::Msg(404), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                3,
+                "roleRef",
+                Ty::Msg(404),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 404
@@ -4699,17 +5971,17 @@ pub(crate) static MESSAGES: &[Msg] = &[
         name: "io.k8s.api.rbac.v1.RoleRef",
         fields: &[
             f(1, "apiGroup", Ty::String, Card::One, ALWAYS),
-            f(2, "kind", Ty::String, Card::One, KEEP | ALWAYS),
-            f(3, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(2, "kind", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(3, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
         ],
     },
     // 405
     Msg {
         name: "io.k8s.api.rbac.v1.Subject",
         fields: &[
-            f(1, "kind", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "kind", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "apiGroup", Ty::String, Card::One, 0),
-            f(3, "name", Ty::String, Card::One, KEEP | ALWAYS),
+            f(3, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(4, "namespace", Ty::String, Card::One, 0),
         ],
     },
@@ -4717,7 +5989,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.scheduling.v1.PriorityClass",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "value", Ty::Int32, Card::One, KEEP | POINTER | ALWAYS),
             f(3, "globalDefault", Ty::Bool, Card::One, 0),
             f(4, "description", Ty::String, Card::One, 0),
@@ -4728,8 +6006,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.storage.v1.CSIDriver",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(408), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(
+                2,
+                "spec",
+                Ty::Msg(408),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 408
@@ -4764,16 +6054,28 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.storage.v1.CSINode",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(411), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(
+                2,
+                "spec",
+                Ty::Msg(411),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 410
     Msg {
         name: "io.k8s.api.storage.v1.CSINodeDriver",
         fields: &[
-            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "nodeID", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(2, "nodeID", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "topologyKeys", Ty::String, Card::Repeated, ALWAYS),
             f(4, "allocatable", Ty::Msg(421), Card::One, 0),
         ],
@@ -4781,15 +6083,33 @@ pub(crate) static MESSAGES: &[Msg] = &[
     // 411
     Msg {
         name: "io.k8s.api.storage.v1.CSINodeSpec",
-        fields: &[f(1, "drivers", Ty::Msg(410), Card::Repeated, KEEP | ALWAYS)],
+        fields: &[f(
+            1,
+            "drivers",
+            Ty::Msg(410),
+            Card::Repeated,
+            KEEP | ALWAYS | REQUIRED,
+        )],
     },
     // 412
     Msg {
         name: "io.k8s.api.storage.v1.CSIStorageCapacity",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "nodeTopology", Ty::Msg(425), Card::One, 0),
-            f(3, "storageClassName", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                3,
+                "storageClassName",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(4, "capacity", Ty::Quantity, Card::One, KEEP | POINTER),
             f(
                 5,
@@ -4804,8 +6124,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.storage.v1.StorageClass",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "provisioner", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(
+                2,
+                "provisioner",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(3, "parameters", Ty::String, Card::Map, 0),
             f(4, "reclaimPolicy", Ty::String, Card::One, KEEP | POINTER),
             f(5, "mountOptions", Ty::String, Card::Repeated, 0),
@@ -4830,7 +6162,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.storage.v1.TokenRequest",
         fields: &[
-            f(1, "audience", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "audience",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(2, "expirationSeconds", Ty::Int64, Card::One, KEEP | POINTER),
         ],
     },
@@ -4838,8 +6176,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.storage.v1.VolumeAttachment",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "spec", Ty::Msg(417), Card::One, KEEP | VALUE | ALWAYS),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(
+                2,
+                "spec",
+                Ty::Msg(417),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
             f(3, "status", Ty::Msg(418), Card::One, VALUE),
         ],
     },
@@ -4861,16 +6211,34 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.storage.v1.VolumeAttachmentSpec",
         fields: &[
-            f(1, "attacher", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "source", Ty::Msg(416), Card::One, KEEP | VALUE | ALWAYS),
-            f(3, "nodeName", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "attacher",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(
+                2,
+                "source",
+                Ty::Msg(416),
+                Card::One,
+                KEEP | VALUE | ALWAYS | REQUIRED,
+            ),
+            f(
+                3,
+                "nodeName",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 418
     Msg {
         name: "io.k8s.api.storage.v1.VolumeAttachmentStatus",
         fields: &[
-            f(1, "attached", Ty::Bool, Card::One, KEEP | ALWAYS),
+            f(1, "attached", Ty::Bool, Card::One, KEEP | ALWAYS | REQUIRED),
             f(2, "attachmentMetadata", Ty::String, Card::Map, 0),
             f(3, "attachError", Ty::Msg(420), Card::One, 0),
             f(4, "detachError", Ty::Msg(420), Card::One, 0),
@@ -4880,8 +6248,20 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.api.storage.v1.VolumeAttributesClass",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
-            f(2, "driverName", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
+            f(
+                2,
+                "driverName",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(3, "parameters", Ty::String, Card::Map, 0),
         ],
     },
@@ -4903,18 +6283,24 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.apimachinery.pkg.apis.meta.v1.Condition",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "observedGeneration", Ty::Int64, Card::One, 0),
             f(
                 4,
                 "lastTransitionTime",
                 Ty::Time,
                 Card::One,
-                KEEP | VALUE | ALWAYS,
+                KEEP | VALUE | ALWAYS | REQUIRED,
             ),
-            f(5, "reason", Ty::String, Card::One, KEEP | ALWAYS),
-            f(6, "message", Ty::String, Card::One, KEEP | ALWAYS),
+            f(5, "reason", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                6,
+                "message",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 423
@@ -4951,8 +6337,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement",
         fields: &[
-            f(1, "key", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "operator", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "key", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "operator",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(3, "values", Ty::String, Card::Repeated, 0),
         ],
     },
@@ -4968,8 +6360,14 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement",
         fields: &[
-            f(1, "key", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "operator", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "key", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(
+                2,
+                "operator",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
             f(3, "values", Ty::String, Card::Repeated, 0),
         ],
     },
@@ -5017,10 +6415,16 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference",
         fields: &[
-            f(5, "apiVersion", Ty::String, Card::One, KEEP | ALWAYS),
-            f(1, "kind", Ty::String, Card::One, KEEP | ALWAYS),
-            f(3, "name", Ty::String, Card::One, KEEP | ALWAYS),
-            f(4, "uid", Ty::String, Card::One, KEEP | ALWAYS),
+            f(
+                5,
+                "apiVersion",
+                Ty::String,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
+            f(1, "kind", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(3, "name", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(4, "uid", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(6, "controller", Ty::Bool, Card::One, KEEP | POINTER),
             f(7, "blockOwnerDeletion", Ty::Bool, Card::One, KEEP | POINTER),
         ],
@@ -5037,7 +6441,13 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService",
         fields: &[
-            f(1, "metadata", Ty::Msg(428), Card::One, KEEP | VALUE),
+            f(
+                1,
+                "metadata",
+                Ty::Msg(428),
+                Card::One,
+                KEEP | VALUE | REQUIRED,
+            ),
             f(2, "spec", Ty::Msg(433), Card::One, VALUE),
             f(3, "status", Ty::Msg(434), Card::One, VALUE),
         ],
@@ -5046,8 +6456,8 @@ pub(crate) static MESSAGES: &[Msg] = &[
     Msg {
         name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition",
         fields: &[
-            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS),
-            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS),
+            f(1, "type", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
+            f(2, "status", Ty::String, Card::One, KEEP | ALWAYS | REQUIRED),
             f(3, "lastTransitionTime", Ty::Time, Card::One, VALUE),
             f(4, "reason", Ty::String, Card::One, 0),
             f(5, "message", Ty::String, Card::One, 0),
@@ -5067,9 +6477,15 @@ pub(crate) static MESSAGES: &[Msg] = &[
                 "groupPriorityMinimum",
                 Ty::Int32,
                 Card::One,
-                KEEP | ALWAYS,
+                KEEP | ALWAYS | REQUIRED,
             ),
-            f(8, "versionPriority", Ty::Int32, Card::One, KEEP | ALWAYS),
+            f(
+                8,
+                "versionPriority",
+                Ty::Int32,
+                Card::One,
+                KEEP | ALWAYS | REQUIRED,
+            ),
         ],
     },
     // 434

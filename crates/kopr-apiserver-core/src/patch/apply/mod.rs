@@ -263,6 +263,79 @@ pub struct UpdateRequest<'a> {
     pub ignored_fields: &'a [&'a [&'a str]],
 }
 
+/// A creation without managedFields of its own, the common case, recorded without the
+/// general comparison: its one entry's `fieldsV1` is built straight from the object by
+/// [`walk::created_fields_v1`], to the same result. `false` when it does not apply (or the
+/// object is one the comparison refuses), and the general path decides.
+fn record_creation(req: &UpdateRequest<'_>, new: &mut Value, schema: &dyn MergeSchema) -> bool {
+    if req.old.is_some() || req.subresource.is_some() {
+        return false;
+    }
+    if new
+        .get("metadata")
+        .and_then(Value::as_object)
+        .is_some_and(|m| m.contains_key("managedFields"))
+    {
+        return false;
+    }
+    let ignored = FieldSet::from_plain_paths(req.ignored_fields);
+    let Ok(fields) = walk::created_fields_v1(schema, new, &ignored) else {
+        return false;
+    };
+    let Some(root) = new.as_object_mut() else {
+        return false;
+    };
+    if fields.is_empty() {
+        return true;
+    }
+    let manager = if req.manager.is_empty() {
+        "unknown"
+    } else {
+        req.manager
+    };
+    // As `encode_managed_fields` writes an entry.
+    let mut entry = Map::new();
+    entry.insert("manager".into(), Value::String(manager.to_string()));
+    entry.insert(
+        "operation".into(),
+        Value::String(Operation::Update.as_str().into()),
+    );
+    entry.insert(
+        "apiVersion".into(),
+        Value::String(req.api_version.to_string()),
+    );
+    entry.insert("time".into(), Value::String(req.now.to_string()));
+    entry.insert("fieldsType".into(), Value::String("FieldsV1".into()));
+    entry.insert("fieldsV1".into(), Value::Object(fields));
+    if let Value::Object(meta) = root
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()))
+    {
+        meta.insert(
+            "managedFields".into(),
+            Value::Array(vec![Value::Object(entry)]),
+        );
+    }
+    true
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests compare the creation shortcut with the general comparison it stands for.
+    pub(crate) static FORCE_GENERAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn force_general() -> bool {
+    #[cfg(test)]
+    {
+        FORCE_GENERAL.with(std::cell::Cell::get)
+    }
+    #[cfg(not(test))]
+    {
+        false
+    }
+}
+
 fn is_reset_managed_fields(v: &Value) -> bool {
     match v {
         Value::Array(a) if a.is_empty() => true,
@@ -280,6 +353,9 @@ fn is_reset_managed_fields(v: &Value) -> bool {
 /// objects cannot be compared, the old object's managedFields are kept.
 pub fn update_managed_fields(req: UpdateRequest<'_>, new: &mut Value, schema: &dyn MergeSchema) {
     if !new.is_object() {
+        return;
+    }
+    if !force_general() && record_creation(&req, new, schema) {
         return;
     }
     // The old object is compared in place, without its managedFields (read from it, never

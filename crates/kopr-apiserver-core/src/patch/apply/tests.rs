@@ -478,3 +478,94 @@ fn subtract_in_place_equals_difference() {
     assert!(emptied.is_empty());
     assert_eq!(emptied, FieldSet::default());
 }
+
+/// The creation shortcut against the general comparison it stands for: the same
+/// managedFields for every built-in kind's full object (with and without `status` ignored),
+/// variants of it with fields nulled, emptied or of another shape, and objects the
+/// comparison refuses.
+#[test]
+fn a_creation_records_what_the_general_comparison_records() {
+    fn both(api: &str, kind: &str, obj: &Value, ignored: &[&[&str]]) {
+        let schema = apply_schema(api, kind);
+        let run = |general: bool| {
+            let mut new = obj.clone();
+            FORCE_GENERAL.with(|f| f.set(general));
+            update_managed_fields(
+                UpdateRequest {
+                    old: None,
+                    manager: if kind == "Pod" { "" } else { "creator" },
+                    subresource: None,
+                    api_version: api,
+                    now: T1,
+                    ignored_fields: ignored,
+                },
+                &mut new,
+                &schema,
+            );
+            FORCE_GENERAL.with(|f| f.set(false));
+            new
+        };
+        assert_eq!(run(false), run(true), "{kind} {ignored:?}\n{obj}");
+    }
+    fn variants(obj: &Value) -> Vec<Value> {
+        let mut out = vec![obj.clone()];
+        let Some(root) = obj.as_object() else {
+            return out;
+        };
+        for (k, v) in root {
+            for replacement in [Value::Null, json!({}), json!([]), json!("x")] {
+                let mut o = obj.clone();
+                o[k] = replacement;
+                out.push(o);
+            }
+            if let Value::Object(inner) = v {
+                for (k2, v2) in inner {
+                    let replacements = match v2 {
+                        Value::Array(a) => {
+                            // Duplicated items, an item without its fields, an empty list.
+                            let mut twice = a.clone();
+                            twice.extend(a.iter().cloned());
+                            vec![json!(twice), json!([{}]), json!([])]
+                        }
+                        _ => vec![Value::Null, json!({}), json!(["a", "a"])],
+                    };
+                    for replacement in replacements {
+                        let mut o = obj.clone();
+                        o[k][k2] = replacement;
+                        out.push(o);
+                    }
+                }
+            }
+        }
+        out
+    }
+    let mut kinds = 0;
+    for def in crate::kinds::all() {
+        let rt = def.resource_type();
+        let api = rt.api_version();
+        let Some(full) = crate::protobuf::samples::full_object(&api, &rt.kind) else {
+            continue;
+        };
+        kinds += 1;
+        let mut full = full;
+        // What a create leaves: no managedFields of the client's.
+        if let Some(meta) = full.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("managedFields");
+        }
+        for obj in variants(&full) {
+            both(&api, &rt.kind, &obj, &[]);
+            both(&api, &rt.kind, &obj, &[&["status"]]);
+        }
+    }
+    assert!(kinds > 50, "{kinds}");
+    // A custom resource: its own list rules, a minimal object, metadata only.
+    for obj in [
+        json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}),
+        json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "labels": {"a": "b"}}, "spec": {}, "status": {"x": 1}}),
+        json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": "odd", "spec": [1, 2]}),
+        json!({"kind": "Widget"}),
+    ] {
+        both("example.com/v1", "Widget", &obj, &[]);
+        both("example.com/v1", "Widget", &obj, &[&["status"]]);
+    }
+}

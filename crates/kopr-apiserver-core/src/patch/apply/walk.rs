@@ -535,3 +535,142 @@ pub(super) fn remove_paths(schema: &dyn MergeSchema, v: &Value, set: &FieldSet) 
     };
     w.remove(v, set)
 }
+
+/// The `fieldsV1` of a creation's `Update` entry, built straight from the new object: what
+/// comparing it with the empty typed object (top-level `metadata`, `spec` and `status`
+/// present) records as added or modified, less `ignored` (and everything below its
+/// members) and the never-owned [`strip_set`], encoded as [`FieldSet::to_fields_v1`] would
+/// encode that set. An object the comparison refuses (a list item without its key) is an
+/// error, as the comparison's.
+pub(super) fn created_fields_v1(
+    schema: &dyn MergeSchema,
+    new: &Value,
+    ignored: &FieldSet,
+) -> Result<Map<String, Value>, WalkError> {
+    let mut w = Walker {
+        schema,
+        spath: Vec::new(),
+        skip_managed_fields: false,
+    };
+    let Value::Object(root) = new else {
+        return Ok(Map::new());
+    };
+    let strip = Some(strip_set());
+    let ignored = Some(ignored);
+    let mut out = Map::new();
+    for (k, child) in root {
+        let pe = PathElement::Field(k.clone());
+        let (strip_below, ignored_below) = (below(strip, &pe), below(ignored, &pe));
+        w.spath.push(k);
+        if ignored.is_some_and(|i| i.members.contains(&pe)) {
+            // Left out, yet walked: the comparison refuses what it cannot walk there too.
+            let walked = w.added_entry(child, false, None, None);
+            w.spath.pop();
+            walked?;
+            continue;
+        }
+        let typed_top = matches!(k.as_str(), "metadata" | "spec" | "status") && child.is_object();
+        let entry = if typed_top {
+            // Present in the empty typed object: itself recorded only when it differs as a
+            // whole (an atomic map with content); otherwise its fields, as added.
+            if w.map_atomic() || w.is_leaf(child) {
+                let member = child.as_object().is_some_and(|m| !m.is_empty())
+                    && !strip.is_some_and(|s| s.members.contains(&pe));
+                member.then(|| Value::Object(Map::new()))
+            } else {
+                let mut inner = Map::new();
+                w.added_children(child, strip_below, ignored_below, &mut inner)?;
+                (!inner.is_empty()).then_some(Value::Object(inner))
+            }
+        } else {
+            let member = !strip.is_some_and(|s| s.members.contains(&pe));
+            w.added_entry(child, member, strip_below, ignored_below)?
+        };
+        w.spath.pop();
+        if let Some(entry) = entry {
+            out.insert(pe.to_fields_key(), entry);
+        }
+    }
+    Ok(out)
+}
+
+/// The child set of `set` under `pe`, if any.
+fn below<'s>(set: Option<&'s FieldSet>, pe: &PathElement) -> Option<&'s FieldSet> {
+    set.and_then(|s| s.children.get(pe))
+}
+
+impl<'v> Walker<'_, 'v> {
+    /// The `fieldsV1` entry of an added value (at the current schema path): `{}` for a member
+    /// without children, its children (with `"."` when it is a member itself) otherwise, or
+    /// nothing when neither is left.
+    fn added_entry(
+        &mut self,
+        v: &'v Value,
+        member: bool,
+        strip: Option<&FieldSet>,
+        ignored: Option<&FieldSet>,
+    ) -> Result<Option<Value>, WalkError> {
+        let mut inner = Map::new();
+        self.added_children(v, strip, ignored, &mut inner)?;
+        if inner.is_empty() {
+            return Ok(member.then(|| Value::Object(Map::new())));
+        }
+        if member {
+            inner.insert(".".to_string(), Value::Object(Map::new()));
+        }
+        Ok(Some(Value::Object(inner)))
+    }
+
+    /// The entries of an added value's children, as [`Walker::compare_children`] records them
+    /// with nothing on the left.
+    fn added_children(
+        &mut self,
+        v: &'v Value,
+        strip: Option<&FieldSet>,
+        ignored: Option<&FieldSet>,
+        out: &mut Map<String, Value>,
+    ) -> Result<(), WalkError> {
+        match v {
+            Value::Object(m) if !self.map_atomic() => {
+                for (k, child) in m {
+                    let pe = PathElement::Field(k.clone());
+                    let left_out = ignored.is_some_and(|i| i.members.contains(&pe));
+                    let member = !strip.is_some_and(|s| s.members.contains(&pe));
+                    self.spath.push(k);
+                    let entry =
+                        self.added_entry(child, member, below(strip, &pe), below(ignored, &pe));
+                    self.spath.pop();
+                    if let Some(entry) = entry?
+                        && !left_out
+                    {
+                        out.insert(pe.to_fields_key(), entry);
+                    }
+                }
+                Ok(())
+            }
+            Value::Array(items) => {
+                let strategy = self.strategy();
+                if strategy == ListStrategy::Atomic {
+                    return Ok(());
+                }
+                // The first of equal items stands for them, as in the comparison.
+                let mut seen: BTreeSet<PathElement> = BTreeSet::new();
+                for (pe, item) in self.items(&strategy, items, false)? {
+                    if !seen.insert(pe.clone()) {
+                        continue;
+                    }
+                    let left_out = ignored.is_some_and(|i| i.members.contains(&pe));
+                    let member = !strip.is_some_and(|s| s.members.contains(&pe));
+                    if let Some(entry) =
+                        self.added_entry(item, member, below(strip, &pe), below(ignored, &pe))?
+                        && !left_out
+                    {
+                        out.insert(pe.to_fields_key(), entry);
+                    }
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
