@@ -685,6 +685,13 @@ impl serde_json::ser::Formatter for GoFormatter {
         w: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
+        // Only these bytes start what Go escapes (0xE2 leads U+2028 and U+2029).
+        if !fragment
+            .bytes()
+            .any(|b| matches!(b, b'<' | b'>' | b'&' | 0xE2))
+        {
+            return w.write_all(fragment.as_bytes());
+        }
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
             let escape = match c {

@@ -430,6 +430,14 @@ impl Checker {
         }
     }
 
+    /// [`Checker::extend`] for the map key `k` under `path`, naming the field (`path[k]`)
+    /// only when there is an error to report.
+    pub fn extend_key(&mut self, path: &str, k: &str, msgs: Vec<String>) {
+        if !msgs.is_empty() {
+            self.extend(&key(path, k), k, msgs);
+        }
+    }
+
     fn present<'a>(m: &'a Obj, k: &str) -> Option<&'a Value> {
         match m.get(k) {
             None | Some(Value::Null) => None,

@@ -714,22 +714,23 @@ fn drop_nulls(x: &mut Value, s: Option<&Structural>, depth: usize) {
     if depth > MAX_VALUE_DEPTH {
         return;
     }
+    // Only a schema drops a null: below a value without one there is nothing to do.
+    let Some(s) = s else {
+        return;
+    };
     match x {
-        Value::Object(m) => {
-            let keys: Vec<String> = m.keys().cloned().collect();
-            for k in keys {
-                let schema = s.and_then(|s| s.field_schema(&k));
-                let drop = matches!(m.get(&k), Some(Value::Null))
-                    && schema.is_some_and(|sc| !sc.nullable && sc.default.is_none());
-                if drop {
-                    m.remove(&k);
-                } else if let Some(v) = m.get_mut(&k) {
-                    drop_nulls(v, schema, depth + 1);
-                }
+        Value::Object(m) => m.retain(|k, v| {
+            let schema = s.field_schema(k);
+            if v.is_null() {
+                return !schema.is_some_and(|sc| !sc.nullable && sc.default.is_none());
             }
-        }
+            if v.is_object() || v.is_array() {
+                drop_nulls(v, schema, depth + 1);
+            }
+            true
+        }),
         Value::Array(a) => {
-            let items = s.and_then(|s| s.items.as_deref());
+            let items = s.items.as_deref();
             for v in a.iter_mut() {
                 drop_nulls(v, items, depth + 1);
             }

@@ -201,6 +201,25 @@ pub fn path_to_string(path: &[PathElement]) -> String {
     path.iter().map(ToString::to_string).collect()
 }
 
+/// One step of a path being walked: a field borrowed from the walked value's keys, or an
+/// owned element (list items). Copied into a [`PathElement`] only for a path recorded.
+#[derive(Debug)]
+pub(super) enum PathRef<'v> {
+    /// A field of an object, by the walked key.
+    Field(&'v str),
+    /// Any other element.
+    Element(PathElement),
+}
+
+impl PathRef<'_> {
+    fn to_element(&self) -> PathElement {
+        match self {
+            PathRef::Field(name) => PathElement::Field((*name).to_string()),
+            PathRef::Element(pe) => pe.clone(),
+        }
+    }
+}
+
 /// A set of field paths (structured-merge-diff `fieldpath.Set`): paths that
 /// are members at this level plus child sets.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -233,6 +252,12 @@ impl FieldSet {
                 }
             },
         }
+    }
+
+    /// Adds a path being walked ([`PathRef`]s).
+    pub(super) fn insert_refs(&mut self, path: &[PathRef<'_>]) {
+        let owned: Vec<PathElement> = path.iter().map(PathRef::to_element).collect();
+        self.insert(&owned);
     }
 
     /// Whether the exact path is in the set.

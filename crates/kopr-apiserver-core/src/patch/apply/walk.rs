@@ -275,22 +275,23 @@ impl<'v> Walker<'_, 'v> {
         }
     }
 
-    /// Compares two values, recording added/modified/removed paths.
+    /// Compares two values, recording added/modified/removed paths. The path so far borrows
+    /// the walked keys, and is copied only for the paths recorded.
     pub(super) fn compare(
         &mut self,
         l: Option<&'v Value>,
         r: Option<&'v Value>,
-        prefix: &mut Vec<PathElement>,
+        prefix: &mut Vec<PathRef<'v>>,
         cmp: &mut Comparison,
     ) -> Result<(), WalkError> {
         match (l, r) {
             (None, None) => Ok(()),
             (None, Some(rv)) => {
-                cmp.added.insert(prefix);
+                cmp.added.insert_refs(prefix);
                 self.compare_children(None, Some(rv), prefix, cmp)
             }
             (Some(lv), None) => {
-                cmp.removed.insert(prefix);
+                cmp.removed.insert_refs(prefix);
                 self.compare_children(Some(lv), None, prefix, cmp)
             }
             (Some(lv), Some(rv)) => {
@@ -310,7 +311,7 @@ impl<'v> Walker<'_, 'v> {
                     self.compare_children(Some(lv), Some(rv), prefix, cmp)
                 } else {
                     if lv != rv {
-                        cmp.modified.insert(prefix);
+                        cmp.modified.insert_refs(prefix);
                     }
                     Ok(())
                 }
@@ -322,7 +323,7 @@ impl<'v> Walker<'_, 'v> {
         &mut self,
         l: Option<&'v Value>,
         r: Option<&'v Value>,
-        prefix: &mut Vec<PathElement>,
+        prefix: &mut Vec<PathRef<'v>>,
         cmp: &mut Comparison,
     ) -> Result<(), WalkError> {
         let shape = r.filter(|v| !v.is_null()).or(l);
@@ -330,21 +331,34 @@ impl<'v> Walker<'_, 'v> {
             Some(Value::Object(_)) if !self.map_atomic() => {
                 let lm = l.and_then(Value::as_object);
                 let rm = r.and_then(Value::as_object);
-                // Both maps iterate in key order; one side alone needs no merging.
-                let mut keys: Vec<&'v String> =
-                    lm.into_iter().chain(rm).flat_map(|m| m.keys()).collect();
-                if lm.is_some() && rm.is_some() {
-                    keys.sort_unstable();
-                    keys.dedup();
-                }
-                for k in keys {
+                // Both maps iterate in key order: the union of their keys, merged in order.
+                let mut left = lm.into_iter().flat_map(|m| m.keys()).peekable();
+                let mut right = rm.into_iter().flat_map(|m| m.keys()).peekable();
+                loop {
+                    let order = match (left.peek(), right.peek()) {
+                        (None, None) => break,
+                        (Some(a), Some(b)) => a.cmp(b),
+                        (Some(_), None) => Ordering::Less,
+                        (None, Some(_)) => Ordering::Greater,
+                    };
+                    if order == Ordering::Equal {
+                        right.next();
+                    }
+                    let next = if order == Ordering::Greater {
+                        right.next()
+                    } else {
+                        left.next()
+                    };
+                    let Some(k): Option<&'v String> = next else {
+                        break;
+                    };
                     if self.skip_managed_fields
                         && k == "managedFields"
                         && self.spath == ["metadata"]
                     {
                         continue;
                     }
-                    prefix.push(PathElement::Field(k.clone()));
+                    prefix.push(PathRef::Field(k));
                     self.spath.push(k);
                     let res = self.compare(
                         lm.and_then(|m| m.get(k)),
@@ -378,7 +392,7 @@ impl<'v> Walker<'_, 'v> {
                 let pes: BTreeSet<PathElement> = lm.keys().chain(rm.keys()).cloned().collect();
                 for pe in pes {
                     let (li, ri) = (lm.get(&pe).copied(), rm.get(&pe).copied());
-                    prefix.push(pe);
+                    prefix.push(PathRef::Element(pe));
                     let res = self.compare(li, ri, prefix, cmp);
                     prefix.pop();
                     res?;

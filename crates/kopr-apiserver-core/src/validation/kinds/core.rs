@@ -28,7 +28,7 @@ pub(super) fn data_map_checks(ck: &mut Checker, root: &Obj, field: &str) -> (Vec
     let mut total = 0usize;
     if let Some(m) = ck.obj(root, field, "") {
         for (k, v) in m {
-            ck.extend(&key(field, k), k, names::is_config_map_key(k));
+            ck.extend_key(field, k, names::is_config_map_key(k));
             match v.as_str() {
                 Some(s) => {
                     total = total.saturating_add(if field == "binaryData" {
@@ -83,7 +83,7 @@ pub(crate) fn config_map(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
         .unwrap_or_default();
     if let Some(m) = ck.obj(root, "data", "") {
         for (k, v) in m {
-            ck.extend(&key("data", k), k, names::is_config_map_key(k));
+            ck.extend_key("data", k, names::is_config_map_key(k));
             if binary.contains(k) {
                 ck.push(FieldError::invalid(
                     key("data", k),
@@ -146,7 +146,7 @@ pub(crate) fn secret(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     let mut data_keys = BTreeSet::new();
     if let Some(m) = ck.obj(root, "data", "") {
         for (k, v) in m {
-            ck.extend(&key("data", k), k, names::is_config_map_key(k));
+            ck.extend_key("data", k, names::is_config_map_key(k));
             match v.as_str() {
                 Some(s) => total = total.saturating_add(base64_len(s)),
                 None => ck.push(FieldError::type_invalid(
@@ -162,7 +162,7 @@ pub(crate) fn secret(ck: &mut Checker, root: &Obj, old: Option<&Obj>) {
     // check its keys too.
     if let Some(m) = ck.obj(root, "stringData", "") {
         for (k, v) in m {
-            ck.extend(&key("data", k), k, names::is_config_map_key(k));
+            ck.extend_key("data", k, names::is_config_map_key(k));
             if let Some(s) = v.as_str() {
                 total = total.saturating_add(s.len());
             }
