@@ -471,10 +471,13 @@ impl Store {
     async fn write(
         &self,
         job: WriteJob,
-        rx: oneshot::Receiver<Result<WriteOutcome, StorageError>>,
+        rx: oneshot::Receiver<writer::Answer>,
     ) -> Result<WriteOutcome, StorageError> {
         self.inner.writer.submit(job)?;
-        rx.await.map_err(|_| StorageError::WriterGone)?
+        let (outcome, evicted) = rx.await.map_err(|_| StorageError::WriterGone)?;
+        // Freed here, on this request's thread, rather than on the writer's.
+        drop(evicted);
+        outcome
     }
 
     /// Creates `key` with `object`, failing if it exists.

@@ -24,7 +24,12 @@ use super::{
 /// Most jobs committed in one transaction.
 const MAX_GROUP: usize = 256;
 
-type Reply = oneshot::Sender<Result<WriteOutcome, StorageError>>;
+/// A write's answer: its outcome, and the change it pushed out of the watch window, if any,
+/// for the writing request to free on its own thread (where the objects were made, which
+/// frees them cheaper than the writer thread could, and off the writer's path).
+pub(super) type Answer = (Result<WriteOutcome, StorageError>, Option<Arc<WatchEvent>>);
+
+type Reply = oneshot::Sender<Answer>;
 
 enum Op {
     Create {
@@ -189,24 +194,22 @@ fn run(
             .collect();
         current.apply(&changes);
         drop(changes);
-        // Changes that left the window, freed once the writers have their answers.
-        let mut evicted = Vec::new();
         for (job, result) in group.into_iter().zip(results) {
-            let outcome = match result {
+            let (outcome, evicted) = match result {
                 Applied::Done { stored, event } => {
                     // The window first: a watch that reads the revision then the
                     // window finds every change up to that revision in it.
-                    evicted.extend(recent.push(event.clone()));
+                    let evicted = recent.push(event.clone());
                     revision.fetch_max(stored.revision, Ordering::AcqRel);
                     // No receivers is fine: nobody is watching.
                     let _ = events.send(event);
-                    WriteOutcome::Committed(stored)
+                    (WriteOutcome::Committed(stored), evicted)
                 }
-                Applied::Rejected(outcome) => outcome,
+                Applied::Rejected(outcome) => (outcome, None),
             };
-            let _ = job.reply.send(Ok(outcome));
+            // A writer that went away leaves the change to be freed here.
+            let _ = job.reply.send((Ok(outcome), evicted));
         }
-        drop(evicted);
     }
 }
 
@@ -233,9 +236,10 @@ fn gather(jobs: &mpsc::Receiver<WriteJob>, group: &mut Vec<WriteJob>) {
 
 fn fail_all(group: Vec<WriteJob>, e: &StorageError) {
     for job in group {
-        let _ = job
-            .reply
-            .send(Err(StorageError::Io(std::io::Error::other(e.to_string()))));
+        let _ = job.reply.send((
+            Err(StorageError::Io(std::io::Error::other(e.to_string()))),
+            None,
+        ));
     }
 }
 
@@ -414,7 +418,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn reply() -> (Reply, oneshot::Receiver<Result<WriteOutcome, StorageError>>) {
+    fn reply() -> (Reply, oneshot::Receiver<Answer>) {
         oneshot::channel()
     }
 
