@@ -703,6 +703,11 @@ impl Operator {
             () = &mut shutdown => {
                 token.cancel();
                 self.run_cleanup(&lifecycle).await;
+                // Stopped while joining: a member Lease already written (the join's first
+                // round may still have been running) is let go now, not left to expire
+                // with shards assigned to it.
+                membership.leave();
+                membership.release().await;
                 return Ok(());
             }
         }

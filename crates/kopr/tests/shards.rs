@@ -464,6 +464,43 @@ async fn a_stopped_replica_hands_its_shards_over_at_once() {
     assert!(members.items.is_empty());
 }
 
+/// A replica stopped as soon as its member Lease exists (its join's first round may still be
+/// running) leaves no member Lease behind and owns no shard: the others take everything
+/// over at once instead of waiting for its Lease to expire.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_stopped_while_joining_lets_go_of_its_membership() {
+    let _turn = ONE_AT_A_TIME.lock().await;
+    let cluster = cluster().await;
+    let log = Log::default();
+    let lease = Duration::from_secs(3600);
+    let leases: Api<Lease> = Api::namespaced(cluster.client(), "default");
+    let selector = format!("{MEMBER_LABEL}={OPERATOR}");
+    let joined = watcher(leases.clone(), watcher::Config::default().labels(&selector));
+    futures::pin_mut!(joined);
+    let b = cluster.run(replica("b", lease, &log));
+    settled(&cluster, &["b"]).await;
+    let a = cluster.run(replica("a", lease, &log));
+    // The moment a second member Lease shows up, `a` is stopped.
+    let mut members = BTreeSet::new();
+    while members.len() < 2 {
+        match joined.next().await {
+            Some(Ok(watcher::Event::Apply(l) | watcher::Event::InitApply(l))) => {
+                members.insert(l.metadata.name.unwrap_or_default());
+            }
+            Some(_) => {}
+            None => panic!("the member watch ended"),
+        }
+    }
+    a.stop().await.unwrap();
+    settled(&cluster, &["b"]).await;
+    let left = leases
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .unwrap();
+    assert_eq!(left.items.len(), 1, "only b's member Lease is left");
+    b.stop().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_member_that_cannot_renew_stops_handling() {
     let _turn = ONE_AT_A_TIME.lock().await;

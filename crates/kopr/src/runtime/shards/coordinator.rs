@@ -565,6 +565,8 @@ impl Coordinator {
             .await
         {
             Ok(_) => tracing::info!(lease = %self.member_name, "left the shard members"),
+            // Stopped before its member Lease was written: nothing to leave.
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
             Err(error) => {
                 tracing::warn!(error = %chain(&error), "could not delete the member Lease")
             }
