@@ -166,30 +166,45 @@ pub(super) fn encode_managed_fields(managers: &Managers) -> Option<Value> {
     let list = entries
         .into_iter()
         .map(|e| {
-            let mut m = Map::new();
-            if !e.info.manager.is_empty() {
-                m.insert("manager".into(), Value::String(e.info.manager.clone()));
-            }
-            m.insert(
-                "operation".into(),
-                Value::String(e.info.operation.as_str().into()),
-            );
-            m.insert("apiVersion".into(), Value::String(e.api_version.clone()));
-            if let Some(t) = &e.time {
-                m.insert("time".into(), Value::String(t.clone()));
-            }
-            m.insert("fieldsType".into(), Value::String("FieldsV1".into()));
-            m.insert("fieldsV1".into(), e.set.to_fields_v1());
-            if !e.info.subresource.is_empty() {
-                m.insert(
-                    "subresource".into(),
-                    Value::String(e.info.subresource.clone()),
-                );
-            }
-            Value::Object(m)
+            entry_json(
+                &e.info,
+                &e.api_version,
+                e.time.as_deref(),
+                e.set.to_fields_v1(),
+            )
         })
         .collect();
     Some(Value::Array(list))
+}
+
+/// One `managedFields` entry as kube writes it.
+pub(super) fn entry_json(
+    info: &ManagerInfo,
+    api_version: &str,
+    time: Option<&str>,
+    fields_v1: Value,
+) -> Value {
+    let mut m = Map::new();
+    if !info.manager.is_empty() {
+        m.insert("manager".into(), Value::String(info.manager.clone()));
+    }
+    m.insert(
+        "operation".into(),
+        Value::String(info.operation.as_str().into()),
+    );
+    m.insert("apiVersion".into(), Value::String(api_version.to_string()));
+    if let Some(t) = time {
+        m.insert("time".into(), Value::String(t.to_string()));
+    }
+    m.insert("fieldsType".into(), Value::String("FieldsV1".into()));
+    m.insert("fieldsV1".into(), fields_v1);
+    if !info.subresource.is_empty() {
+        m.insert(
+            "subresource".into(),
+            Value::String(info.subresource.clone()),
+        );
+    }
+    Value::Object(m)
 }
 
 pub(super) fn set_managed_fields(obj: &mut Value, managers: &Managers) {

@@ -288,33 +288,23 @@ fn record_creation(req: &UpdateRequest<'_>, new: &mut Value, schema: &dyn MergeS
     if fields.is_empty() {
         return true;
     }
-    let manager = if req.manager.is_empty() {
-        "unknown"
-    } else {
-        req.manager
+    let info = ManagerInfo {
+        manager: if req.manager.is_empty() {
+            "unknown"
+        } else {
+            req.manager
+        }
+        .to_string(),
+        operation: Operation::Update,
+        api_version: req.api_version.to_string(),
+        subresource: String::new(),
     };
-    // As `encode_managed_fields` writes an entry.
-    let mut entry = Map::new();
-    entry.insert("manager".into(), Value::String(manager.to_string()));
-    entry.insert(
-        "operation".into(),
-        Value::String(Operation::Update.as_str().into()),
-    );
-    entry.insert(
-        "apiVersion".into(),
-        Value::String(req.api_version.to_string()),
-    );
-    entry.insert("time".into(), Value::String(req.now.to_string()));
-    entry.insert("fieldsType".into(), Value::String("FieldsV1".into()));
-    entry.insert("fieldsV1".into(), Value::Object(fields));
+    let entry = entry_json(&info, req.api_version, Some(req.now), Value::Object(fields));
     if let Value::Object(meta) = root
         .entry("metadata")
         .or_insert_with(|| Value::Object(Map::new()))
     {
-        meta.insert(
-            "managedFields".into(),
-            Value::Array(vec![Value::Object(entry)]),
-        );
+        meta.insert("managedFields".into(), Value::Array(vec![entry]));
     }
     true
 }
