@@ -790,7 +790,7 @@ fn deletion_grace_elapsed(obj: &Value) -> bool {
 
 /// Copies what clients cannot change on update from the current object.
 fn carry_system_metadata(new: &mut Value, current: &Value) {
-    let Some(cur) = object::meta(current).cloned() else {
+    let Some(cur) = object::meta(current) else {
         return;
     };
     let Some(meta) = object::meta_mut(new) else {

@@ -113,6 +113,13 @@ pub struct Structural {
     pub(crate) one_of: Vec<Structural>,
     pub(crate) any_of: Vec<Structural>,
     pub(crate) not: Option<Box<Structural>>,
+    /// Whether this node or one below it (through properties, additionalProperties and
+    /// items) is an x-kubernetes-embedded-resource: the embedded-resource walk of
+    /// [`Structural::validate`] stops where this is false.
+    pub(crate) walk_embedded: bool,
+    /// Whether this node or one below it is a `set` or `map` list: the list-type walk of
+    /// [`Structural::validate`] stops where this is false.
+    pub(crate) walk_list_types: bool,
 }
 
 /// Formats apiextensions 1.32 lets kube-openapi validate on strings
@@ -268,7 +275,31 @@ impl Structural {
     pub fn from_value(schema: &Value) -> Structural {
         let mut s = Self::parse(schema, 0);
         s.prune_defaults(false);
+        s.mark_walks();
         s
+    }
+
+    /// Sets [`Structural::walk_embedded`] and [`Structural::walk_list_types`] over the tree
+    /// the validation walks follow.
+    fn mark_walks(&mut self) {
+        let mut embedded = self.embedded;
+        let mut list_types = matches!(self.list_type.as_deref(), Some("set" | "map"));
+        let mut below = |s: &mut Structural| {
+            s.mark_walks();
+            embedded |= s.walk_embedded;
+            list_types |= s.walk_list_types;
+        };
+        for p in self.properties.values_mut() {
+            below(p);
+        }
+        if let Some(Additional::Schema(a)) = &mut self.additional {
+            below(a);
+        }
+        if let Some(it) = &mut self.items {
+            below(it);
+        }
+        self.walk_embedded = embedded;
+        self.walk_list_types = list_types;
     }
 
     fn parse(v: &Value, depth: usize) -> Structural {
@@ -605,7 +636,8 @@ impl Pruner {
     fn push_index(&mut self, i: usize) -> usize {
         let l = self.parent.len();
         if self.record {
-            self.parent.push_str(&format!("[{i}]"));
+            use std::fmt::Write as _;
+            let _ = write!(self.parent, "[{i}]");
         }
         l
     }
@@ -623,42 +655,40 @@ impl Pruner {
         match x {
             Value::Object(m) => {
                 let Some(s) = s else {
-                    let keys: Vec<String> = m.keys().cloned().collect();
-                    for k in keys {
-                        self.record_key(&k);
+                    for k in m.keys() {
+                        self.record_key(k);
                     }
                     m.clear();
                     return;
                 };
-                let keys: Vec<String> = m.keys().cloned().collect();
-                for k in keys {
-                    if self.embedded(s, depth) && is_meta_field(&k) {
+                let embedded = self.embedded(s, depth);
+                let mut dropped = Vec::new();
+                for (k, v) in m.iter_mut() {
+                    if embedded && is_meta_field(k) {
                         continue;
                     }
-                    let sub = if let Some(p) = s.properties.get(&k) {
-                        Some(Some(p))
-                    } else {
-                        match &s.additional {
-                            Some(Additional::Schema(a)) => Some(Some(a.as_ref())),
-                            Some(Additional::Bool(_)) => Some(None),
-                            None => None,
-                        }
+                    let sub = match (s.properties.get(k), &s.additional) {
+                        (Some(p), _) => Some(Some(p)),
+                        (None, Some(Additional::Schema(a))) => Some(Some(a.as_ref())),
+                        (None, Some(Additional::Bool(_))) => Some(None),
+                        (None, None) => None,
                     };
                     match sub {
                         Some(sub) => {
-                            let l = self.push_key(&k);
-                            if let Some(v) = m.get_mut(&k) {
-                                self.prune(v, sub, depth + 1);
-                            }
+                            let l = self.push_key(k);
+                            self.prune(v, sub, depth + 1);
                             self.parent.truncate(l);
                         }
                         None => {
-                            if !is_meta_field(&k) || !self.parent.is_empty() {
-                                self.record_key(&k);
+                            if !is_meta_field(k) || !self.parent.is_empty() {
+                                self.record_key(k);
                             }
-                            m.remove(&k);
+                            dropped.push(k.clone());
                         }
                     }
+                }
+                for k in dropped {
+                    m.remove(&k);
                 }
             }
             Value::Array(a) => {

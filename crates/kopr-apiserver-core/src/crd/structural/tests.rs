@@ -510,3 +510,74 @@ fn deep_values_are_bounded() {
     let _ = sc.validate(&v);
     let _ = sc.prune(&mut v);
 }
+
+/// Every way a path grows, as kube-openapi spells it: a declared property (bare under the
+/// root), a key of additionalProperties or patternProperties (`.k`, even under the root),
+/// an item (`[i]`), and a required field inside each.
+#[test]
+fn error_paths_are_spelled_as_kube_openapi_spells_them() {
+    let schema = s(json!({
+        "type": "object",
+        "additionalProperties": {"type": "object", "required": ["need"]},
+        "properties": {
+            "spec": {"type": "object", "properties": {
+                "items": {"type": "array", "items": {
+                    "type": "object", "required": ["id"],
+                    "properties": {"n": {"type": "integer"}}
+                }},
+                "labels": {"type": "object", "additionalProperties": {"type": "integer"}},
+                "pat": {"type": "object", "patternProperties": {"^x": {"type": "boolean"}}},
+            }}
+        }
+    }));
+    let obj = json!({
+        "extra": {},
+        "spec": {
+            "items": [{"id": 1, "n": 2}, {"n": "two"}],
+            "labels": {"a.b": "c"},
+            "pat": {"xy": 1},
+        }
+    });
+    assert_eq!(
+        msgs(&schema, &obj),
+        vec![
+            "extra.need: Required value",
+            "spec.items[1].n: Invalid value: \"string\": spec.items[1].n in body must be of type integer: \"string\"",
+            "spec.items[1].id: Required value",
+            "spec.labels.a.b: Invalid value: \"string\": spec.labels.a.b in body must be of type integer: \"string\"",
+            "spec.pat.xy: Invalid value: \"integer\": spec.pat.xy in body must be of type boolean: \"integer\"",
+        ]
+    );
+}
+
+/// The embedded-resource and list-type walks skip the parts of a schema that have neither,
+/// and still find them wherever they are: under items, additionalProperties and properties.
+#[test]
+fn walks_reach_embedded_resources_and_list_types_at_any_depth() {
+    let schema = s(json!({
+        "type": "object",
+        "properties": {
+            "plain": {"type": "object", "properties": {"a": {"type": "string"}}},
+            "deep": {"type": "object", "additionalProperties": {"type": "array", "items": {
+                "type": "object", "x-kubernetes-embedded-resource": true,
+                "x-kubernetes-preserve-unknown-fields": true,
+                "properties": {"tags": {"type": "array", "x-kubernetes-list-type": "set",
+                    "items": {"type": "string"}}}
+            }}},
+        }
+    }));
+    assert!(schema.walk_embedded && schema.walk_list_types);
+    assert!(!schema.properties["plain"].walk_embedded);
+    assert!(!schema.properties["plain"].walk_list_types);
+    let obj = json!({
+        "plain": {"a": "x"},
+        "deep": {"k": [{"apiVersion": "v1", "kind": "Thing", "tags": ["t", "t"]}, {"kind": "Thing"}]},
+    });
+    assert_eq!(
+        msgs(&schema, &obj),
+        vec![
+            "deep[k][1].apiVersion: Required value",
+            "deep[k][0].tags[1]: Duplicate value: \"t\"",
+        ]
+    );
+}

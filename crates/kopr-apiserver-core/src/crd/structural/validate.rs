@@ -53,7 +53,12 @@ impl OErr {
         }
     }
 
-    fn v(code: Code, name: &str, value: Option<Value>, msg: String) -> OErr {
+    fn v(
+        code: Code,
+        name: &(impl std::fmt::Display + ?Sized),
+        value: Option<Value>,
+        msg: String,
+    ) -> OErr {
         OErr::Validation {
             code,
             name: name.to_string(),
@@ -61,6 +66,55 @@ impl OErr {
             valid: -1,
             values: Vec::new(),
             msg,
+        }
+    }
+}
+
+/// A value's path as kube-openapi writes it, built only when an error names it: `""` at
+/// the root, `.k` for a key (even under the root), `name` or `path.name` for a declared
+/// property, `path[i]` for an item.
+#[derive(Debug, Clone, Copy)]
+enum Path<'a> {
+    Root,
+    /// `{parent}.{key}`.
+    Dot(&'a Path<'a>, &'a str),
+    /// A declared property: `{name}` under an empty path, else `{parent}.{name}`.
+    Property(&'a Path<'a>, &'a str),
+    /// `{parent}[{i}]`.
+    Index(&'a Path<'a>, usize),
+}
+
+impl<'a> Path<'a> {
+    fn dot(&'a self, key: &'a str) -> Path<'a> {
+        Path::Dot(self, key)
+    }
+
+    fn property(&'a self, name: &'a str) -> Path<'a> {
+        Path::Property(self, name)
+    }
+
+    fn index(&'a self, i: usize) -> Path<'a> {
+        Path::Index(self, i)
+    }
+
+    /// Whether the path writes as `""`.
+    fn is_empty(&self) -> bool {
+        match self {
+            Path::Root => true,
+            Path::Property(parent, name) => name.is_empty() && parent.is_empty(),
+            Path::Dot(..) | Path::Index(..) => false,
+        }
+    }
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root => Ok(()),
+            Path::Dot(parent, key) => write!(f, "{parent}.{key}"),
+            Path::Property(parent, name) if parent.is_empty() => f.write_str(name),
+            Path::Property(parent, name) => write!(f, "{parent}.{name}"),
+            Path::Index(parent, i) => write!(f, "{parent}[{i}]"),
         }
     }
 }
@@ -196,7 +250,7 @@ fn is_float_json_integer(f: f64) -> bool {
 struct Validator;
 
 impl Validator {
-    fn validate(s: &Structural, path: &str, data: &Value, depth: usize) -> Res {
+    fn validate(s: &Structural, path: &Path<'_>, data: &Value, depth: usize) -> Res {
         let mut result = Res::default();
         if depth > MAX_VALUE_DEPTH {
             return result;
@@ -239,7 +293,7 @@ impl Validator {
         result
     }
 
-    fn invalid_type(path: &str, type_name: &str, value: &str) -> OErr {
+    fn invalid_type(path: &Path<'_>, type_name: &str, value: &str) -> OErr {
         OErr::v(
             Code::InvalidType,
             path,
@@ -251,7 +305,7 @@ impl Validator {
         )
     }
 
-    fn type_check(s: &Structural, path: &str, k: Kind) -> Res {
+    fn type_check(s: &Structural, path: &Path<'_>, k: Kind) -> Res {
         let mut result = Res {
             count: 1,
             ..Res::default()
@@ -298,7 +352,7 @@ impl Validator {
         result
     }
 
-    fn schema_props(s: &Structural, path: &str, data: &Value, depth: usize) -> Res {
+    fn schema_props(s: &Structural, path: &Path<'_>, data: &Value, depth: usize) -> Res {
         let mut main = Res::default();
         if !s.any_of.is_empty() {
             let mut best: Option<Res> = None;
@@ -317,7 +371,7 @@ impl Validator {
             if first_success.is_none() {
                 main.add(OErr::Plain(format!(
                     "{} must validate at least one schema (anyOf)",
-                    go_quote(path)
+                    go_quote(&path.to_string())
                 )));
             }
             if let Some(b) = best {
@@ -352,7 +406,7 @@ impl Validator {
                 };
                 main.add(OErr::Plain(format!(
                     "{} must validate one and only one schema (oneOf). {extra}",
-                    go_quote(path)
+                    go_quote(&path.to_string())
                 )));
                 if let Some(b) = best {
                     main.merge(b);
@@ -378,7 +432,7 @@ impl Validator {
                 };
                 main.add(OErr::Plain(format!(
                     "{} must validate all the schemas (allOf){extra}",
-                    go_quote(path)
+                    go_quote(&path.to_string())
                 )));
             }
         }
@@ -387,7 +441,7 @@ impl Validator {
             if r.is_valid() {
                 main.add(OErr::Plain(format!(
                     "{} must not validate the schema (not)",
-                    go_quote(path)
+                    go_quote(&path.to_string())
                 )));
             }
         }
@@ -395,7 +449,7 @@ impl Validator {
         main
     }
 
-    fn string(s: &Structural, path: &str, data: &Value) -> Res {
+    fn string(s: &Structural, path: &Path<'_>, data: &Value) -> Res {
         let text = data.as_str().unwrap_or("");
         let len = text.chars().count() as i64;
         if let Some(max) = s.max_length
@@ -447,7 +501,7 @@ impl Validator {
         Res::default()
     }
 
-    fn format(s: &Structural, path: &str, data: &Value) -> Res {
+    fn format(s: &Structural, path: &Path<'_>, data: &Value) -> Res {
         let text = data.as_str().unwrap_or("");
         if formats::validates(&s.format, text) {
             Res::default()
@@ -456,7 +510,7 @@ impl Validator {
         }
     }
 
-    fn number(s: &Structural, path: &str, k: Kind) -> Res {
+    fn number(s: &Structural, path: &Path<'_>, k: Kind) -> Res {
         let mut res = Res::default();
         let mut res_multiple = Res::default();
         let mut res_min = Res::default();
@@ -570,14 +624,14 @@ impl Validator {
         res
     }
 
-    fn slice(s: &Structural, path: &str, data: &Value, depth: usize) -> Res {
+    fn slice(s: &Structural, path: &Path<'_>, data: &Value, depth: usize) -> Res {
         let mut result = Res::default();
         let Some(arr) = data.as_array() else {
             return result;
         };
         if let Some(items) = &s.items {
             for (i, v) in arr.iter().enumerate() {
-                result.merge(Self::validate(items, &format!("{path}[{i}]"), v, depth + 1));
+                result.merge(Self::validate(items, &path.index(i), v, depth + 1));
             }
         }
         let size = arr.len() as i64;
@@ -626,7 +680,7 @@ impl Validator {
         result
     }
 
-    fn common(s: &Structural, path: &str, data: &Value) -> Res {
+    fn common(s: &Structural, path: &Path<'_>, data: &Value) -> Res {
         let Some(values) = &s.enum_values else {
             return Res::default();
         };
@@ -646,7 +700,7 @@ impl Validator {
         })
     }
 
-    fn object(s: &Structural, path: &str, data: &Value, depth: usize) -> Res {
+    fn object(s: &Structural, path: &Path<'_>, data: &Value, depth: usize) -> Res {
         let Some(m) = data.as_object() else {
             return Res::default();
         };
@@ -674,7 +728,6 @@ impl Validator {
             });
         }
         let mut res = Res::default();
-        let sub_path = |k: &str| format!("{path}.{k}");
         if matches!(s.additional, Some(Additional::Bool(false))) {
             for k in m.keys() {
                 let regular = s.properties.contains_key(k);
@@ -698,23 +751,18 @@ impl Validator {
                 if !(regular || matched)
                     && let Some(Additional::Schema(a)) = &s.additional
                 {
-                    res.merge(Self::validate(a, &sub_path(k), v, depth + 1));
+                    res.merge(Self::validate(a, &path.dot(k), v, depth + 1));
                 }
             }
         }
         for (name, ps) in &s.properties {
-            let r_name = if path.is_empty() {
-                name.clone()
-            } else {
-                sub_path(name)
-            };
             if let Some(v) = m.get(name) {
-                res.merge(Self::validate(ps, &r_name, v, depth + 1));
+                res.merge(Self::validate(ps, &path.property(name), v, depth + 1));
             }
         }
         for k in &s.required {
             if !m.contains_key(k) {
-                let name = sub_path(k);
+                let name = path.dot(k);
                 res.add(OErr::v(
                     Code::Required,
                     &name,
@@ -730,7 +778,7 @@ impl Validator {
                 if !regular && matched {
                     for (_, re, ps) in &s.pattern_properties {
                         if re.as_ref().is_some_and(|re| re.is_match(k)) {
-                            res.merge(Self::validate(ps, &sub_path(k), v, depth + 1));
+                            res.merge(Self::validate(ps, &path.dot(k), v, depth + 1));
                         }
                     }
                 }
@@ -741,7 +789,7 @@ impl Validator {
 
     fn pattern_properties(
         s: &Structural,
-        path: &str,
+        path: &Path<'_>,
         k: &str,
         v: &Value,
         res: &mut Res,
@@ -751,7 +799,7 @@ impl Validator {
         for (_, re, ps) in &s.pattern_properties {
             if re.as_ref().is_some_and(|re| re.is_match(k)) {
                 matched = true;
-                res.merge(Self::validate(ps, &format!("{path}.{k}"), v, depth + 1));
+                res.merge(Self::validate(ps, &path.dot(k), v, depth + 1));
             }
         }
         matched
@@ -856,7 +904,7 @@ fn to_field_error(e: OErr) -> FieldError {
 
 /// kube-openapi validation of `obj` (root path `""`), as field errors.
 pub(super) fn openapi_errors(s: &Structural, obj: &Value) -> Vec<FieldError> {
-    let res = Validator::validate(s, "", obj, 0);
+    let res = Validator::validate(s, &Path::Root, obj, 0);
     res.errs.into_iter().map(to_field_error).collect()
 }
 
@@ -875,7 +923,7 @@ fn embedded_walk(
     out: &mut Vec<FieldError>,
     depth: usize,
 ) {
-    let Some(s) = s else {
+    let Some(s) = s.filter(|s| s.walk_embedded) else {
         return;
     };
     if depth > MAX_VALUE_DEPTH {
@@ -888,19 +936,22 @@ fn embedded_walk(
             }
             for (k, v) in m {
                 if let Some(p) = s.properties.get(k) {
-                    embedded_walk(&child(pth, k), v, Some(p), out, depth + 1);
-                } else if let Some(a) = &s.additional {
-                    let sub = match a {
-                        Additional::Schema(a) => Some(a.as_ref()),
-                        Additional::Bool(_) => None,
-                    };
-                    embedded_walk(&key(pth, k), v, sub, out, depth + 1);
+                    if p.walk_embedded {
+                        embedded_walk(&child(pth, k), v, Some(p), out, depth + 1);
+                    }
+                } else if let Some(Additional::Schema(a)) = &s.additional
+                    && a.walk_embedded
+                {
+                    embedded_walk(&key(pth, k), v, Some(a), out, depth + 1);
                 }
             }
         }
         Value::Array(a) => {
+            let Some(items) = s.items.as_deref().filter(|it| it.walk_embedded) else {
+                return;
+            };
             for (i, v) in a.iter().enumerate() {
-                embedded_walk(&index(pth, i), v, s.items.as_deref(), out, depth + 1);
+                embedded_walk(&index(pth, i), v, Some(items), out, depth + 1);
             }
         }
         _ => {}
@@ -1019,7 +1070,7 @@ fn validate_embedded_resource(pth: &str, x: &Map<String, Value>, out: &mut Vec<F
 /// `listtype.ValidateListSetsAndMaps(nil, s, obj)`.
 pub(super) fn list_type_errors(s: &Structural, obj: &Value) -> Vec<FieldError> {
     let mut out = Vec::new();
-    if let Some(m) = obj.as_object() {
+    if let Some(m) = obj.as_object().filter(|_| s.walk_list_types) {
         list_maps_object("", s, m, &mut out, 0);
     }
     out
@@ -1037,17 +1088,22 @@ fn list_maps_object(
     }
     if let Some(Additional::Schema(a)) = &s.additional {
         for (k, v) in m {
-            list_maps_value(&key(pth, k), a, v, out, depth + 1);
+            if a.walk_list_types {
+                list_maps_value(&key(pth, k), a, v, out, depth + 1);
+            }
         }
     }
     for (k, v) in m {
-        if let Some(p) = s.properties.get(k) {
+        if let Some(p) = s.properties.get(k).filter(|p| p.walk_list_types) {
             list_maps_value(&child(pth, k), p, v, out, depth + 1);
         }
     }
 }
 
 fn list_maps_value(pth: &str, s: &Structural, v: &Value, out: &mut Vec<FieldError>, depth: usize) {
+    if !s.walk_list_types {
+        return;
+    }
     match v {
         Value::Array(a) => list_maps_array(pth, s, a, out, depth),
         Value::Object(m) => list_maps_object(pth, s, m, out, depth),
@@ -1092,7 +1148,7 @@ fn list_maps_array(
         Some("map") => list_map(pth, s, a, out),
         _ => {}
     }
-    if let Some(items) = &s.items {
+    if let Some(items) = s.items.as_deref().filter(|it| it.walk_list_types) {
         for (i, v) in a.iter().enumerate() {
             list_maps_value(&index(pth, i), items, v, out, depth + 1);
         }
