@@ -396,6 +396,33 @@ impl FieldSet {
         Value::Object(obj)
     }
 
+    /// Whether some path of the set is a member of `fields` (`fieldsV1` JSON as
+    /// [`FieldSet::from_fields_v1`] reads it), without decoding it. Keys are looked up by
+    /// their canonical text, so `fields` must be canonical and free of floats.
+    pub(super) fn meets_fields_v1(&self, fields: &Map<String, Value>) -> bool {
+        self.members
+            .iter()
+            .any(|m| fields.get(&m.to_fields_key()).is_some_and(is_member))
+            || self.children.iter().any(|(pe, c)| {
+                matches!(fields.get(&pe.to_fields_key()), Some(Value::Object(inner)) if c.meets_fields_v1(inner))
+            })
+    }
+
+    /// Whether every path of the set is a member of `fields`, on the same terms as
+    /// [`FieldSet::meets_fields_v1`].
+    pub(super) fn within_fields_v1(&self, fields: &Map<String, Value>) -> bool {
+        self.members
+            .iter()
+            .all(|m| fields.get(&m.to_fields_key()).is_some_and(is_member))
+            && self
+                .children
+                .iter()
+                .all(|(pe, c)| match fields.get(&pe.to_fields_key()) {
+                    Some(Value::Object(inner)) => c.within_fields_v1(inner),
+                    _ => c.is_empty(),
+                })
+    }
+
     /// Decodes `fieldsV1` JSON.
     pub fn from_fields_v1(v: &Value) -> Result<FieldSet, FieldsError> {
         let Value::Object(obj) = v else {
@@ -434,4 +461,9 @@ impl FieldSet {
         }
         set
     }
+}
+
+/// Whether a `fieldsV1` value marks its key as a member: `{}`, or an object holding `"."`.
+fn is_member(v: &Value) -> bool {
+    matches!(v, Value::Object(inner) if inner.is_empty() || inner.contains_key("."))
 }

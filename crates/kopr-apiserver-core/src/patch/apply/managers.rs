@@ -212,19 +212,25 @@ pub(super) fn set_managed_fields(obj: &mut Value, managers: &Managers) {
         return;
     };
     match encode_managed_fields(managers) {
-        Some(list) => {
-            let meta = root
-                .entry("metadata")
-                .or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(meta) = meta {
-                meta.insert("managedFields".into(), list);
-            }
-        }
+        Some(list) => put_managed_fields(obj, list),
         None => {
             if let Some(Value::Object(meta)) = root.get_mut("metadata") {
                 meta.remove("managedFields");
             }
         }
+    }
+}
+
+/// Sets `metadata.managedFields`, adding `metadata` if need be.
+pub(super) fn put_managed_fields(obj: &mut Value, list: Value) {
+    let Some(root) = obj.as_object_mut() else {
+        return;
+    };
+    if let Value::Object(meta) = root
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()))
+    {
+        meta.insert("managedFields".into(), list);
     }
 }
 

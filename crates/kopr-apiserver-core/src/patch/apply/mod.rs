@@ -31,6 +31,7 @@ use crate::gofmt::quote as go_quote;
 
 mod errors;
 mod fields;
+mod kept;
 mod managers;
 #[cfg(test)]
 mod tests;
@@ -313,6 +314,8 @@ fn record_creation(req: &UpdateRequest<'_>, new: &mut Value, schema: &dyn MergeS
 thread_local! {
     /// Tests compare the creation shortcut with the general comparison it stands for.
     pub(crate) static FORCE_GENERAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// How many updates [`kept::update`] wrote, so tests know the shortcut was taken.
+    pub(crate) static KEPT_UPDATES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 fn force_general() -> bool {
@@ -324,6 +327,18 @@ fn force_general() -> bool {
     {
         false
     }
+}
+
+/// What an update records as its writer's: the fields it changed, less those the strategy
+/// resets and those nobody owns.
+fn recorded_set(changed: FieldSet, ignored: &FieldSet) -> FieldSet {
+    let mut set = if ignored.is_empty() {
+        changed
+    } else {
+        changed.recursive_difference(ignored)
+    };
+    set.subtract(strip_set());
+    set
 }
 
 fn is_reset_managed_fields(v: &Value) -> bool {
@@ -379,21 +394,7 @@ pub fn update_managed_fields(req: UpdateRequest<'_>, new: &mut Value, schema: &d
         (None, Some(o)) => o,
         (None, None) => return,
     };
-    let new_managed = take_managed_fields(new);
-    let from_old = || decode_managed_fields(old_managed.as_deref()).unwrap_or_default();
-    let mut managers = if req.subresource.is_some() {
-        from_old()
-    } else {
-        match &new_managed {
-            Some(v) if is_reset_managed_fields(v) => Managers::new(),
-            Some(v) => match decode_managed_fields(Some(v)) {
-                Ok(m) if !m.is_empty() => m,
-                _ => from_old(),
-            },
-            None => from_old(),
-        }
-    };
-
+    let mut new_managed = take_managed_fields(new);
     let ignored = FieldSet::from_plain_paths(req.ignored_fields);
     let cmp = match walk::compare_objects_without_managed_fields(schema, old, new, base.is_none()) {
         Ok(c) if ignored.is_empty() => c,
@@ -408,22 +409,45 @@ pub fn update_managed_fields(req: UpdateRequest<'_>, new: &mut Value, schema: &d
             return;
         }
     };
+    if !force_general()
+        && base.is_none()
+        && let Some(stored) = old_managed.as_deref()
+    {
+        let changed = cmp.modified.union(&cmp.added);
+        let owned = recorded_set(changed.clone(), &ignored);
+        if let Some(list) = kept::update(&req, stored, &mut new_managed, &cmp, &changed, &owned) {
+            #[cfg(test)]
+            KEPT_UPDATES.with(|n| n.set(n.get() + 1));
+            put_managed_fields(new, list);
+            return;
+        }
+    }
+    let from_old = || decode_managed_fields(old_managed.as_deref()).unwrap_or_default();
+    let mut managers = if req.subresource.is_some() {
+        from_old()
+    } else {
+        match &new_managed {
+            Some(v) if is_reset_managed_fields(v) => Managers::new(),
+            Some(v) => match decode_managed_fields(Some(v)) {
+                Ok(m) if !m.is_empty() => m,
+                _ => from_old(),
+            },
+            None => from_old(),
+        }
+    };
     let workflow = "current-operation";
     // Never fails with force.
     let _ = update_others(&mut managers, workflow, &cmp, true);
 
     // On creation nothing is modified: take the added set as it is, without copies.
-    let op_set = if cmp.modified.is_empty() {
-        cmp.added
-    } else {
-        cmp.modified.union(&cmp.added)
-    };
-    let mut op_set = if ignored.is_empty() {
-        op_set
-    } else {
-        op_set.recursive_difference(&ignored)
-    };
-    op_set.subtract(strip_set());
+    let op_set = recorded_set(
+        if cmp.modified.is_empty() {
+            cmp.added
+        } else {
+            cmp.modified.union(&cmp.added)
+        },
+        &ignored,
+    );
     if !op_set.is_empty() {
         let info = ManagerInfo {
             manager: if req.manager.is_empty() {
