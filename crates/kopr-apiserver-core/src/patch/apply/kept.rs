@@ -61,7 +61,12 @@ pub(super) fn update(
         api_version: req.api_version.to_string(),
         subresource: req.subresource.unwrap_or("").to_string(),
     };
-    let writer_id = writer.identifier();
+    let writer_id = (
+        writer.manager.as_str(),
+        false,
+        writer.api_version.as_str(),
+        writer.subresource.as_str(),
+    );
     let mut ids = std::collections::HashSet::with_capacity(entries.len());
     let mut updaters = 0;
     // The writer's entry, and whether its fields stay as they are.
@@ -71,9 +76,8 @@ pub(super) fn update(
             return None;
         };
         let fields = canonical_entry(e)?;
-        let info = info_of(e);
-        updaters += usize::from(info.operation == Operation::Update);
-        let id = info.identifier();
+        let id = identity(e);
+        updaters += usize::from(!id.1);
         if id == writer_id && !owned.is_empty() {
             // The writer loses what changed and gains what it records: the same set when it
             // owns all it records and loses nothing it does not record again.
@@ -143,24 +147,17 @@ fn order_key(entry: &Value) -> (bool, Option<&str>, &str, &str, &str) {
     )
 }
 
-/// The entry's identity, as [`decode_managed_fields`] reads it.
-fn info_of(e: &Map<String, Value>) -> ManagerInfo {
-    let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    let operation = if e.get("operation").and_then(Value::as_str) == Some("Apply") {
-        Operation::Apply
-    } else {
-        Operation::Update
-    };
-    ManagerInfo {
-        manager: s("manager"),
-        operation,
-        api_version: if operation == Operation::Apply {
-            String::new()
-        } else {
-            s("apiVersion")
-        },
-        subresource: s("subresource"),
-    }
+/// What [`ManagerInfo::identifier`] keys an entry by, as [`decode_managed_fields`] reads
+/// it: manager, whether it applies, apiVersion (none for appliers), subresource.
+fn identity(e: &Map<String, Value>) -> (&str, bool, &str, &str) {
+    let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("");
+    let applies = s("operation") == "Apply";
+    (
+        s("manager"),
+        applies,
+        if applies { "" } else { s("apiVersion") },
+        s("subresource"),
+    )
 }
 
 /// The entry's `fieldsV1` when decoding the entry and encoding it again writes it back

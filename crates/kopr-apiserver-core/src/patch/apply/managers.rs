@@ -44,30 +44,30 @@ pub struct ManagerInfo {
 impl ManagerInfo {
     /// kube's manager identifier: the JSON of the entry's identity fields.
     pub(super) fn identifier(&self) -> String {
-        let mut s = String::from("{");
-        let mut parts = Vec::new();
+        let mut out = Vec::with_capacity(96);
+        out.push(b'{');
+        let mut field = |name: &str, value: &str| {
+            if out.len() > 1 {
+                out.push(b',');
+            }
+            out.push(b'"');
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b"\":");
+            // Writing a string into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut out, value);
+        };
         if !self.manager.is_empty() {
-            parts.push(format!(
-                "\"manager\":{}",
-                Value::String(self.manager.clone())
-            ));
+            field("manager", &self.manager);
         }
-        parts.push(format!("\"operation\":\"{}\"", self.operation.as_str()));
+        field("operation", self.operation.as_str());
         if !self.api_version.is_empty() {
-            parts.push(format!(
-                "\"apiVersion\":{}",
-                Value::String(self.api_version.clone())
-            ));
+            field("apiVersion", &self.api_version);
         }
         if !self.subresource.is_empty() {
-            parts.push(format!(
-                "\"subresource\":{}",
-                Value::String(self.subresource.clone())
-            ));
+            field("subresource", &self.subresource);
         }
-        s.push_str(&parts.join(","));
-        s.push('}');
-        s
+        out.push(b'}');
+        String::from_utf8(out).unwrap_or_default()
     }
 
     /// How kube names the manager in conflict messages:

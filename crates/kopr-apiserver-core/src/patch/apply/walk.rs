@@ -647,6 +647,19 @@ impl<'v> Walker<'_, 'v> {
         match v {
             Value::Object(m) if !self.map_atomic() => {
                 for (k, child) in m {
+                    if strip.is_none() && ignored.is_none() {
+                        // Nothing left out below here: no path element to look up.
+                        self.spath.push(k);
+                        let entry = self.added_entry(child, true, None, None);
+                        self.spath.pop();
+                        if let Some(entry) = entry? {
+                            let mut key = String::with_capacity(k.len() + 2);
+                            key.push_str("f:");
+                            key.push_str(k);
+                            out.insert(key, entry);
+                        }
+                        continue;
+                    }
                     let pe = PathElement::Field(k.clone());
                     let left_out = ignored.is_some_and(|i| i.members.contains(&pe));
                     let member = !strip.is_some_and(|s| s.members.contains(&pe));
