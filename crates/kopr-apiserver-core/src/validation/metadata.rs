@@ -208,6 +208,12 @@ pub fn validate_kube_finalizer_name(ck: &mut Checker, f: &str, path: &str) {
 }
 
 fn validate_managed_fields(ck: &mut Checker, meta: &Obj) {
+    // The usual list, every entry valid, has nothing to report: no field paths to build.
+    if let Some(Value::Array(list)) = meta.get("managedFields")
+        && list.iter().all(managed_fields_entry_is_valid)
+    {
+        return;
+    }
     for (i, mf) in ck.obj_items(meta, "managedFields", "metadata") {
         let p = index("metadata.managedFields", i);
         let op = ck.string(mf, "operation", &p);
@@ -235,6 +241,23 @@ fn validate_managed_fields(ck: &mut Checker, meta: &Obj) {
             ck.push(FieldError::too_long(child(&p, "subresource"), 256));
         }
     }
+}
+
+/// Whether [`validate_managed_fields`] finds nothing to report in an entry: an object whose
+/// checked fields are absent or strings within their rules.
+fn managed_fields_entry_is_valid(entry: &Value) -> bool {
+    let Value::Object(e) = entry else {
+        return false;
+    };
+    let text = |k: &str| match e.get(k) {
+        None => Some(""),
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(_) => None,
+    };
+    matches!(text("operation"), Some("Apply" | "Update"))
+        && matches!(text("fieldsType"), Some("" | "FieldsV1"))
+        && text("manager").is_some_and(|m| m.len() <= 128)
+        && text("subresource").is_some_and(|s| s.len() <= 256)
 }
 
 /// Returns `metadata` of `root` (type-checked); an empty object when absent.
@@ -501,6 +524,33 @@ mod tests {
             vec![
                 "metadata.finalizers: Invalid value: []string{\"orphan\", \"foregroundDeletion\", \"custom\"}: finalizer orphan and foregroundDeletion cannot be both set",
                 "metadata.finalizers[2]: Invalid value: \"custom\": name is neither a standard finalizer name nor is it fully qualified",
+            ]
+        );
+    }
+
+    #[test]
+    fn managed_fields_entries() {
+        let good = json!({"manager": "m", "operation": "Update", "apiVersion": "v1",
+            "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {}}, "subresource": "status"});
+        let with = |entries: Value| {
+            run(
+                json!({"metadata": {"name": "a", "managedFields": entries}}),
+                false,
+                names::name_is_dns_subdomain,
+            )
+        };
+        assert!(with(json!([good, {"operation": "Apply", "manager": null}])).is_empty());
+        assert_eq!(
+            with(
+                json!([good, {"operation": "Patch", "fieldsType": "FieldsV2",
+                "manager": "m".repeat(129), "subresource": 5}, "x"])
+            ),
+            vec![
+                "metadata.managedFields[2]: Invalid value: \"x\": must be of type object",
+                "metadata.managedFields[1].operation: Invalid value: \"Patch\": must be `Apply` or `Update`",
+                "metadata.managedFields[1].fieldsType: Invalid value: \"FieldsV2\": must be `FieldsV1`",
+                "metadata.managedFields[1].manager: Too long: must have at most 128 bytes",
+                "metadata.managedFields[1].subresource: Invalid value: 5: must be of type string",
             ]
         );
     }

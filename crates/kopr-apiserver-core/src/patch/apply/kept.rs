@@ -50,17 +50,7 @@ pub(super) fn update(
     {
         return None;
     }
-    let writer = ManagerInfo {
-        manager: if req.manager.is_empty() {
-            "unknown"
-        } else {
-            req.manager
-        }
-        .to_string(),
-        operation: Operation::Update,
-        api_version: req.api_version.to_string(),
-        subresource: req.subresource.unwrap_or("").to_string(),
-    };
+    let writer = req.writer();
     let writer_id = (
         writer.manager.as_str(),
         false,

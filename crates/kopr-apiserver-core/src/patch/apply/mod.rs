@@ -264,6 +264,24 @@ pub struct UpdateRequest<'a> {
     pub ignored_fields: &'a [&'a [&'a str]],
 }
 
+impl UpdateRequest<'_> {
+    /// The writer's identity: its `Update` entry for this version and subresource, under
+    /// `unknown` when the request names no manager.
+    fn writer(&self) -> ManagerInfo {
+        ManagerInfo {
+            manager: if self.manager.is_empty() {
+                "unknown"
+            } else {
+                self.manager
+            }
+            .to_string(),
+            operation: Operation::Update,
+            api_version: self.api_version.to_string(),
+            subresource: self.subresource.unwrap_or("").to_string(),
+        }
+    }
+}
+
 /// A creation without managedFields of its own, the common case, recorded without the
 /// general comparison: its one entry's `fieldsV1` is built straight from the object by
 /// [`walk::created_fields_v1`], to the same result. `false` when it does not apply (or the
@@ -289,17 +307,7 @@ fn record_creation(req: &UpdateRequest<'_>, new: &mut Value, schema: &dyn MergeS
     if fields.is_empty() {
         return true;
     }
-    let info = ManagerInfo {
-        manager: if req.manager.is_empty() {
-            "unknown"
-        } else {
-            req.manager
-        }
-        .to_string(),
-        operation: Operation::Update,
-        api_version: req.api_version.to_string(),
-        subresource: String::new(),
-    };
+    let info = req.writer();
     let entry = entry_json(&info, req.api_version, Some(req.now), Value::Object(fields));
     if let Value::Object(meta) = root
         .entry("metadata")
@@ -449,17 +457,7 @@ pub fn update_managed_fields(req: UpdateRequest<'_>, new: &mut Value, schema: &d
         &ignored,
     );
     if !op_set.is_empty() {
-        let info = ManagerInfo {
-            manager: if req.manager.is_empty() {
-                "unknown"
-            } else {
-                req.manager
-            }
-            .to_string(),
-            operation: Operation::Update,
-            api_version: req.api_version.to_string(),
-            subresource: req.subresource.unwrap_or("").to_string(),
-        };
+        let info = req.writer();
         let id = info.identifier();
         let set = match managers.get(&id) {
             Some(prev) => op_set.union(&prev.set),
