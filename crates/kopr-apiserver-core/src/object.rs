@@ -94,8 +94,20 @@ pub fn generation(obj: &Value) -> i64 {
 
 /// The current time as kube-apiserver writes timestamps (RFC 3339, seconds).
 pub fn now_rfc3339() -> String {
+    thread_local! {
+        /// The last second this thread wrote, and its text: every write in a second shares it.
+        static LAST: std::cell::RefCell<(i64, String)> =
+            const { std::cell::RefCell::new((i64::MIN, String::new())) };
+    }
     let now = jiff::Timestamp::now();
-    now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    let second = now.as_second();
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if last.0 != second {
+            *last = (second, now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string());
+        }
+        last.1.clone()
+    })
 }
 
 /// The current time with microseconds (`MicroTime`), as used by `managedFields`
@@ -152,4 +164,22 @@ pub fn string_list(list: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn now_is_written_as_the_current_second() {
+        for _ in 0..3 {
+            let before = jiff::Timestamp::now().as_second();
+            let text = super::now_rfc3339();
+            let after = jiff::Timestamp::now().as_second();
+            let at: jiff::Timestamp = text.parse().unwrap_or_default();
+            assert!(
+                (before..=after).contains(&at.as_second()),
+                "{text} outside {before}..={after}"
+            );
+            assert!(text.len() == 20 && text.ends_with('Z'), "{text}");
+        }
+    }
 }
