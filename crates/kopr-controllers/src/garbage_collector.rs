@@ -89,7 +89,8 @@ impl GarbageCollector {
     fn index(&mut self, key: &str, obj: &Value) {
         self.unindex(key);
         let uid = object::uid(obj);
-        if !uid.is_empty() {
+        // An update finds its uid there already (a uid never changes): no new strings.
+        if !uid.is_empty() && self.live.get(uid).is_none_or(|k| k != key) {
             self.live.insert(uid.to_string(), key.to_string());
         }
         let owners = owner_uids(obj);

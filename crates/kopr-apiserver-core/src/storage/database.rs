@@ -25,19 +25,18 @@ CREATE TABLE IF NOT EXISTS kv_log (
     value BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS kv_log_key ON kv_log(key, revision);
--- Each key's current revision. Its value is the log row's at that revision; value holds it
--- too only in rows written before that was so (it is empty otherwise).
-CREATE TABLE IF NOT EXISTS kv_current (
-    key TEXT PRIMARY KEY,
-    revision INTEGER NOT NULL,
-    create_revision INTEGER NOT NULL,
-    value BLOB NOT NULL
-) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS kv_meta (
     name TEXT PRIMARY KEY,
     value INTEGER NOT NULL
 ) WITHOUT ROWID;
 ";
+
+/// Data directories written before the log was the only record of each key's state also
+/// kept `kv_current`, one row per live key naming its newest log row: a second B-tree written
+/// on every write. The log's `kv_log_key` index answers the same question (the newest row of
+/// each key, live unless it is a deletion), so the table is dropped when such a directory is
+/// opened; nothing in it is missing from the log.
+const DROP_CURRENT: &str = "DROP TABLE IF EXISTS kv_current;";
 
 /// Log row event codes.
 pub(super) const EVENT_CREATE: i64 = 0;
@@ -78,6 +77,7 @@ impl Database {
         // once, and the sync, the only one in this mode, comes a quarter as often.
         conn.pragma_update(None, "wal_autocheckpoint", 4000)?;
         conn.execute_batch(SCHEMA)?;
+        conn.execute_batch(DROP_CURRENT)?;
         Ok(Database {
             inner: Arc::new(DatabaseInner {
                 writer: Mutex::new(conn),
@@ -200,7 +200,7 @@ fn prefix_end(prefix: &str) -> String {
     "\u{7f}".to_string()
 }
 
-/// Every key's current object (its JSON, decrypted), in key order, with the revision they
+/// Every key's current object (its JSON, decrypted), with the revision they
 /// are current at.
 pub(super) fn all_current(
     c: &Connection,
@@ -208,10 +208,15 @@ pub(super) fn all_current(
 ) -> Result<(Vec<Loaded>, i64), StorageError> {
     let tx = c.unchecked_transaction()?;
     let revision = current_revision_in_tx(&tx)?;
+    // Each key's newest row, found through `kv_log_key`; a deletion leaves no object. A
+    // creation's row keeps 0 as its create_revision: it is its own revision. No ORDER BY:
+    // the state is a map, and sorting would copy every value into a temporary B-tree.
     let mut stmt = tx.prepare_cached(
-        "SELECT c.key, c.revision, c.create_revision,
-                CASE WHEN length(c.value) > 0 THEN c.value ELSE l.value END
-         FROM kv_current c JOIN kv_log l ON l.revision = c.revision ORDER BY c.key",
+        "SELECT l.key, l.revision,
+                CASE WHEN l.event = 0 THEN l.revision ELSE l.create_revision END, l.value
+         FROM (SELECT key, MAX(revision) AS rev FROM kv_log GROUP BY key) m
+         CROSS JOIN kv_log l ON l.revision = m.rev
+         WHERE l.event != 2",
     )?;
     let rows = stmt.query_map([], |r| {
         Ok((

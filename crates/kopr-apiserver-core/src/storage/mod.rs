@@ -1,8 +1,8 @@
 //! Storage: an append-only revision log in SQLite, in the manner of k3s's kine.
 //!
 //! Every write appends one row to `kv_log`; its row id is the global, strictly
-//! increasing revision that clients see as `resourceVersion`. `kv_current`
-//! indexes the newest live row of each key. Writes are compare-and-swap on the
+//! increasing revision that clients see as `resourceVersion`; a key's newest row
+//! is its state (none after a deletion). Writes are compare-and-swap on the
 //! key's current revision and are committed in small groups by one writer
 //! thread ([`writer`]), after which they are published to watchers in
 //! revision order. The current object of every key is also held in memory
@@ -821,28 +821,50 @@ mod tests {
                     .unwrap(),
             );
             store.compact(a2.revision).await.unwrap();
+            // A deleted key's newest row is its deletion: no state, in the log or in memory.
+            let c1 = committed(store.create("/t/c", obj(7)).await.unwrap());
+            let gone = committed(
+                store
+                    .delete("/t/c", c1.object.clone(), c1.revision)
+                    .await
+                    .unwrap(),
+            );
             let expected = vec![(2, a2.revision, a1.revision), (5, b1.revision, b1.revision)];
-            assert_eq!(state_of(&store, a2.revision).await, expected);
-            (expected, a2.revision)
+            assert_eq!(state_of(&store, gone.revision).await, expected);
+            (expected, gone.revision)
         };
-        // Written by this version: the current rows hold no value, creations no create_revision.
+        // Written by this version: the log alone, creations without create_revision.
         {
             let store = Store::open(Some(&dir)).unwrap();
             assert_eq!(state_of(&store, last).await, expected);
         }
-        // Written by earlier versions: values in the current rows, and create_revision set on
-        // creations' log rows.
+        // Written by earlier versions: create_revision set on creations' log rows, and a
+        // `kv_current` table naming each live key's newest row (with its value, in the
+        // oldest), which opening drops.
         {
             let conn = rusqlite::Connection::open(dir.join(DATABASE_FILE)).unwrap();
             conn.execute_batch(
-                "UPDATE kv_current SET value =
-                     (SELECT value FROM kv_log WHERE kv_log.revision = kv_current.revision);
+                "CREATE TABLE kv_current (key TEXT PRIMARY KEY, revision INTEGER NOT NULL,
+                     create_revision INTEGER NOT NULL, value BLOB NOT NULL) WITHOUT ROWID;
+                 INSERT INTO kv_current
+                     SELECT l.key, l.revision, l.create_revision, l.value FROM kv_log l
+                     WHERE l.revision IN (SELECT MAX(revision) FROM kv_log GROUP BY key)
+                       AND l.event != 2;
                  UPDATE kv_log SET create_revision = revision WHERE event = 0;",
             )
             .unwrap();
         }
         let store = Store::open(Some(&dir)).unwrap();
         assert_eq!(state_of(&store, last).await, expected);
+        let tables: i64 = rusqlite::Connection::open(dir.join(DATABASE_FILE))
+            .unwrap()
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE name = 'kv_current'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(tables, 0, "kv_current is dropped");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,7 +1,7 @@
 //! The writer thread: commits compare-and-swap writes in groups.
 //!
 //! Requests are encoded on the callers' threads; the writer only checks the
-//! expected revision, appends to the log and updates the current index. All
+//! expected revision, appends to the log and updates the in-memory state. All
 //! jobs waiting when a transaction starts are committed together (one WAL
 //! sync for the group), then published to watchers in revision order and
 //! answered. A job that fails its check does not affect the others.
@@ -276,10 +276,10 @@ fn commit_group(
 }
 
 /// Each key's revision and create revision as the group's checks see them: the in-memory
-/// state, which the writer brings up to date after every commit and so holds what
-/// `kv_current` holds when a group starts, overlaid with the group's own earlier writes
-/// (`None` for a key they deleted). It answers what a `SELECT` on `kv_current` would,
-/// without the lookup.
+/// state, which the writer brings up to date after every commit and so holds each key's
+/// newest log row when a group starts, overlaid with the group's own earlier writes (`None`
+/// for a key they deleted). It answers what a lookup of the key's newest row in the log
+/// would, without the lookup.
 struct Revisions<'a> {
     current: &'a CurrentState,
     written: std::collections::HashMap<String, Option<(i64, i64)>>,
@@ -326,10 +326,6 @@ fn apply(
             // A creation's create_revision is its own revision, which the log row gets only
             // as it is inserted: the row keeps 0 there, and readers take the revision.
             let rev = append(tx, key, EVENT_CREATE, 0, 0, bytes.stored())?;
-            tx.prepare_cached(
-                "INSERT INTO kv_current(key, revision, create_revision, value) VALUES (?1, ?2, ?2, x'')",
-            )?
-            .execute(params![key, rev])?;
             let mut obj = std::mem::take(object);
             set_resource_version(&mut obj, rev);
             let obj = Arc::new(obj);
@@ -348,8 +344,6 @@ fn apply(
                 return Ok(Applied::Rejected(WriteOutcome::Conflict));
             }
             let rev = append(tx, key, EVENT_UPDATE, create_rev, rev_now, bytes.stored())?;
-            tx.prepare_cached("UPDATE kv_current SET revision = ?2, value = x'' WHERE key = ?1")?
-                .execute(params![key, rev])?;
             let mut obj = std::mem::take(object);
             set_resource_version(&mut obj, rev);
             Ok(done(
@@ -374,8 +368,6 @@ fn apply(
             }
             let mut obj = (**last).clone();
             let rev = append(tx, key, EVENT_DELETE, create_rev, rev_now, bytes.stored())?;
-            tx.prepare_cached("DELETE FROM kv_current WHERE key = ?1")?
-                .execute(params![key])?;
             set_resource_version(&mut obj, rev);
             Ok(done(
                 key,

@@ -89,14 +89,16 @@ pub(super) fn update(
     if updaters > MAX_UPDATE_MANAGERS {
         return None;
     }
-    let own_entry = match own {
+    // What becomes of the writer's entry: a new time only, a new set (in its place, or
+    // added), or nothing when the update records nothing.
+    let plan = match own {
+        Some((i, true)) => Writer::Touch(i),
         Some((i, false)) => {
             let before = FieldSet::from_fields_v1(entries[i].get("fieldsV1")?).ok()?;
-            let set = owned.union(&before.difference(changed));
-            Some((Some(i), set))
+            Writer::Put(Some(i), owned.union(&before.difference(changed)))
         }
-        None if !owned.is_empty() => Some((None, owned.clone())),
-        _ => None,
+        None if !owned.is_empty() => Writer::Put(None, owned.clone()),
+        None => Writer::Leave,
     };
     let mut list = match written.take() {
         Some(Value::Array(list)) if same_list => list,
@@ -105,23 +107,33 @@ pub(super) fn update(
             entries.clone()
         }
     };
-    match (own, own_entry) {
-        (Some((i, true)), _) => {
+    match plan {
+        Writer::Touch(i) => {
             if let Some(Value::Object(e)) = list.get_mut(i) {
                 e.insert("time".into(), Value::String(req.now.to_string()));
             }
         }
-        (_, Some((at, set))) => {
+        Writer::Put(at, set) => {
             let entry = entry_json(&writer, req.api_version, Some(req.now), set.to_fields_v1());
             match at.and_then(|i| list.get_mut(i)) {
                 Some(slot) => *slot = entry,
                 None => list.push(entry),
             }
         }
-        _ => {}
+        Writer::Leave => {}
     }
     list.sort_by(|p, q| order_key(p).cmp(&order_key(q)));
     Some(Value::Array(list))
+}
+
+/// What an update does to the writer's entry in a kept list.
+enum Writer {
+    /// Its fields stay as they are: only its time is new.
+    Touch(usize),
+    /// It gets this set: at its index, or added when it has no entry yet.
+    Put(Option<usize>, FieldSet),
+    /// The update records nothing for the writer.
+    Leave,
 }
 
 /// What [`encode_managed_fields`] orders entries by: operation (`Apply` first), time,

@@ -417,6 +417,8 @@ pub fn update_managed_fields(req: UpdateRequest<'_>, new: &mut Value, schema: &d
             return;
         }
     };
+    // The writer's recorded set, when the kept path worked it out and declined.
+    let mut recorded = None;
     if !force_general()
         && base.is_none()
         && let Some(stored) = old_managed.as_deref()
@@ -429,6 +431,7 @@ pub fn update_managed_fields(req: UpdateRequest<'_>, new: &mut Value, schema: &d
             put_managed_fields(new, list);
             return;
         }
+        recorded = Some(owned);
     }
     let from_old = || decode_managed_fields(old_managed.as_deref()).unwrap_or_default();
     let mut managers = if req.subresource.is_some() {
@@ -448,14 +451,16 @@ pub fn update_managed_fields(req: UpdateRequest<'_>, new: &mut Value, schema: &d
     let _ = update_others(&mut managers, workflow, &cmp, true);
 
     // On creation nothing is modified: take the added set as it is, without copies.
-    let op_set = recorded_set(
-        if cmp.modified.is_empty() {
-            cmp.added
-        } else {
-            cmp.modified.union(&cmp.added)
-        },
-        &ignored,
-    );
+    let op_set = recorded.unwrap_or_else(|| {
+        recorded_set(
+            if cmp.modified.is_empty() {
+                cmp.added
+            } else {
+                cmp.modified.union(&cmp.added)
+            },
+            &ignored,
+        )
+    });
     if !op_set.is_empty() {
         let info = req.writer();
         let id = info.identifier();
