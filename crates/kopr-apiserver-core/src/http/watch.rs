@@ -36,7 +36,7 @@ pub fn respond(
 ) -> Response {
     // What every item needs, shared rather than copied per item.
     let shared = Arc::new((rt, query.clone()));
-    let state = (stream.items, true);
+    let state = (stream, true);
     let body = futures::stream::unfold(state, move |(mut items, mut first)| {
         let shared = shared.clone();
         async move {

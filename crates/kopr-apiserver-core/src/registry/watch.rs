@@ -44,9 +44,39 @@ pub enum WatchItem {
 }
 
 /// The receiving end of a watch.
+///
+/// The watch's producer (initial state or replay, then live events, bookmarks and the
+/// timeout) is a future that this stream polls itself whenever it is asked for an item,
+/// not a task of its own: the task that writes the response (hyper's connection task) is
+/// the one the live events wake, and each item reaches it without a second task's wake-up.
+/// The producer stops when the stream is dropped.
 pub struct WatchStream {
-    /// Items in order; the stream ends when the sender is dropped.
-    pub items: mpsc::Receiver<WatchItem>,
+    /// The producer, until it ends (its sender dropped, which ends the stream once the
+    /// items it sent are taken).
+    producer: Option<std::pin::Pin<Box<dyn Future<Output = ()> + Send>>>,
+    /// Items in order.
+    items: mpsc::Receiver<WatchItem>,
+}
+
+impl WatchStream {
+    /// The next item; `None` when the watch has ended (its timeout, an error it sent, or
+    /// the store closing).
+    pub async fn recv(&mut self) -> Option<WatchItem> {
+        std::future::poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    fn poll_recv(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<WatchItem>> {
+        use std::task::Poll;
+        if let Poll::Ready(Some(item)) = self.items.poll_recv(cx) {
+            return Poll::Ready(Some(item));
+        }
+        if let Some(producer) = &mut self.producer
+            && producer.as_mut().poll(cx).is_ready()
+        {
+            self.producer = None;
+        }
+        self.items.poll_recv(cx)
+    }
 }
 
 const WATCH_BUFFER: usize = 256;
@@ -62,15 +92,19 @@ impl Api {
         let (tx, rx) = mpsc::channel(WATCH_BUFFER);
         let api = self.clone();
         let live = self.store.subscribe();
-        tokio::spawn(async move {
-            let deadline = tokio::time::sleep(opts.timeout);
+        let deadline = tokio::time::Instant::now() + opts.timeout;
+        let producer = async move {
+            let deadline = tokio::time::sleep_until(deadline);
             tokio::pin!(deadline);
             tokio::select! {
                 _ = run(api, rt, namespace, opts, live, &tx) => {}
                 _ = &mut deadline => {}
             }
-        });
-        WatchStream { items: rx }
+        };
+        WatchStream {
+            producer: Some(Box::pin(producer)),
+            items: rx,
+        }
     }
 }
 
