@@ -295,16 +295,19 @@ async fn list(req: &Request<'_>) -> Result<Response, ApiError> {
 
 async fn get(req: &Request<'_>) -> Result<Response, ApiError> {
     let obj = req.state.api.get(&req.target).await?;
-    object_response(req, StatusCode::OK, &obj)
+    object_response(req, StatusCode::OK, &obj, None)
 }
 
 /// An object answer (of get, create, update, patch or delete) in the representation the
 /// Accept header asked for: the object, its Table row, or its PartialObjectMetadata. A
 /// Status (a delete's Success) is sent as it is, as kube does.
+/// The answer carrying `obj`; `change` is the write that stored it, when `obj` is that
+/// change's object, whose watch line (shared with the watchers) holds its encoding.
 fn object_response(
     req: &Request<'_>,
     code: StatusCode,
     obj: &Arc<serde_json::Value>,
+    change: Option<&Arc<crate::storage::WatchEvent>>,
 ) -> Result<Response, ApiError> {
     if obj.get("kind").and_then(serde_json::Value::as_str) == Some("Status") {
         return Ok(response::json(code, &**obj));
@@ -330,7 +333,10 @@ fn object_response(
         Representation::PartialMetadataList(_) => Err(ApiError::not_acceptable(
             "you requested PartialObjectMetadataList, but the requested object is not a list",
         )),
-        _ => Ok(response::json(code, &**obj)),
+        _ => match change.and_then(|c| super::watch::shared_object(c, obj)) {
+            Some(bytes) => Ok(response::bytes_response(code, "application/json", bytes)),
+            None => Ok(response::json(code, &**obj)),
+        },
     }
 }
 
@@ -345,7 +351,7 @@ async fn create(req: &Request<'_>) -> Result<Response, ApiError> {
         .create(&req.rt, req.namespace(), obj, &req.write_options())
         .await?;
     Ok(response::with_warnings(
-        object_response(req, StatusCode::CREATED, &w.object)?,
+        object_response(req, StatusCode::CREATED, &w.object, w.change.as_ref())?,
         &w.warnings,
     ))
 }
@@ -358,7 +364,7 @@ fn written(req: &Request<'_>, w: &Written) -> Result<Response, ApiError> {
         StatusCode::OK
     };
     Ok(response::with_warnings(
-        object_response(req, code, &w.object)?,
+        object_response(req, code, &w.object, w.change.as_ref())?,
         &w.warnings,
     ))
 }
@@ -415,7 +421,7 @@ async fn delete(req: &Request<'_>) -> Result<Response, ApiError> {
         }
         _ => StatusCode::OK,
     };
-    object_response(req, code, &Arc::new(outcome.response(&req.rt)))
+    object_response(req, code, &Arc::new(outcome.response(&req.rt)), None)
 }
 
 async fn delete_collection(req: &Request<'_>) -> Result<Response, ApiError> {

@@ -12,6 +12,7 @@ use super::negotiate::Representation;
 use super::query::Query;
 use crate::registry::{WatchItem, WatchStream, bookmark_object};
 use crate::resources::ResourceType;
+use crate::storage::{Seen, WatchEvent};
 
 #[derive(Serialize)]
 struct EventLine<'a> {
@@ -20,11 +21,36 @@ struct EventLine<'a> {
     object: crate::gojson::Ordered<'a>,
 }
 
+/// A watch event's line: `{"type":T,"object":O}` and a newline, `O` as a response writes it.
 fn line(event_type: &str, object: &Value) -> bytes::Bytes {
     let object = crate::gojson::Ordered(object);
     let mut out = crate::gojson::to_vec(&EventLine { event_type, object });
     out.push(b'\n');
     bytes::Bytes::from(out)
+}
+
+/// The object's part of a [`line`] of `event_type`.
+fn object_in_line<'l>(line: &'l [u8], event_type: &str) -> Option<&'l [u8]> {
+    line.strip_prefix(b"{\"type\":\"".as_slice())?
+        .strip_prefix(event_type.as_bytes())?
+        .strip_prefix(b"\",\"object\":".as_slice())?
+        .strip_suffix(b"}\n".as_slice())
+}
+
+/// The body of a response carrying `object`, the object of the stored change `change`,
+/// taken from the change's watch line as its watchers see it unchanged (encoding the line
+/// if no watcher has yet, for them to share): the object's encoding and a newline, as
+/// [`crate::http::response::json`] writes it. `None` when `object` is not the change's.
+pub(super) fn shared_object(change: &WatchEvent, object: &Arc<Value>) -> Option<Vec<u8>> {
+    if !Arc::ptr_eq(&change.object, object) {
+        return None;
+    }
+    let line = change.line_seen(Seen::AsIs, line);
+    let encoded = object_in_line(&line, change.type_seen(Seen::AsIs))?;
+    let mut body = Vec::with_capacity(encoded.len() + 1);
+    body.extend_from_slice(encoded);
+    body.push(b'\n');
+    Some(body)
 }
 
 /// Turns a watch stream into a chunked HTTP response.
@@ -111,4 +137,44 @@ pub fn respond(
         HeaderValue::from_static("application/json"),
     );
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::EventType;
+    use serde_json::json;
+
+    fn change(event_type: EventType, object: Value) -> WatchEvent {
+        WatchEvent::new(7, "/k".into(), event_type, Arc::new(object), None)
+    }
+
+    #[test]
+    fn a_response_shares_the_watch_lines_encoding_of_its_object() {
+        let objects = [
+            // A built-in kind, written in Go field order with Go's escapes.
+            json!({"kind": "ConfigMap", "apiVersion": "v1", "data": {"b": "<&>", "a": "\u{2028}"},
+                   "metadata": {"name": "c", "resourceVersion": "7", "labels": {"z": "1", "a": "2"}}}),
+            // A custom resource, written with sorted keys.
+            json!({"apiVersion": "x.io/v1", "kind": "Thing", "spec": {"b": [1, 2.5, null], "a": true},
+                   "metadata": {"name": "t", "resourceVersion": "7"}}),
+        ];
+        for (event_type, object) in [EventType::Added, EventType::Modified, EventType::Deleted]
+            .into_iter()
+            .zip(objects.iter().cycle())
+        {
+            let direct = crate::http::response::JsonBody::encode(object);
+            // Either order: the response first (it encodes the line), or a watcher first.
+            let first = change(event_type, object.clone());
+            let shared = shared_object(&first, &first.object.clone());
+            assert_eq!(shared.as_deref(), Some(direct.as_slice()));
+            let watched = change(event_type, object.clone());
+            let line = watched.line_seen(Seen::AsIs, line);
+            let shared = shared_object(&watched, &watched.object.clone());
+            assert_eq!(shared.as_deref(), Some(direct.as_slice()));
+            assert!(line.ends_with(b"}\n"));
+            // Another object, even an equal one, is not the change's.
+            assert_eq!(shared_object(&watched, &Arc::new(object.clone())), None);
+        }
+    }
 }

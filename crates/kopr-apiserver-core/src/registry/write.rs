@@ -70,6 +70,30 @@ pub struct Written {
     pub created: bool,
     /// Warnings for the client.
     pub warnings: Vec<String>,
+    /// The change the write published, when `object` is that change's object (served as
+    /// stored, not converted): its watch line holds the object's encoding, which the
+    /// response can share with the watchers.
+    pub change: Option<Arc<crate::storage::WatchEvent>>,
+}
+
+impl Written {
+    /// A committed write's answer: `object` is `stored`'s as the client sees it.
+    fn committed(
+        object: Arc<Value>,
+        stored: crate::storage::Stored,
+        created: bool,
+        warnings: Vec<String>,
+    ) -> Written {
+        let change = stored
+            .change
+            .filter(|change| Arc::ptr_eq(&change.object, &object));
+        Written {
+            object,
+            created,
+            warnings,
+            change,
+        }
+    }
 }
 
 /// How a read-modify-write treats its input.
@@ -328,16 +352,19 @@ impl Api {
                     object: convert::to_view(rt, &Arc::new(candidate)),
                     created: true,
                     warnings,
+                    change: None,
                 });
             }
             let stored = self.storage_form(rt, candidate).await?;
             match self.store.create(&key, stored).await? {
                 WriteOutcome::Committed(s) => {
-                    return Ok(Written {
-                        object: self.view(rt, &s.object).await?,
-                        created: true,
-                        warnings: std::mem::take(&mut warnings),
-                    });
+                    let object = self.view(rt, &s.object).await?;
+                    return Ok(Written::committed(
+                        object,
+                        s,
+                        true,
+                        std::mem::take(&mut warnings),
+                    ));
                 }
                 WriteOutcome::AlreadyExists if generate => continue,
                 _ => {
@@ -680,6 +707,7 @@ impl Api {
                     object: Arc::new(new),
                     created: false,
                     warnings,
+                    change: None,
                 });
             }
             let finished = if rt.strategy.has_spec_finalizers() {
@@ -696,6 +724,7 @@ impl Api {
                     object: current_view,
                     created: false,
                     warnings,
+                    change: None,
                 });
             }
             let stored = self.storage_form(rt, new).await?;
@@ -712,11 +741,8 @@ impl Api {
             };
             match outcome {
                 WriteOutcome::Committed(s) => {
-                    return Ok(Written {
-                        object: self.view(rt, &s.object).await?,
-                        created: false,
-                        warnings,
-                    });
+                    let object = self.view(rt, &s.object).await?;
+                    return Ok(Written::committed(object, s, false, warnings));
                 }
                 WriteOutcome::NotFound => {
                     return Err(ApiError::not_found(rt.reference(), t.name()));

@@ -87,6 +87,7 @@ impl Entry {
             object: self.object()?,
             revision: self.revision,
             create_revision: self.create_revision,
+            change: None,
         })
     }
 
@@ -478,6 +479,7 @@ mod tests {
             object: Arc::new(json!({"rev": 5, "metadata": {"resourceVersion": "5"}})),
             revision: 5,
             create_revision: 5,
+            change: None,
         };
         state.apply(&[
             Change::Put("/a/x/0", &five, br#"{"rev":5,"metadata":{}}"#, None),
@@ -510,6 +512,7 @@ mod tests {
             object: Arc::new(json!({"v": 1, "metadata": {"resourceVersion": "8"}})),
             revision: 8,
             create_revision: 8,
+            change: None,
         };
         let old = json!({"rev": 7, "metadata": {}});
         state.apply(&[Change::Put(
@@ -542,6 +545,7 @@ mod tests {
             object: Arc::new(object),
             revision,
             create_revision: revision,
+            change: None,
         };
         (stored, json)
     }

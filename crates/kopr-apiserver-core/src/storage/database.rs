@@ -278,6 +278,7 @@ fn finish_page(
                 object: Arc::new(decode(&key, &bytes, rev, encryption)?),
                 revision: rev,
                 create_revision: create_rev,
+                change: None,
             })
         })
         .collect::<Result<Vec<_>, StorageError>>()?;

@@ -77,6 +77,9 @@ pub struct Stored {
     pub revision: i64,
     /// The revision at which the key was created.
     pub create_revision: i64,
+    /// For the answer to a write: the change it published, whose encodings are shared with
+    /// the watchers (a response can take the object's from its watch line). `None` for reads.
+    pub change: Option<Arc<WatchEvent>>,
 }
 
 /// What kind of change a [`WatchEvent`] reports.

@@ -389,19 +389,21 @@ fn done(
     object: Arc<Value>,
     previous: Option<Arc<Value>>,
 ) -> Applied {
+    let event = Arc::new(WatchEvent::new(
+        revision,
+        key.to_string(),
+        event_type,
+        object.clone(),
+        previous,
+    ));
     Applied::Done {
         stored: Stored {
-            object: object.clone(),
+            object,
             revision,
             create_revision,
+            change: Some(event.clone()),
         },
-        event: Arc::new(WatchEvent::new(
-            revision,
-            key.to_string(),
-            event_type,
-            object,
-            previous,
-        )),
+        event,
     }
 }
 
