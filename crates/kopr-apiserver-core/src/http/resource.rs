@@ -300,9 +300,9 @@ async fn get(req: &Request<'_>) -> Result<Response, ApiError> {
 
 /// An object answer (of get, create, update, patch or delete) in the representation the
 /// Accept header asked for: the object, its Table row, or its PartialObjectMetadata. A
-/// Status (a delete's Success) is sent as it is, as kube does.
-/// The answer carrying `obj`; `change` is the write that stored it, when `obj` is that
-/// change's object, whose watch line (shared with the watchers) holds its encoding.
+/// Status (a delete's Success) is sent as it is, as kube does. `change` is the write that
+/// stored `obj`, when `obj` is that change's object: the object's JSON is then taken from
+/// the change's watch line, encoded once for the response and the watchers.
 fn object_response(
     req: &Request<'_>,
     code: StatusCode,
