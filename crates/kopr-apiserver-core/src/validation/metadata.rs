@@ -207,6 +207,22 @@ pub fn validate_kube_finalizer_name(ck: &mut Checker, f: &str, path: &str) {
     }
 }
 
+/// The rules of a managedFields entry, which the full check and the fast one share.
+mod managed_rules {
+    /// `operation` is one of kube's two.
+    pub(super) fn operation(op: &str) -> bool {
+        op == "Apply" || op == "Update"
+    }
+    /// `fieldsType`, when set, is the only one kube knows.
+    pub(super) fn fields_type(ft: &str) -> bool {
+        ft.is_empty() || ft == "FieldsV1"
+    }
+    /// The longest `manager`.
+    pub(super) const MANAGER_MAX: usize = 128;
+    /// The longest `subresource`.
+    pub(super) const SUBRESOURCE_MAX: usize = 256;
+}
+
 fn validate_managed_fields(ck: &mut Checker, meta: &Obj) {
     // The usual list, every entry valid, has nothing to report: no field paths to build.
     if let Some(Value::Array(list)) = meta.get("managedFields")
@@ -217,7 +233,7 @@ fn validate_managed_fields(ck: &mut Checker, meta: &Obj) {
     for (i, mf) in ck.obj_items(meta, "managedFields", "metadata") {
         let p = index("metadata.managedFields", i);
         let op = ck.string(mf, "operation", &p);
-        if op != "Apply" && op != "Update" {
+        if !managed_rules::operation(op) {
             ck.push(FieldError::invalid(
                 child(&p, "operation"),
                 op,
@@ -225,7 +241,7 @@ fn validate_managed_fields(ck: &mut Checker, meta: &Obj) {
             ));
         }
         let ft = ck.string(mf, "fieldsType", &p);
-        if !ft.is_empty() && ft != "FieldsV1" {
+        if !managed_rules::fields_type(ft) {
             ck.push(FieldError::invalid(
                 child(&p, "fieldsType"),
                 ft,
@@ -233,18 +249,24 @@ fn validate_managed_fields(ck: &mut Checker, meta: &Obj) {
             ));
         }
         let mgr = ck.string(mf, "manager", &p);
-        if mgr.len() > 128 {
-            ck.push(FieldError::too_long(child(&p, "manager"), 128));
+        if mgr.len() > managed_rules::MANAGER_MAX {
+            ck.push(FieldError::too_long(
+                child(&p, "manager"),
+                managed_rules::MANAGER_MAX,
+            ));
         }
         let sub = ck.string(mf, "subresource", &p);
-        if sub.len() > 256 {
-            ck.push(FieldError::too_long(child(&p, "subresource"), 256));
+        if sub.len() > managed_rules::SUBRESOURCE_MAX {
+            ck.push(FieldError::too_long(
+                child(&p, "subresource"),
+                managed_rules::SUBRESOURCE_MAX,
+            ));
         }
     }
 }
 
 /// Whether [`validate_managed_fields`] finds nothing to report in an entry: an object whose
-/// checked fields are absent or strings within their rules.
+/// checked fields are absent or strings within the same rules ([`managed_rules`]).
 fn managed_fields_entry_is_valid(entry: &Value) -> bool {
     let Value::Object(e) = entry else {
         return false;
@@ -254,10 +276,10 @@ fn managed_fields_entry_is_valid(entry: &Value) -> bool {
         Some(Value::String(s)) => Some(s.as_str()),
         Some(_) => None,
     };
-    matches!(text("operation"), Some("Apply" | "Update"))
-        && matches!(text("fieldsType"), Some("" | "FieldsV1"))
-        && text("manager").is_some_and(|m| m.len() <= 128)
-        && text("subresource").is_some_and(|s| s.len() <= 256)
+    text("operation").is_some_and(managed_rules::operation)
+        && text("fieldsType").is_some_and(managed_rules::fields_type)
+        && text("manager").is_some_and(|m| m.len() <= managed_rules::MANAGER_MAX)
+        && text("subresource").is_some_and(|s| s.len() <= managed_rules::SUBRESOURCE_MAX)
 }
 
 /// Returns `metadata` of `root` (type-checked); an empty object when absent.
