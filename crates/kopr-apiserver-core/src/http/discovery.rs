@@ -103,79 +103,21 @@ pub fn group(catalog: &Catalog, group: &str) -> Result<Response, ApiError> {
 
 fn subresources(rt: &ResourceType) -> Vec<(&'static str, &'static [&'static str], Value)> {
     let own = json!({"group": rt.group, "version": rt.version, "kind": rt.kind});
-    let mut out = Vec::new();
+    let mut out: Vec<_> = Sub::ALL
+        .into_iter()
+        .filter(|sub| rt.serves(*sub))
+        .map(|sub| {
+            let kind = match sub.kind() {
+                Some((group, version, kind)) => {
+                    json!({"group": group, "version": version, "kind": kind})
+                }
+                None => own.clone(),
+            };
+            (sub.name(), sub.verbs(), kind)
+        })
+        .collect();
     if rt.strategy.has_spec_finalizers() {
-        out.push(("finalize", &["update"][..], own.clone()));
-    }
-    if rt.serves(Sub::Token) {
-        out.push((
-            "token",
-            &["create"][..],
-            json!({"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}),
-        ));
-    }
-    // The streaming subresources (`http::stream`).
-    for (sub, name, kind) in [
-        (Sub::Attach, "attach", "PodAttachOptions"),
-        (Sub::Exec, "exec", "PodExecOptions"),
-        (Sub::PortForward, "portforward", "PodPortForwardOptions"),
-    ] {
-        if rt.serves(sub) {
-            out.push((
-                name,
-                &["create", "get"][..],
-                json!({"group": "", "version": "v1", "kind": kind}),
-            ));
-        }
-    }
-    if rt.serves(Sub::Proxy) {
-        // The kubelet proxy (`http::node_proxy`): its connect methods as verbs.
-        out.push((
-            "proxy",
-            &["create", "delete", "get", "patch", "update"][..],
-            json!({"group": "", "version": "v1", "kind": "NodeProxyOptions"}),
-        ));
-    }
-    if rt.serves(Sub::Log) {
-        out.push((
-            "log",
-            &["get"][..],
-            json!({"group": "", "version": "v1", "kind": "Pod"}),
-        ));
-    }
-    if rt.serves(Sub::Scale) {
-        out.push((
-            "scale",
-            &["get", "patch", "update"][..],
-            json!({"group": "autoscaling", "version": "v1", "kind": "Scale"}),
-        ));
-    }
-    if rt.serves(Sub::Approval) {
-        out.push(("approval", &["get", "patch", "update"][..], own.clone()));
-    }
-    if rt.serves(Sub::Binding) {
-        out.push((
-            "binding",
-            &["create"][..],
-            json!({"group": "", "version": "v1", "kind": "Binding"}),
-        ));
-    }
-    if rt.serves(Sub::Eviction) {
-        out.push((
-            "eviction",
-            &["create"][..],
-            json!({"group": "policy", "version": "v1", "kind": "Eviction"}),
-        ));
-    }
-    if rt.serves(Sub::EphemeralContainers) {
-        out.push((
-            "ephemeralcontainers",
-            &["get", "patch", "update"][..],
-            own.clone(),
-        ));
-    }
-    if rt.serves(Sub::Status) {
-        out.push(("status", &["get", "patch", "update"][..], own));
+        out.push(("finalize", &["update"][..], own));
     }
     out.sort_by_key(|(name, ..)| *name);
     out

@@ -99,33 +99,34 @@ pub async fn handle(
         namespace: rp.namespace.clone(),
         name: rp.name.clone(),
     };
-    match rp.subresource.as_deref() {
-        None => {}
-        Some("status") if rt.serves(Sub::Status) => {}
-        Some("approval") if rt.serves(Sub::Approval) => {}
-        Some("ephemeralcontainers") if rt.serves(Sub::EphemeralContainers) && rp.name.is_some() => {
+    if let Some(name) = rp.subresource.as_deref() {
+        let named = rp.name.is_some();
+        match Sub::named(name).filter(|sub| rt.serves(*sub)) {
+            Some(Sub::Status | Sub::Approval) => {}
+            Some(Sub::EphemeralContainers) if named => {}
+            Some(Sub::Binding) if named => {
+                return super::binding::handle(state, parts, &rp, &body).await;
+            }
+            Some(Sub::Eviction) if named => {
+                return super::eviction::handle(state, parts, &rt, &rp, &query, &body, user).await;
+            }
+            Some(Sub::Scale) => {
+                return super::scale::handle(state, parts, &target, &query, &body, user_agent)
+                    .await;
+            }
+            Some(Sub::Log) if parts.method == Method::GET => {
+                return super::logs::handle(state, &target, &query).await;
+            }
+            Some(Sub::Token) if named => {
+                return token_request(state, parts, &rp, &body).await;
+            }
+            Some(Sub::Exec | Sub::Attach | Sub::PortForward) if named => {
+                return super::stream::handle(state, parts, &target, name).await;
+            }
+            None if name == "finalize" && rt.strategy.has_spec_finalizers() => {}
+            // kubectl debug, for one, reads the details of this 404 (`"details":{}`).
+            _ => return Err(ApiError::route_not_found()),
         }
-        Some("binding") if rt.serves(Sub::Binding) && rp.name.is_some() => {
-            return super::binding::handle(state, parts, &rp, &body).await;
-        }
-        Some("eviction") if rt.serves(Sub::Eviction) && rp.name.is_some() => {
-            return super::eviction::handle(state, parts, &rt, &rp, &query, &body, user).await;
-        }
-        Some("finalize") if rt.strategy.has_spec_finalizers() => {}
-        Some("scale") if rt.serves(Sub::Scale) => {
-            return super::scale::handle(state, parts, &target, &query, &body, user_agent).await;
-        }
-        Some("log") if rt.serves(Sub::Log) && parts.method == Method::GET => {
-            return super::logs::handle(state, &target, &query).await;
-        }
-        Some("token") if rt.serves(Sub::Token) && rp.name.is_some() => {
-            return token_request(state, parts, &rp, &body).await;
-        }
-        Some(sub) if rp.name.is_some() && Sub::streaming(sub).is_some_and(|s| rt.serves(s)) => {
-            return super::stream::handle(state, parts, &target, sub).await;
-        }
-        // kubectl debug, for one, reads the details of this 404 (`"details":{}`).
-        Some(_) => return Err(ApiError::route_not_found()),
     }
     let named = rp.name.is_some();
     let req = Request {

@@ -248,13 +248,16 @@ impl<'a> Resource<'a> {
         }
         op.insert("responses".into(), self.responses(r));
         op.insert("x-kubernetes-action".into(), json!(r.verb.action()));
-        let gvk = match r.returns {
-            Returns::Scale if !self.custom => {
-                json!({"group": "autoscaling", "version": "v1", "kind": "Scale"})
-            }
-            _ => json!({"group": rt.group, "version": rt.version, "kind": rt.kind}),
+        let sub_kind = match r.returns {
+            Returns::Scale if !self.custom => Sub::Scale.kind(),
+            _ => None,
         };
-        op.insert("x-kubernetes-group-version-kind".into(), gvk);
+        let (group, version, kind) =
+            sub_kind.unwrap_or((rt.group.as_str(), rt.version.as_str(), rt.kind.as_str()));
+        op.insert(
+            "x-kubernetes-group-version-kind".into(),
+            json!({"group": group, "version": version, "kind": kind}),
+        );
         Value::Object(op)
     }
 

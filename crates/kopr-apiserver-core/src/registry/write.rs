@@ -70,9 +70,9 @@ pub struct Written {
     pub created: bool,
     /// Warnings for the client.
     pub warnings: Vec<String>,
-    /// The change the write published, when `object` is that change's object (served as
-    /// stored, not converted): its watch line holds the object's encoding, which the
-    /// response can share with the watchers.
+    /// The change the write published. When `object` is that change's own object (served
+    /// as stored, not converted), its watch line holds the object's encoding, which the
+    /// response can share with the watchers; the response checks that before it does.
     pub change: Option<Arc<crate::storage::WatchEvent>>,
 }
 
@@ -84,14 +84,11 @@ impl Written {
         created: bool,
         warnings: Vec<String>,
     ) -> Written {
-        let change = stored
-            .change
-            .filter(|change| Arc::ptr_eq(&change.object, &object));
         Written {
             object,
             created,
             warnings,
-            change,
+            change: stored.change,
         }
     }
 }

@@ -59,13 +59,78 @@ impl Sub {
         1 << (self as u16)
     }
 
-    /// The streaming subresource named `name` in a path.
-    pub fn streaming(name: &str) -> Option<Sub> {
-        match name {
-            "exec" => Some(Sub::Exec),
-            "attach" => Some(Sub::Attach),
-            "portforward" => Some(Sub::PortForward),
-            _ => None,
+    /// Every subresource, in declaration order.
+    pub const ALL: [Sub; 12] = [
+        Sub::Status,
+        Sub::Scale,
+        Sub::Log,
+        Sub::Token,
+        Sub::Binding,
+        Sub::Eviction,
+        Sub::Approval,
+        Sub::EphemeralContainers,
+        Sub::Exec,
+        Sub::Attach,
+        Sub::PortForward,
+        Sub::Proxy,
+    ];
+
+    /// The subresource's name in a path (`pods/NAME/eviction`).
+    ///
+    /// ```
+    /// use kopr_apiserver_core::resources::kind::Sub;
+    /// assert_eq!(Sub::named(Sub::PortForward.name()), Some(Sub::PortForward));
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            Sub::Status => "status",
+            Sub::Scale => "scale",
+            Sub::Log => "log",
+            Sub::Token => "token",
+            Sub::Binding => "binding",
+            Sub::Eviction => "eviction",
+            Sub::Approval => "approval",
+            Sub::EphemeralContainers => "ephemeralcontainers",
+            Sub::Exec => "exec",
+            Sub::Attach => "attach",
+            Sub::PortForward => "portforward",
+            Sub::Proxy => "proxy",
+        }
+    }
+
+    /// The subresource a path names, if it is one of these.
+    pub fn named(name: &str) -> Option<Sub> {
+        Sub::ALL.into_iter().find(|sub| sub.name() == name)
+    }
+
+    /// The verbs discovery lists for the subresource. The streaming ones and the node
+    /// proxy list their connect methods as verbs, as kube does.
+    pub const fn verbs(self) -> &'static [&'static str] {
+        match self {
+            Sub::Status | Sub::Scale | Sub::Approval | Sub::EphemeralContainers => {
+                &["get", "patch", "update"]
+            }
+            Sub::Log => &["get"],
+            Sub::Token | Sub::Binding | Sub::Eviction => &["create"],
+            Sub::Exec | Sub::Attach | Sub::PortForward => &["create", "get"],
+            Sub::Proxy => &["create", "delete", "get", "patch", "update"],
+        }
+    }
+
+    /// The group, version and kind of the subresource's body, or `None` when it is the
+    /// parent's own kind.
+    pub const fn kind(self) -> Option<(&'static str, &'static str, &'static str)> {
+        match self {
+            Sub::Status | Sub::Approval | Sub::EphemeralContainers => None,
+            Sub::Scale => Some(("autoscaling", "v1", "Scale")),
+            Sub::Log => Some(("", "v1", "Pod")),
+            Sub::Token => Some(("authentication.k8s.io", "v1", "TokenRequest")),
+            Sub::Binding => Some(("", "v1", "Binding")),
+            Sub::Eviction => Some(("policy", "v1", "Eviction")),
+            Sub::Exec => Some(("", "v1", "PodExecOptions")),
+            Sub::Attach => Some(("", "v1", "PodAttachOptions")),
+            Sub::PortForward => Some(("", "v1", "PodPortForwardOptions")),
+            Sub::Proxy => Some(("", "v1", "NodeProxyOptions")),
         }
     }
 }

@@ -200,6 +200,30 @@ fn prefix_end(prefix: &str) -> String {
     "\u{7f}".to_string()
 }
 
+/// The query for each key's newest log row among those `$filter` (a `WHERE` on `kv_log`)
+/// keeps, found through `kv_log_key`, then `$tail`. A deletion's row leaves no object. A
+/// creation's row keeps 0 as its create_revision, since that is its own revision: the
+/// query answers the revision instead. Its rows are read by [`newest_row`].
+macro_rules! newest_rows {
+    ($filter:literal, $tail:literal) => {
+        concat!(
+            "SELECT l.key, l.revision,
+                    CASE WHEN l.event = 0 THEN l.revision ELSE l.create_revision END, l.value
+             FROM (SELECT key, MAX(revision) AS rev FROM kv_log ",
+            $filter,
+            " GROUP BY key) m
+             CROSS JOIN kv_log l ON l.revision = m.rev
+             WHERE l.event != 2",
+            $tail
+        )
+    };
+}
+
+/// One row of a [`newest_rows`] query: key, revision, create revision, stored value.
+fn newest_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, i64, i64, Vec<u8>)> {
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+}
+
 /// Every key's current object (its JSON, decrypted), with the revision they
 /// are current at.
 pub(super) fn all_current(
@@ -208,24 +232,10 @@ pub(super) fn all_current(
 ) -> Result<(Vec<Loaded>, i64), StorageError> {
     let tx = c.unchecked_transaction()?;
     let revision = current_revision_in_tx(&tx)?;
-    // Each key's newest row, found through `kv_log_key`; a deletion leaves no object. A
-    // creation's row keeps 0 as its create_revision: it is its own revision. No ORDER BY:
-    // the state is a map, and sorting would copy every value into a temporary B-tree.
-    let mut stmt = tx.prepare_cached(
-        "SELECT l.key, l.revision,
-                CASE WHEN l.event = 0 THEN l.revision ELSE l.create_revision END, l.value
-         FROM (SELECT key, MAX(revision) AS rev FROM kv_log GROUP BY key) m
-         CROSS JOIN kv_log l ON l.revision = m.rev
-         WHERE l.event != 2",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, i64>(1)?,
-            r.get::<_, i64>(2)?,
-            r.get::<_, Vec<u8>>(3)?,
-        ))
-    })?;
+    // No ORDER BY: the state is a map, and sorting would copy every value into a temporary
+    // B-tree.
+    let mut stmt = tx.prepare_cached(newest_rows!("", ""))?;
+    let rows = stmt.query_map([], newest_row)?;
     let mut items = Vec::new();
     for row in rows {
         let (key, rev, create_rev, bytes) = row?;
@@ -304,23 +314,12 @@ pub(super) fn list_at(
         .filter(|s| s.as_bytes() > prefix.as_bytes())
         .unwrap_or(prefix);
     let fetch = if limit == 0 { -1 } else { limit as i64 + 1 };
-    // A creation's row keeps 0 as its create_revision: it is its own revision.
-    let sql = "SELECT l.key, l.revision,
-                CASE WHEN l.event = 0 THEN l.revision ELSE l.create_revision END, l.value
-         FROM kv_log l
-         JOIN (SELECT key, MAX(revision) AS rev FROM kv_log
-               WHERE key > ?1 AND key < ?2 AND revision <= ?3 GROUP BY key) m
-           ON l.revision = m.rev
-         WHERE l.event != 2 ORDER BY l.key LIMIT ?4";
+    let sql = newest_rows!(
+        "WHERE key > ?1 AND key < ?2 AND revision <= ?3",
+        " ORDER BY l.key LIMIT ?4"
+    );
     let mut stmt = tx.prepare_cached(sql)?;
-    let rows = stmt.query_map(params![lower, end, at, fetch], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, i64>(1)?,
-            r.get::<_, i64>(2)?,
-            r.get::<_, Vec<u8>>(3)?,
-        ))
-    })?;
+    let rows = stmt.query_map(params![lower, end, at, fetch], newest_row)?;
     let mut items = Vec::new();
     for row in rows {
         items.push(row?);

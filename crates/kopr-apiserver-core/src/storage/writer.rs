@@ -196,11 +196,12 @@ fn run(
         drop(changes);
         for (job, result) in group.into_iter().zip(results) {
             let (outcome, evicted) = match result {
-                Applied::Done { stored, event } => {
+                Applied::Done { mut stored, event } => {
                     // The window first: a watch that reads the revision then the
                     // window finds every change up to that revision in it.
                     let evicted = recent.push(event.clone());
                     revision.fetch_max(stored.revision, Ordering::AcqRel);
+                    stored.change = Some(event.clone());
                     // No receivers is fine: nobody is watching.
                     let _ = events.send(event);
                     (WriteOutcome::Committed(stored), evicted)
@@ -244,6 +245,8 @@ fn fail_all(group: Vec<WriteJob>, e: &StorageError) {
 }
 
 enum Applied {
+    /// The write is in the group's transaction. `stored.change` stays empty until the group
+    /// has committed and the writer hands `event` out with the reply.
     Done {
         stored: Stored,
         event: Arc<WatchEvent>,
@@ -401,7 +404,7 @@ fn done(
             object,
             revision,
             create_revision,
-            change: Some(event.clone()),
+            change: None,
         },
         event,
     }

@@ -172,6 +172,68 @@ async fn discovery_lists_the_58_resources_of_kube_1_32() {
     assert_eq!(resource("componentstatuses")["shortNames"], json!(["cs"]));
     assert_eq!(resource("pods/binding")["kind"], "Binding");
     assert_eq!(resource("replicationcontrollers/scale")["kind"], "Scale");
+    // Each subresource with its kind and verbs, as kube-apiserver 1.32 lists them. Its pods
+    // also have `proxy` (to a pod's port), which kopr does not serve.
+    let pods: Vec<&str> = core["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["name"].as_str()?.strip_prefix("pods/"))
+        .collect();
+    assert_eq!(
+        pods,
+        [
+            "attach",
+            "binding",
+            "ephemeralcontainers",
+            "eviction",
+            "exec",
+            "log",
+            "portforward",
+            "status"
+        ]
+    );
+    let shape = |name: &str| {
+        let r = resource(name);
+        (r["group"].clone(), r["kind"].clone(), r["verbs"].clone())
+    };
+    let core_kind = |kind: &str, verbs: Value| (Value::Null, json!(kind), verbs);
+    assert_eq!(
+        shape("pods/attach"),
+        core_kind("PodAttachOptions", json!(["create", "get"]))
+    );
+    assert_eq!(
+        shape("pods/portforward"),
+        core_kind("PodPortForwardOptions", json!(["create", "get"]))
+    );
+    assert_eq!(shape("pods/log"), core_kind("Pod", json!(["get"])));
+    assert_eq!(
+        shape("pods/ephemeralcontainers"),
+        core_kind("Pod", json!(["get", "patch", "update"]))
+    );
+    assert_eq!(
+        shape("pods/eviction"),
+        (json!("policy"), json!("Eviction"), json!(["create"]))
+    );
+    assert_eq!(
+        shape("serviceaccounts/token"),
+        (
+            json!("authentication.k8s.io"),
+            json!("TokenRequest"),
+            json!(["create"])
+        )
+    );
+    assert_eq!(
+        shape("nodes/proxy"),
+        core_kind(
+            "NodeProxyOptions",
+            json!(["create", "delete", "get", "patch", "update"])
+        )
+    );
+    assert_eq!(
+        shape("namespaces/finalize"),
+        core_kind("Namespace", json!(["update"]))
+    );
     let (_, autoscaling) = get(&f.client, "/apis/autoscaling").await;
     assert_eq!(autoscaling["preferredVersion"]["version"], "v2");
 }
